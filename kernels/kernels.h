@@ -1,0 +1,120 @@
+// The inventory of aesmux's SIMD kernels: every entry point written in nasm,
+// declared once, with its contract.
+//
+// Conventions shared by every kernel:
+// - Parameter order is key material, chaining state, output, input, length.
+// - Lengths are in bytes. Bulk kernels (ECB, CBC, CTR, GCM) take whole
+//   blocks only: `len` is a multiple of 16 (0 is allowed and does nothing).
+//   XTS takes any `len` >= 16 and does ciphertext stealing itself.
+// - `out` may equal `in` (in place); partial overlap is not allowed.
+// - No alignment is required of `out`, `in`, the IV or the counter. The key
+//   structures below are 64-byte aligned.
+// - Chaining state (CBC IV, CTR counter, GHASH accumulator) is read on entry
+//   and written back on return, so consecutive calls continue one stream.
+// - Kernels never fail and never allocate; they clear key-bearing vector
+//   registers before returning.
+//
+// Symbols are aesmux_<operation>_<tier>; the tier table in tiers.h maps a
+// tier name to its set of entry points. This header must stay valid C.
+#ifndef AESMUX_KERNELS_KERNELS_H_
+#define AESMUX_KERNELS_KERNELS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define AESMUX_ALIGNED(n) alignas(n)
+extern "C" {
+#else
+#define AESMUX_ALIGNED(n) _Alignas(n)
+#endif
+
+// An expanded AES key schedule: `rounds` + 1 round keys of 16 bytes in the
+// byte order of the FIPS-197 state (round_keys[0] is the cipher key for
+// AES-128). A decryption schedule holds the "equivalent inverse cipher" keys
+// (InvMixColumns applied to rounds 1..rounds-1) in decryption order, as
+// AESDEC expects. rounds is 10, 12 or 14.
+typedef struct aesmux_aes_key {
+  AESMUX_ALIGNED(64) uint8_t round_keys[15][16];
+  uint32_t rounds;
+} aesmux_aes_key;
+
+// GHASH key material for one GCM key, precomputed by a tier's gcm_init and
+// only meaningful to kernels of that same tier (each tier chooses its own
+// layout of powers of H). Large enough for 32 powers of H plus their
+// Karatsuba halves.
+typedef struct aesmux_gcm_key {
+  AESMUX_ALIGNED(64) uint8_t opaque[1536];
+} aesmux_gcm_key;
+
+// ---------------------------------------------------------------------------
+// Tier "aesni": AES-NI + PCLMULQDQ + SSE4.1, xmm registers.
+// ---------------------------------------------------------------------------
+
+// Expands a 16-, 24- or 32-byte `key` into the encryption schedule `enc`.
+// `key_len` must be 16, 24 or 32.
+void aesmux_aes_expand_key_aesni(aesmux_aes_key *enc, const uint8_t *key,
+                                 size_t key_len);
+
+// Derives the decryption schedule `dec` from the encryption schedule `enc`.
+void aesmux_aes_decrypt_key_aesni(aesmux_aes_key *dec,
+                                  const aesmux_aes_key *enc);
+
+void aesmux_ecb_encrypt_aesni(const aesmux_aes_key *enc, uint8_t *out,
+                              const uint8_t *in, size_t len);
+void aesmux_ecb_decrypt_aesni(const aesmux_aes_key *dec, uint8_t *out,
+                              const uint8_t *in, size_t len);
+
+// CBC: `iv` is the chaining value; on return it holds the last ciphertext
+// block (the next call's IV).
+void aesmux_cbc_encrypt_aesni(const aesmux_aes_key *enc, uint8_t iv[16],
+                              uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_cbc_decrypt_aesni(const aesmux_aes_key *dec, uint8_t iv[16],
+                              uint8_t *out, const uint8_t *in, size_t len);
+
+// CTR with a full 128-bit big-endian counter (carries propagate through all
+// 16 bytes, wrapping at 2^128). On return `counter` is the next unused
+// counter block.
+void aesmux_ctr_crypt_aesni(const aesmux_aes_key *enc, uint8_t counter[16],
+                            uint8_t *out, const uint8_t *in, size_t len);
+
+// XTS (IEEE 1619) over one data unit of `len` >= 16 bytes with ciphertext
+// stealing when `len` is not a multiple of 16. `data_key` is key 1 (an
+// encryption schedule for encrypt, a decryption schedule for decrypt);
+// `tweak_key` is always key 2's encryption schedule; `iv` is the tweak input
+// and is not modified.
+void aesmux_xts_encrypt_aesni(const aesmux_aes_key *data_key,
+                              const aesmux_aes_key *tweak_key,
+                              const uint8_t iv[16], uint8_t *out,
+                              const uint8_t *in, size_t len);
+void aesmux_xts_decrypt_aesni(const aesmux_aes_key *data_key,
+                              const aesmux_aes_key *tweak_key,
+                              const uint8_t iv[16], uint8_t *out,
+                              const uint8_t *in, size_t len);
+
+// GCM. `xi` is the GHASH accumulator in the byte order of the GCM
+// specification (the tag is xi XOR E(K, J0)), so accumulators are portable
+// between tiers. `ctr` is the current counter block; its last 4 bytes are a
+// big-endian counter incremented modulo 2^32 per block, as GCM specifies.
+//
+// gcm_init computes H = E(K, 0^128) from `enc` and this tier's powers of H.
+void aesmux_gcm_init_aesni(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
+// Folds `len` bytes (whole blocks) of `in` into `xi`.
+void aesmux_ghash_aesni(const aesmux_gcm_key *gkey, uint8_t xi[16],
+                        const uint8_t *in, size_t len);
+// Encrypts `in` in CTR mode from `ctr` and folds the ciphertext into `xi`.
+void aesmux_gcm_encrypt_aesni(const aesmux_aes_key *enc,
+                              const aesmux_gcm_key *gkey, uint8_t ctr[16],
+                              uint8_t xi[16], uint8_t *out, const uint8_t *in,
+                              size_t len);
+// Folds the ciphertext `in` into `xi` and decrypts it in CTR mode from `ctr`.
+void aesmux_gcm_decrypt_aesni(const aesmux_aes_key *enc,
+                              const aesmux_gcm_key *gkey, uint8_t ctr[16],
+                              uint8_t xi[16], uint8_t *out, const uint8_t *in,
+                              size_t len);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // AESMUX_KERNELS_KERNELS_H_

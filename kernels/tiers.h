@@ -1,0 +1,100 @@
+// Kernel tiers: which sets of SIMD kernels exist, what each needs from the
+// CPU, and how to pick one. Selection happens once per key, never in a hot
+// loop: callers keep the `const Tier*` next to the expanded key.
+#ifndef AESMUX_KERNELS_TIERS_H_
+#define AESMUX_KERNELS_TIERS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "kernels/kernels.h"
+
+namespace aesmux::kernels {
+
+// CPU features the tiers depend on, as a bit set.
+enum CpuFeature : uint32_t {
+  kSse41 = 1u << 0,
+  kAesni = 1u << 1,
+  kPclmulqdq = 1u << 2,
+  kAvx = 1u << 3,  // includes OS support for ymm state (XCR0)
+  kAvx2 = 1u << 4,
+  kBmi2 = 1u << 5,
+  kVaes = 1u << 6,
+  kVpclmulqdq = 1u << 7,
+  kAvx512f = 1u << 8,  // includes OS support for zmm/opmask state (XCR0)
+  kAvx512bw = 1u << 9,
+  kAvx512vl = 1u << 10,
+};
+using CpuFeatures = uint32_t;
+
+// What this CPU (and its OS) supports, read once with CPUID/XGETBV.
+CpuFeatures DetectCpuFeatures();
+
+// Names of the features in `features`, space separated ("aesni pclmulqdq …").
+std::string DescribeCpuFeatures(CpuFeatures features);
+
+// One tier's entry points. Every tier implements every operation.
+struct TierOps {
+  void (*expand_key)(aesmux_aes_key *enc, const uint8_t *key, size_t key_len);
+  void (*decrypt_key)(aesmux_aes_key *dec, const aesmux_aes_key *enc);
+  void (*ecb_encrypt)(const aesmux_aes_key *enc, uint8_t *out,
+                      const uint8_t *in, size_t len);
+  void (*ecb_decrypt)(const aesmux_aes_key *dec, uint8_t *out,
+                      const uint8_t *in, size_t len);
+  void (*cbc_encrypt)(const aesmux_aes_key *enc, uint8_t iv[16], uint8_t *out,
+                      const uint8_t *in, size_t len);
+  void (*cbc_decrypt)(const aesmux_aes_key *dec, uint8_t iv[16], uint8_t *out,
+                      const uint8_t *in, size_t len);
+  void (*ctr_crypt)(const aesmux_aes_key *enc, uint8_t counter[16],
+                    uint8_t *out, const uint8_t *in, size_t len);
+  void (*xts_encrypt)(const aesmux_aes_key *data_key,
+                      const aesmux_aes_key *tweak_key, const uint8_t iv[16],
+                      uint8_t *out, const uint8_t *in, size_t len);
+  void (*xts_decrypt)(const aesmux_aes_key *data_key,
+                      const aesmux_aes_key *tweak_key, const uint8_t iv[16],
+                      uint8_t *out, const uint8_t *in, size_t len);
+  void (*gcm_init)(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
+  void (*ghash)(const aesmux_gcm_key *gkey, uint8_t xi[16], const uint8_t *in,
+                size_t len);
+  void (*gcm_encrypt)(const aesmux_aes_key *enc, const aesmux_gcm_key *gkey,
+                      uint8_t ctr[16], uint8_t xi[16], uint8_t *out,
+                      const uint8_t *in, size_t len);
+  void (*gcm_decrypt)(const aesmux_aes_key *enc, const aesmux_gcm_key *gkey,
+                      uint8_t ctr[16], uint8_t xi[16], uint8_t *out,
+                      const uint8_t *in, size_t len);
+};
+
+struct Tier {
+  std::string_view name;
+  CpuFeatures required;
+  TierOps ops;
+};
+
+// Every tier built into this library, best first.
+inline constexpr std::array kTiers = {
+    Tier{"aesni", kSse41 | kAesni | kPclmulqdq,
+         TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
+                 aesmux_ecb_encrypt_aesni, aesmux_ecb_decrypt_aesni,
+                 aesmux_cbc_encrypt_aesni, aesmux_cbc_decrypt_aesni,
+                 aesmux_ctr_crypt_aesni, aesmux_xts_encrypt_aesni,
+                 aesmux_xts_decrypt_aesni, aesmux_gcm_init_aesni,
+                 aesmux_ghash_aesni, aesmux_gcm_encrypt_aesni,
+                 aesmux_gcm_decrypt_aesni}},
+};
+
+// The best tier whose requirements `available` meets, or nullptr.
+const Tier *BestTier(CpuFeatures available);
+
+// The tier called `name`, or nullptr if there is none by that name. Does not
+// check the CPU: see Supported().
+const Tier *TierByName(std::string_view name);
+
+inline bool Supported(const Tier &tier, CpuFeatures available) {
+  return (tier.required & ~available) == 0;
+}
+
+}  // namespace aesmux::kernels
+
+#endif  // AESMUX_KERNELS_TIERS_H_
