@@ -1,0 +1,70 @@
+;; constants.asm: read-only constants shared by the aesni kernels, defined
+;; once. Declarations with their meaning are in include/common.inc.
+
+%define AESMUX_DEFINING_CONSTANTS
+%include "common.inc"
+
+%macro CONST 1
+        global  %1:data hidden
+        align   16
+%1:
+%endmacro
+
+section .rodata
+
+;; Byte reversal: turns a big-endian 128-bit block into a little-endian
+;; integer (counter blocks, GHASH operands) and back.
+CONST aesmux_aesni_bswap128
+        db      15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0
+
+CONST aesmux_aesni_one_lo64
+        dq      1, 0
+
+CONST aesmux_aesni_one_lo32
+        dd      1, 0, 0, 0
+
+;; CTR increments for the byte-reversed counter: {k, 0} as qwords.
+CONST aesmux_aesni_ctr_inc
+%assign k 0
+%rep 9
+        dq      k, 0
+%assign k k + 1
+%endrep
+
+;; GCM increments for the byte-reversed counter block: {k, 0, 0, 0} as dwords
+;; (the counter is the last 4 bytes, incremented modulo 2^32).
+CONST aesmux_aesni_gcm_inc
+%assign k 0
+%rep 9
+        dd      k, 0, 0, 0
+%assign k k + 1
+%endrep
+
+;; Montgomery folding constant for GHASH on byte-reversed operands: the low
+;; qword x^57 + x^62 + x^63 multiplies the 64 bits being folded (see
+;; include/ghash.inc).
+CONST aesmux_aesni_ghash_poly
+        dq      0xC200000000000000, 0
+
+;; x^128 + x^127 + x^126 + x^121 + 1 without the x^128 term: reduces H * x.
+CONST aesmux_aesni_ghash_hpoly
+        dq      0x0000000000000001, 0xC200000000000000
+
+;; XTS doubling: what a carry out of qword 1 (bit 127) adds to dword 0, and
+;; what a carry out of qword 0 (bit 63) adds to dword 2.
+CONST aesmux_aesni_xts_poly
+        dd      0x87, 0, 1, 0
+
+;; Key expansion: shuffles feeding AESENCLAST, whose ShiftRows is a no-op on a
+;; block with four equal columns, so AESENCLAST(bcast(RotWord(w)), rcon)
+;; computes SubWord(RotWord(w)) ^ rcon in every dword.
+CONST aesmux_aesni_rot_word3
+        db      13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12
+CONST aesmux_aesni_bcast_word3
+        db      12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15
+CONST aesmux_aesni_rot_word1
+        db      5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4
+CONST aesmux_aesni_rcon1
+        dd      1, 1, 1, 1
+CONST aesmux_aesni_rcon1b
+        dd      0x1b, 0x1b, 0x1b, 0x1b
