@@ -1,0 +1,69 @@
+;; aes_gcm.asm: GHASH and AES-GCM bulk kernels for the aesni tier
+;; (algorithms in include/ghash.inc and include/gcm.inc).
+
+%include "common.inc"
+%include "gcm.inc"
+
+section .text
+
+;; Local helper shared by the entry points: GHASH_BLOCKS as a function.
+;;   [in]        rsi: GHASH key; r11: data; rax: number of blocks (> 0)
+;;   [in/out]    xmm0: accumulator (byte-reversed)
+;;   [clobbered] rax, r10, r11, xmm1..xmm6
+        align   32
+aesni_gcm_ghash_blocks:
+        GHASH_BLOCKS
+        ret
+
+;; void aesmux_gcm_init_aesni(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
+FUNC_BEGIN aesmux_gcm_init_aesni
+        ;; H = E(K, 0^128): round key 0 is the whitened zero block.
+        movdqa  xmm0, [rsi]
+        mov     eax, [rsi + AES_KEY_ROUNDS]
+        shl     eax, 4
+        mov     ecx, 16
+.round:
+        aesenc  xmm0, [rsi + rcx]
+        add     ecx, 16
+        cmp     ecx, eax
+        jb      .round
+        aesenclast xmm0, [rsi + rax]
+        GHASH_INIT_POWERS
+        CLEAR_XMM 0, 6
+        ret
+FUNC_END aesmux_gcm_init_aesni
+
+;; void aesmux_ghash_aesni(const aesmux_gcm_key *gkey, uint8_t xi[16],
+;;                         const uint8_t *in, size_t len);
+FUNC_BEGIN aesmux_ghash_aesni
+        shr     rcx, 4
+        jz      .return
+        movdqu  xmm0, [rsi]
+        pshufb  xmm0, [aesmux_aesni_bswap128]
+        mov     rax, rcx
+        mov     r11, rdx
+        mov     rdx, rsi
+        mov     rsi, rdi
+        call    aesni_gcm_ghash_blocks
+        pshufb  xmm0, [aesmux_aesni_bswap128]
+        movdqu  [rdx], xmm0
+        CLEAR_XMM 0, 6
+.return:
+        ret
+FUNC_END aesmux_ghash_aesni
+
+;; void aesmux_gcm_encrypt_aesni(const aesmux_aes_key *enc,
+;;                               const aesmux_gcm_key *gkey, uint8_t ctr[16],
+;;                               uint8_t xi[16], uint8_t *out,
+;;                               const uint8_t *in, size_t len);
+FUNC_BEGIN aesmux_gcm_encrypt_aesni
+        GCM_FUNC enc
+FUNC_END aesmux_gcm_encrypt_aesni
+
+;; void aesmux_gcm_decrypt_aesni(const aesmux_aes_key *enc,
+;;                               const aesmux_gcm_key *gkey, uint8_t ctr[16],
+;;                               uint8_t xi[16], uint8_t *out,
+;;                               const uint8_t *in, size_t len);
+FUNC_BEGIN aesmux_gcm_decrypt_aesni
+        GCM_FUNC dec
+FUNC_END aesmux_gcm_decrypt_aesni
