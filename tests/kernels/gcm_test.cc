@@ -1,0 +1,360 @@
+// GHASH and AES-GCM. The test builds complete GCM (NIST SP 800-38D) out of
+// the tier's primitives (J0 for any IV length, AAD through ghash, whole blocks
+// through gcm_encrypt/gcm_decrypt, the partial last block and the length
+// block on the test side) and compares ciphertext and tag with OpenSSL's
+// AES-GCM. GHASH is also checked against a bit-serial software model.
+#include <cstring>
+
+#include "tests/kernels/test_support.h"
+
+namespace aesmux::kernels::testing {
+namespace {
+
+using Block = std::array<uint8_t, 16>;
+
+// SP 800-38D Algorithm 1: X * Y in GF(2^128), bit-serial.
+Block ModelGfMul(const Block &x, const Block &y) {
+  Block z{}, v = y;
+  for (int i = 0; i < 128; ++i) {
+    if (x[i / 8] >> (7 - i % 8) & 1) {
+      for (int j = 0; j < 16; ++j) z[j] ^= v[j];
+    }
+    const bool lsb = v[15] & 1;
+    for (int j = 15; j > 0; --j) v[j] = static_cast<uint8_t>(v[j] >> 1 | v[j - 1] << 7);
+    v[0] >>= 1;
+    if (lsb) v[0] ^= 0xe1;
+  }
+  return z;
+}
+
+Block ModelGhash(const Block &h, Block xi, std::span<const uint8_t> data) {
+  for (size_t off = 0; off + 16 <= data.size(); off += 16) {
+    for (int j = 0; j < 16; ++j) xi[j] ^= data[off + j];
+    xi = ModelGfMul(xi, h);
+  }
+  return xi;
+}
+
+Block ToBlock(std::span<const uint8_t> bytes) {
+  Block b{};
+  std::memcpy(b.data(), bytes.data(), std::min<size_t>(16, bytes.size()));
+  return b;
+}
+
+void PutBe64(uint8_t *out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(v >> (56 - 8 * i));
+}
+
+// GCM from the tier's primitives.
+class GcmBuilder {
+ public:
+  GcmBuilder(const TierOps &ops, std::span<const uint8_t> key) : ops_(ops) {
+    ops_.expand_key(&enc_, key.data(), key.size());
+    ops_.gcm_init(&gkey_, &enc_);
+  }
+  const aesmux_aes_key &enc() const { return enc_; }
+  const aesmux_gcm_key &gkey() const { return gkey_; }
+
+  // Folds `data` into xi, zero-padding a partial last block.
+  void GhashPadded(Block &xi, std::span<const uint8_t> data) const {
+    const size_t whole = data.size() & ~size_t{15};
+    ops_.ghash(&gkey_, xi.data(), data.data(), whole);
+    if (whole != data.size()) {
+      const Block last = ToBlock(data.subspan(whole));
+      ops_.ghash(&gkey_, xi.data(), last.data(), 16);
+    }
+  }
+
+  Block J0(std::span<const uint8_t> iv) const {
+    Block j0{};
+    if (iv.size() == 12) {
+      std::memcpy(j0.data(), iv.data(), 12);
+      j0[15] = 1;
+      return j0;
+    }
+    GhashPadded(j0, iv);
+    Block lengths{};
+    PutBe64(&lengths[8], uint64_t{iv.size()} * 8);
+    ops_.ghash(&gkey_, j0.data(), lengths.data(), 16);
+    return j0;
+  }
+
+  static void Inc32(Block &ctr) {
+    for (int i = 15; i >= 12; --i) {
+      if (++ctr[i] != 0) break;
+    }
+  }
+
+  // Encrypts (or decrypts) `in` into `out` and returns the tag. The whole
+  // blocks go through one gcm_encrypt/gcm_decrypt call on the given
+  // buffers; the partial last block is done here.
+  Block Run(bool encrypt, std::span<const uint8_t> iv,
+            std::span<const uint8_t> aad, const uint8_t *in, uint8_t *out,
+            size_t len) const {
+    const Block j0 = J0(iv);
+    Block ctr = j0;
+    Inc32(ctr);
+    Block xi{};
+    GhashPadded(xi, aad);
+    const size_t whole = len & ~size_t{15};
+    (encrypt ? ops_.gcm_encrypt : ops_.gcm_decrypt)(
+        &enc_, &gkey_, ctr.data(), xi.data(), out, in, whole);
+    if (whole != len) {
+      Block keystream;
+      ops_.ecb_encrypt(&enc_, keystream.data(), ctr.data(), 16);
+      Block ciphertext{};
+      for (size_t i = 0; i < len - whole; ++i) {
+        const uint8_t c = encrypt ? in[whole + i] ^ keystream[i] : in[whole + i];
+        out[whole + i] = in[whole + i] ^ keystream[i];
+        ciphertext[i] = c;
+      }
+      ops_.ghash(&gkey_, xi.data(), ciphertext.data(), 16);
+    }
+    Block lengths;
+    PutBe64(&lengths[0], uint64_t{aad.size()} * 8);
+    PutBe64(&lengths[8], uint64_t{len} * 8);
+    ops_.ghash(&gkey_, xi.data(), lengths.data(), 16);
+    Block ek_j0;
+    ops_.ecb_encrypt(&enc_, ek_j0.data(), j0.data(), 16);
+    for (int i = 0; i < 16; ++i) xi[i] ^= ek_j0[i];
+    return xi;
+  }
+
+ private:
+  const TierOps &ops_;
+  aesmux_aes_key enc_{};
+  aesmux_gcm_key gkey_{};
+};
+
+class GcmTest : public TierTest {
+ protected:
+  void Check(std::span<const uint8_t> key, std::span<const uint8_t> iv,
+             std::span<const uint8_t> aad, std::span<const uint8_t> plaintext,
+             size_t in_misalign, size_t out_misalign, bool in_place) {
+    SCOPED_TRACE(::testing::Message()
+                 << "key_len=" << key.size() << " iv_len=" << iv.size()
+                 << " aad_len=" << aad.size() << " len=" << plaintext.size()
+                 << " in+" << in_misalign << " out+" << out_misalign
+                 << (in_place ? " in place" : ""));
+    const Reference::GcmResult expected =
+        Reference::Get().GcmEncrypt(key, iv, aad, plaintext);
+    GcmBuilder gcm(ops(), key);
+
+    GuardedBuffer in(plaintext, in_misalign);
+    GuardedBuffer separate_out(plaintext.size(), out_misalign);
+    GuardedBuffer &out = in_place ? in : separate_out;
+    const Block tag = gcm.Run(true, iv, aad, in.data(), out.data(), plaintext.size());
+    ASSERT_TRUE(SameBytes(out.bytes(), expected.ciphertext));
+    ASSERT_EQ(Hex(tag), Hex(expected.tag));
+    ASSERT_TRUE(out.GuardsIntact());
+
+    GuardedBuffer back_in(expected.ciphertext, in_misalign);
+    GuardedBuffer separate_back(plaintext.size(), out_misalign);
+    GuardedBuffer &back = in_place ? back_in : separate_back;
+    const Block back_tag =
+        gcm.Run(false, iv, aad, back_in.data(), back.data(), plaintext.size());
+    ASSERT_TRUE(SameBytes(back.bytes(), plaintext));
+    ASSERT_EQ(Hex(back_tag), Hex(expected.tag));
+    ASSERT_TRUE(back.GuardsIntact());
+  }
+};
+
+TEST_P(GcmTest, RandomMessagesMatchOpenSsl) {
+  for (size_t key_len : kKeySizes) {
+    for (int i = 0; i < 200; ++i) {
+      const size_t iv_len = rng_.Coin() ? 12 : rng_.Uniform(1, 128);
+      const size_t aad_len = rng_.Uniform(0, rng_.Coin() ? 40 : 1000);
+      const size_t len = rng_.Uniform(0, rng_.Coin() ? 1024 : 65536);
+      Check(rng_.RandomBytes(key_len), rng_.RandomBytes(iv_len),
+            rng_.RandomBytes(aad_len), rng_.RandomBytes(len),
+            rng_.Uniform(0, 15), rng_.Uniform(0, 15), rng_.Coin());
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// Every whole-block count through the stitched loop and its tails, with and
+// without a partial last block.
+TEST_P(GcmTest, EveryBlockCountUpTo40) {
+  for (size_t key_len : kKeySizes) {
+    const Bytes key = rng_.RandomBytes(key_len);
+    for (size_t blocks = 0; blocks <= 40; ++blocks) {
+      for (size_t extra : {size_t{0}, size_t{5}}) {
+        Check(key, rng_.RandomBytes(12), rng_.RandomBytes(blocks),
+              rng_.RandomBytes(16 * blocks + extra), 0, 0, blocks % 2 == 1);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST_P(GcmTest, EveryIvLength1To128) {
+  for (size_t key_len : kKeySizes) {
+    for (size_t iv_len = 1; iv_len <= 128; ++iv_len) {
+      Check(rng_.RandomBytes(key_len), rng_.RandomBytes(iv_len),
+            rng_.RandomBytes(rng_.Uniform(0, 64)),
+            rng_.RandomBytes(rng_.Uniform(0, 300)), 0, 0, false);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_P(GcmTest, EveryMisalignment) {
+  for (size_t key_len : kKeySizes) {
+    const Bytes key = rng_.RandomBytes(key_len);
+    for (size_t in_misalign = 0; in_misalign < 16; ++in_misalign) {
+      for (size_t out_misalign = 0; out_misalign < 16; ++out_misalign) {
+        Check(key, rng_.RandomBytes(12), rng_.RandomBytes(20),
+              rng_.RandomBytes(rng_.Uniform(1, 700)), in_misalign, out_misalign,
+              false);
+        if (HasFatalFailure()) return;
+      }
+      Check(key, rng_.RandomBytes(12), {}, rng_.RandomBytes(16 * 25 + 3),
+            in_misalign, in_misalign, true);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// GHASH against the bit-serial model, from a random accumulator, for every
+// block count up to 40 and some long inputs.
+TEST_P(GcmTest, GhashMatchesModel) {
+  for (size_t key_len : kKeySizes) {
+    GcmBuilder gcm(ops(), rng_.RandomBytes(key_len));
+    Block h{};
+    ops().ecb_encrypt(&gcm.enc(), h.data(), h.data(), 16);
+    std::vector<size_t> block_counts;
+    for (size_t n = 0; n <= 40; ++n) block_counts.push_back(n);
+    for (size_t n : {257, 1000, 4097}) block_counts.push_back(n);
+    for (size_t blocks : block_counts) {
+      const Bytes data = rng_.RandomBytes(16 * blocks);
+      Block xi = ToBlock(rng_.RandomBytes(16));
+      const Block expected = ModelGhash(h, xi, data);
+      GuardedBuffer in(data, blocks % 16);
+      ops().ghash(&gcm.gkey(), xi.data(), in.data(), data.size());
+      ASSERT_EQ(Hex(xi), Hex(expected)) << "key_len=" << key_len
+                                        << " blocks=" << blocks;
+    }
+  }
+}
+
+// Splitting GHASH input into two calls at any block boundary gives the same
+// accumulator as one call.
+TEST_P(GcmTest, GhashTwoCallsEqualOne) {
+  for (size_t key_len : kKeySizes) {
+    GcmBuilder gcm(ops(), rng_.RandomBytes(key_len));
+    for (int i = 0; i < 100; ++i) {
+      const size_t blocks = rng_.Uniform(0, 100);
+      const Bytes data = rng_.RandomBytes(16 * blocks);
+      const size_t split = 16 * rng_.Uniform(0, blocks);
+      const Block start = ToBlock(rng_.RandomBytes(16));
+      Block one = start, two = start;
+      ops().ghash(&gcm.gkey(), one.data(), data.data(), data.size());
+      ops().ghash(&gcm.gkey(), two.data(), data.data(), split);
+      ops().ghash(&gcm.gkey(), two.data(), data.data() + split,
+                  data.size() - split);
+      ASSERT_EQ(Hex(one), Hex(two)) << "blocks=" << blocks << " split=" << split;
+    }
+  }
+}
+
+// A message cut into random whole-block chunks (each call continuing from
+// the counter and accumulator the previous one wrote back) equals one call,
+// in both directions.
+TEST_P(GcmTest, ChunkedStreamsMatchOneShot) {
+  for (size_t key_len : kKeySizes) {
+    for (int i = 0; i < 60; ++i) {
+      GcmBuilder gcm(ops(), rng_.RandomBytes(key_len));
+      const Bytes input =
+          rng_.RandomBytes(16 * rng_.Uniform(0, rng_.Coin() ? 64 : 1024));
+      const Block ctr0 = ToBlock(rng_.RandomBytes(16));
+      const Block xi0 = ToBlock(rng_.RandomBytes(16));
+      for (bool encrypt : {true, false}) {
+        auto kernel = encrypt ? ops().gcm_encrypt : ops().gcm_decrypt;
+        Bytes one_out(input.size()), chunk_out(input.size());
+        Block one_ctr = ctr0, one_xi = xi0, ctr = ctr0, xi = xi0;
+        kernel(&gcm.enc(), &gcm.gkey(), one_ctr.data(), one_xi.data(),
+               one_out.data(), input.data(), input.size());
+        for (size_t offset = 0; offset < input.size();) {
+          const size_t len =
+              std::min(16 * rng_.Uniform(0, 20), input.size() - offset);
+          kernel(&gcm.enc(), &gcm.gkey(), ctr.data(), xi.data(),
+                 chunk_out.data() + offset, input.data() + offset, len);
+          offset += len;
+        }
+        ASSERT_TRUE(SameBytes(chunk_out, one_out));
+        ASSERT_EQ(Hex(ctr), Hex(one_ctr));
+        ASSERT_EQ(Hex(xi), Hex(one_xi));
+      }
+    }
+  }
+}
+
+// The counter is the last 32 bits, incremented modulo 2^32 without carrying
+// into the other 96 bits. Checked against OpenSSL's ECB keystream and the
+// GHASH model, with the wrap at every position of the 8-block loop.
+TEST_P(GcmTest, CounterWrapsModulo2To32) {
+  for (size_t key_len : kKeySizes) {
+    const Bytes key = rng_.RandomBytes(key_len);
+    GcmBuilder gcm(ops(), key);
+    Block h{};
+    ops().ecb_encrypt(&gcm.enc(), h.data(), h.data(), 16);
+    for (unsigned below_wrap = 1; below_wrap <= 17; ++below_wrap) {
+      const size_t blocks = 40;
+      Block ctr0 = ToBlock(rng_.RandomBytes(16));
+      const uint32_t start = 0u - below_wrap;
+      for (int i = 0; i < 4; ++i) ctr0[12 + i] = static_cast<uint8_t>(start >> (24 - 8 * i));
+      const Bytes input = rng_.RandomBytes(16 * blocks);
+      Bytes counters;
+      Block c = ctr0;
+      for (size_t b = 0; b < blocks; ++b, GcmBuilder::Inc32(c)) {
+        counters.insert(counters.end(), c.begin(), c.end());
+      }
+      const Bytes keystream =
+          Reference::Get().Crypt(CipherName(key_len, "ECB"), true, key, {}, counters);
+      Bytes expected_out(input.size());
+      for (size_t i = 0; i < input.size(); ++i) expected_out[i] = input[i] ^ keystream[i];
+
+      for (bool encrypt : {true, false}) {
+        Block ctr = ctr0, xi{};
+        Bytes out(input.size());
+        (encrypt ? ops().gcm_encrypt : ops().gcm_decrypt)(
+            &gcm.enc(), &gcm.gkey(), ctr.data(), xi.data(), out.data(),
+            input.data(), input.size());
+        ASSERT_TRUE(SameBytes(out, expected_out)) << "below_wrap=" << below_wrap;
+        ASSERT_EQ(Hex(ctr), Hex(c)) << "counter written back";
+        const Block expected_xi =
+            ModelGhash(h, Block{}, encrypt ? std::span<const uint8_t>(out)
+                                           : std::span<const uint8_t>(input));
+        ASSERT_EQ(Hex(xi), Hex(expected_xi));
+      }
+    }
+  }
+}
+
+// SP 800-38D test case 4 from the GCM specification (McGrew & Viega), as
+// carried in OpenSSL 3.0's evpciph_aes_common.txt: AES-128, 60-byte message,
+// 20-byte AAD.
+TEST_P(GcmTest, GcmSpecTestCase4) {
+  const Bytes key = FromHex("feffe9928665731c6d6a8f9467308308");
+  const Bytes iv = FromHex("cafebabefacedbaddecaf888");
+  const Bytes aad = FromHex("feedfacedeadbeeffeedfacedeadbeefabaddad2");
+  const Bytes plaintext = FromHex(
+      "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95"
+      "956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39");
+  const Bytes ciphertext = FromHex(
+      "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b2"
+      "5466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091");
+  const char *tag = "5bc94fbc3221a5db94fae95ae7121a47";
+  GcmBuilder gcm(ops(), key);
+  Bytes out(plaintext.size());
+  EXPECT_EQ(Hex(gcm.Run(true, iv, aad, plaintext.data(), out.data(), out.size())), tag);
+  EXPECT_EQ(Hex(out), Hex(ciphertext));
+  EXPECT_EQ(Hex(gcm.Run(false, iv, aad, ciphertext.data(), out.data(), out.size())), tag);
+  EXPECT_EQ(Hex(out), Hex(plaintext));
+}
+
+AESMUX_INSTANTIATE_FOR_ALL_TIERS(GcmTest);
+
+}  // namespace
+}  // namespace aesmux::kernels::testing
