@@ -1,0 +1,102 @@
+// Every kernel honours the SysV ABI (rbx, rbp, r12..r15 preserved, direction
+// flag clear) and leaves no key material, data or keystream in vector
+// registers: on return each xmm register is either untouched or zero.
+// Lengths are chosen to run the 8-block loops and every tail step.
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "tests/kernels/test_support.h"
+
+extern "C" uint32_t aesmux_test_call_checked(const void *fn,
+                                             const uint64_t args[8],
+                                             uint8_t xmm_after[256]);
+
+namespace aesmux::kernels::testing {
+namespace {
+
+template <typename T>
+uint64_t Arg(T value) {
+  if constexpr (std::is_pointer_v<T>) {
+    return reinterpret_cast<uint64_t>(value);
+  } else {
+    return static_cast<uint64_t>(value);
+  }
+}
+
+class AbiTest : public TierTest {
+ protected:
+  // Calls `fn` through the trampoline and checks what it left behind.
+  template <typename Fn, typename... Args>
+  void CallChecked(const char *what, Fn *fn, Args... args) {
+    static_assert(sizeof...(Args) <= 8);
+    uint64_t regs[8] = {Arg(args)...};
+    uint8_t xmm[256];
+    const uint32_t clobbered = aesmux_test_call_checked(
+        reinterpret_cast<const void *>(fn), regs, xmm);
+    EXPECT_EQ(clobbered, 0u)
+        << what << ": callee-saved registers changed (bits: rbx, rbp, r12, "
+        << "r13, r14, r15, DF)";
+    for (int r = 0; r < 16; ++r) {
+      const std::span<const uint8_t> reg(xmm + 16 * r, 16);
+      const bool untouched =
+          std::all_of(reg.begin(), reg.end(), [](uint8_t b) { return b == 0xff; });
+      const bool zero =
+          std::all_of(reg.begin(), reg.end(), [](uint8_t b) { return b == 0; });
+      EXPECT_TRUE(untouched || zero)
+          << what << " left xmm" << r << " = " << Hex(reg);
+    }
+  }
+};
+
+TEST_P(AbiTest, EveryKernelPreservesRegistersAndClearsVectors) {
+  for (size_t key_len : kKeySizes) {
+    SCOPED_TRACE(::testing::Message() << "key_len=" << key_len);
+    const Bytes key = rng_.RandomBytes(key_len);
+    aesmux_aes_key enc{}, dec{}, tweak{};
+    CallChecked("expand_key", ops().expand_key, &enc, key.data(), key.size());
+    CallChecked("decrypt_key", ops().decrypt_key, &dec, &enc);
+    ops().expand_key(&tweak, key.data(), key.size());
+    aesmux_gcm_key gkey{};
+    CallChecked("gcm_init", ops().gcm_init, &gkey, &enc);
+
+    // 8*3 + 7 blocks: the main loops and every tail step.
+    const size_t len = 16 * 31;
+    Bytes in = rng_.RandomBytes(len + 5), out(len + 5);
+    uint8_t iv[16] = {}, xi[16] = {};
+    CallChecked("ecb_encrypt", ops().ecb_encrypt, &enc, out.data(), in.data(), len);
+    CallChecked("ecb_decrypt", ops().ecb_decrypt, &dec, out.data(), in.data(), len);
+    CallChecked("cbc_encrypt", ops().cbc_encrypt, &enc, iv, out.data(), in.data(), len);
+    CallChecked("cbc_decrypt", ops().cbc_decrypt, &dec, iv, out.data(), in.data(), len);
+    CallChecked("ctr_crypt", ops().ctr_crypt, &enc, iv, out.data(), in.data(), len);
+    for (size_t xts_len : {len, len + 5}) {
+      CallChecked("xts_encrypt", ops().xts_encrypt, &enc, &tweak, iv,
+                  out.data(), in.data(), xts_len);
+      CallChecked("xts_decrypt", ops().xts_decrypt, &dec, &tweak, iv,
+                  out.data(), in.data(), xts_len);
+    }
+    CallChecked("ghash", ops().ghash, &gkey, xi, in.data(), len);
+    CallChecked("gcm_encrypt", ops().gcm_encrypt, &enc, &gkey, iv, xi,
+                out.data(), in.data(), len);
+    CallChecked("gcm_decrypt", ops().gcm_decrypt, &enc, &gkey, iv, xi,
+                out.data(), in.data(), len);
+  }
+}
+
+// The trampoline itself must be able to see a clobber, or the test above
+// proves nothing: a function that zeroes rbx and leaves data in xmm3.
+extern "C" void aesmux_test_misbehave();
+
+TEST_P(AbiTest, TrampolineDetectsViolations) {
+  uint64_t regs[8] = {};
+  uint8_t xmm[256];
+  const uint32_t clobbered = aesmux_test_call_checked(
+      reinterpret_cast<const void *>(aesmux_test_misbehave), regs, xmm);
+  EXPECT_EQ(clobbered, 1u);
+  EXPECT_EQ(xmm[16 * 3], 0x42);
+}
+
+AESMUX_INSTANTIATE_FOR_ALL_TIERS(AbiTest);
+
+}  // namespace
+}  // namespace aesmux::kernels::testing

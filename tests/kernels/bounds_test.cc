@@ -1,0 +1,153 @@
+// Kernels touch only [in, in+len), [out, out+len) and their 16-byte state:
+// buffers are placed flush against an inaccessible page (after the data, and
+// in a second pass before it), so any read or write past either end faults.
+// Results must match the same call on ordinary buffers.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "tests/kernels/test_support.h"
+
+namespace aesmux::kernels::testing {
+namespace {
+
+// `len` bytes between two PROT_NONE pages, flush against the one after the
+// data (flush_end) or the one before it.
+class PageGuardedBuffer {
+ public:
+  PageGuardedBuffer(std::span<const uint8_t> contents, bool flush_end)
+      : len_(contents.size()) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t data_pages = (len_ + page - 1) / page + 1;
+    map_len_ = (data_pages + 2) * page;
+    void *map = mmap(nullptr, map_len_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) throw std::runtime_error("mmap");
+    map_ = static_cast<uint8_t *>(map);
+    mprotect(map_, page, PROT_NONE);
+    mprotect(map_ + map_len_ - page, page, PROT_NONE);
+    data_ = flush_end ? map_ + map_len_ - page - len_ : map_ + page;
+    if (len_ != 0) std::memcpy(data_, contents.data(), len_);
+  }
+  ~PageGuardedBuffer() { munmap(map_, map_len_); }
+  PageGuardedBuffer(const PageGuardedBuffer &) = delete;
+  PageGuardedBuffer &operator=(const PageGuardedBuffer &) = delete;
+
+  uint8_t *data() { return data_; }
+  Bytes bytes() const { return Bytes(data_, data_ + len_); }
+
+ private:
+  uint8_t *map_ = nullptr;
+  size_t map_len_ = 0;
+  uint8_t *data_ = nullptr;
+  size_t len_ = 0;
+};
+
+class BoundsTest : public TierTest {
+ protected:
+  void SetUp() override {
+    TierTest::SetUp();
+    if (IsSkipped()) return;
+    key_ = rng_.RandomBytes(32);
+    PageGuardedBuffer key_buffer(key_, true);
+    ops().expand_key(&enc_, key_buffer.data(), 32);
+    ops().decrypt_key(&dec_, &enc_);
+    ops().expand_key(&tweak_, key_.data(), 16);
+    ops().gcm_init(&gkey_, &enc_);
+  }
+
+  // Runs `call(out, in, state)` on guarded buffers (both placements) and on
+  // plain ones; outputs and state must agree.
+  template <typename Call>
+  void Compare(const char *what, size_t len, Call call) {
+    SCOPED_TRACE(::testing::Message() << what << " len=" << len);
+    const Bytes input = rng_.RandomBytes(len);
+    const Bytes state0 = rng_.RandomBytes(16);
+    Bytes plain_out(len), plain_state = state0;
+    call(plain_out.data(), input.data(), plain_state.data());
+    for (bool flush_end : {true, false}) {
+      PageGuardedBuffer in(input, flush_end);
+      PageGuardedBuffer out(Bytes(len), flush_end);
+      PageGuardedBuffer state(state0, flush_end);
+      call(out.data(), in.data(), state.data());
+      ASSERT_TRUE(SameBytes(out.bytes(), plain_out));
+      ASSERT_TRUE(SameBytes(state.bytes(), plain_state));
+    }
+  }
+
+  Bytes key_;
+  aesmux_aes_key enc_{}, dec_{}, tweak_{};
+  aesmux_gcm_key gkey_{};
+};
+
+TEST_P(BoundsTest, BulkKernelsStayInBounds) {
+  for (size_t blocks = 0; blocks <= 41; ++blocks) {
+    const size_t len = 16 * blocks;
+    Compare("ecb_encrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *) {
+      ops().ecb_encrypt(&enc_, out, in, len);
+    });
+    Compare("ecb_decrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *) {
+      ops().ecb_decrypt(&dec_, out, in, len);
+    });
+    Compare("cbc_encrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
+      ops().cbc_encrypt(&enc_, iv, out, in, len);
+    });
+    Compare("cbc_decrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
+      ops().cbc_decrypt(&dec_, iv, out, in, len);
+    });
+    Compare("ctr_crypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *ctr) {
+      ops().ctr_crypt(&enc_, ctr, out, in, len);
+    });
+    Compare("ghash", len, [&](uint8_t *, const uint8_t *in, uint8_t *xi) {
+      ops().ghash(&gkey_, xi, in, len);
+    });
+    uint8_t xi[16] = {};
+    Compare("gcm_encrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *ctr) {
+      uint8_t x[16];
+      std::memcpy(x, xi, 16);
+      ops().gcm_encrypt(&enc_, &gkey_, ctr, x, out, in, len);
+    });
+    Compare("gcm_decrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *ctr) {
+      uint8_t x[16];
+      std::memcpy(x, xi, 16);
+      ops().gcm_decrypt(&enc_, &gkey_, ctr, x, out, in, len);
+    });
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_P(BoundsTest, XtsStaysInBounds) {
+  std::vector<size_t> lengths;
+  for (size_t len = 16; len <= 200; ++len) lengths.push_back(len);
+  for (size_t tail = 0; tail < 16; ++tail) lengths.push_back(16 * 40 + tail);
+  for (size_t len : lengths) {
+    Compare("xts_encrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
+      ops().xts_encrypt(&enc_, &tweak_, iv, out, in, len);
+    });
+    Compare("xts_decrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
+      ops().xts_decrypt(&dec_, &tweak_, iv, out, in, len);
+    });
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_P(BoundsTest, KeyExpansionReadsOnlyTheKey) {
+  for (size_t key_len : kKeySizes) {
+    const Bytes key = rng_.RandomBytes(key_len);
+    aesmux_aes_key expected{};
+    ops().expand_key(&expected, key.data(), key_len);
+    for (bool flush_end : {true, false}) {
+      PageGuardedBuffer key_buffer(key, flush_end);
+      aesmux_aes_key enc{};
+      ops().expand_key(&enc, key_buffer.data(), key_len);
+      EXPECT_EQ(std::memcmp(&enc, &expected, sizeof enc), 0);
+    }
+  }
+}
+
+AESMUX_INSTANTIATE_FOR_ALL_TIERS(BoundsTest);
+
+}  // namespace
+}  // namespace aesmux::kernels::testing
