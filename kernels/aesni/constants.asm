@@ -17,12 +17,6 @@ section .rodata
 CONST aesmux_aesni_bswap128
         db      15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0
 
-CONST aesmux_aesni_one_lo64
-        dq      1, 0
-
-CONST aesmux_aesni_one_lo32
-        dd      1, 0, 0, 0
-
 ;; CTR increments for the byte-reversed counter: {k, 0} as qwords.
 CONST aesmux_aesni_ctr_inc
 %assign k 0
