@@ -32,15 +32,15 @@ class AbiTest : public TierTest {
     static_assert(sizeof...(Args) <= 8);
     uint64_t regs[8] = {Arg(args)...};
     uint8_t xmm[256];
-    const uint32_t clobbered = aesmux_test_call_checked(
-        reinterpret_cast<const void *>(fn), regs, xmm);
+    const uint32_t clobbered =
+        aesmux_test_call_checked(reinterpret_cast<const void *>(fn), regs, xmm);
     EXPECT_EQ(clobbered, 0u)
         << what << ": callee-saved registers changed (bits: rbx, rbp, r12, "
         << "r13, r14, r15, DF)";
     for (int r = 0; r < 16; ++r) {
       const std::span<const uint8_t> reg(xmm + 16 * r, 16);
-      const bool untouched =
-          std::all_of(reg.begin(), reg.end(), [](uint8_t b) { return b == 0xff; });
+      const bool untouched = std::all_of(reg.begin(), reg.end(),
+                                         [](uint8_t b) { return b == 0xff; });
       const bool zero =
           std::all_of(reg.begin(), reg.end(), [](uint8_t b) { return b == 0; });
       EXPECT_TRUE(untouched || zero)
@@ -64,11 +64,16 @@ TEST_P(AbiTest, EveryKernelPreservesRegistersAndClearsVectors) {
     const size_t len = 16 * 31;
     Bytes in = rng_.RandomBytes(len + 5), out(len + 5);
     uint8_t iv[16] = {}, xi[16] = {};
-    CallChecked("ecb_encrypt", ops().ecb_encrypt, &enc, out.data(), in.data(), len);
-    CallChecked("ecb_decrypt", ops().ecb_decrypt, &dec, out.data(), in.data(), len);
-    CallChecked("cbc_encrypt", ops().cbc_encrypt, &enc, iv, out.data(), in.data(), len);
-    CallChecked("cbc_decrypt", ops().cbc_decrypt, &dec, iv, out.data(), in.data(), len);
-    CallChecked("ctr_crypt", ops().ctr_crypt, &enc, iv, out.data(), in.data(), len);
+    CallChecked("ecb_encrypt", ops().ecb_encrypt, &enc, out.data(), in.data(),
+                len);
+    CallChecked("ecb_decrypt", ops().ecb_decrypt, &dec, out.data(), in.data(),
+                len);
+    CallChecked("cbc_encrypt", ops().cbc_encrypt, &enc, iv, out.data(),
+                in.data(), len);
+    CallChecked("cbc_decrypt", ops().cbc_decrypt, &dec, iv, out.data(),
+                in.data(), len);
+    CallChecked("ctr_crypt", ops().ctr_crypt, &enc, iv, out.data(), in.data(),
+                len);
     for (size_t xts_len : {len, len + 5}) {
       CallChecked("xts_encrypt", ops().xts_encrypt, &enc, &tweak, iv,
                   out.data(), in.data(), xts_len);

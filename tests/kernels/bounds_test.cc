@@ -85,35 +85,42 @@ class BoundsTest : public TierTest {
 TEST_P(BoundsTest, BulkKernelsStayInBounds) {
   for (size_t blocks = 0; blocks <= 41; ++blocks) {
     const size_t len = 16 * blocks;
-    Compare("ecb_encrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *) {
-      ops().ecb_encrypt(&enc_, out, in, len);
-    });
-    Compare("ecb_decrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *) {
-      ops().ecb_decrypt(&dec_, out, in, len);
-    });
-    Compare("cbc_encrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
-      ops().cbc_encrypt(&enc_, iv, out, in, len);
-    });
-    Compare("cbc_decrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
-      ops().cbc_decrypt(&dec_, iv, out, in, len);
-    });
-    Compare("ctr_crypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *ctr) {
-      ops().ctr_crypt(&enc_, ctr, out, in, len);
-    });
+    Compare("ecb_encrypt", len,
+            [&](uint8_t *out, const uint8_t *in, uint8_t *) {
+              ops().ecb_encrypt(&enc_, out, in, len);
+            });
+    Compare("ecb_decrypt", len,
+            [&](uint8_t *out, const uint8_t *in, uint8_t *) {
+              ops().ecb_decrypt(&dec_, out, in, len);
+            });
+    Compare("cbc_encrypt", len,
+            [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
+              ops().cbc_encrypt(&enc_, iv, out, in, len);
+            });
+    Compare("cbc_decrypt", len,
+            [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
+              ops().cbc_decrypt(&dec_, iv, out, in, len);
+            });
+    Compare("ctr_crypt", len,
+            [&](uint8_t *out, const uint8_t *in, uint8_t *ctr) {
+              ops().ctr_crypt(&enc_, ctr, out, in, len);
+            });
     Compare("ghash", len, [&](uint8_t *, const uint8_t *in, uint8_t *xi) {
       ops().ghash(&gkey_, xi, in, len);
     });
     uint8_t xi[16] = {};
-    Compare("gcm_encrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *ctr) {
-      uint8_t x[16];
-      std::memcpy(x, xi, 16);
-      ops().gcm_encrypt(&enc_, &gkey_, ctr, x, out, in, len);
-    });
-    Compare("gcm_decrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *ctr) {
-      uint8_t x[16];
-      std::memcpy(x, xi, 16);
-      ops().gcm_decrypt(&enc_, &gkey_, ctr, x, out, in, len);
-    });
+    Compare("gcm_encrypt", len,
+            [&](uint8_t *out, const uint8_t *in, uint8_t *ctr) {
+              uint8_t x[16];
+              std::memcpy(x, xi, 16);
+              ops().gcm_encrypt(&enc_, &gkey_, ctr, x, out, in, len);
+            });
+    Compare("gcm_decrypt", len,
+            [&](uint8_t *out, const uint8_t *in, uint8_t *ctr) {
+              uint8_t x[16];
+              std::memcpy(x, xi, 16);
+              ops().gcm_decrypt(&enc_, &gkey_, ctr, x, out, in, len);
+            });
     if (HasFatalFailure()) return;
   }
 }
@@ -123,12 +130,14 @@ TEST_P(BoundsTest, XtsStaysInBounds) {
   for (size_t len = 16; len <= 200; ++len) lengths.push_back(len);
   for (size_t tail = 0; tail < 16; ++tail) lengths.push_back(16 * 40 + tail);
   for (size_t len : lengths) {
-    Compare("xts_encrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
-      ops().xts_encrypt(&enc_, &tweak_, iv, out, in, len);
-    });
-    Compare("xts_decrypt", len, [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
-      ops().xts_decrypt(&dec_, &tweak_, iv, out, in, len);
-    });
+    Compare("xts_encrypt", len,
+            [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
+              ops().xts_encrypt(&enc_, &tweak_, iv, out, in, len);
+            });
+    Compare("xts_decrypt", len,
+            [&](uint8_t *out, const uint8_t *in, uint8_t *iv) {
+              ops().xts_decrypt(&dec_, &tweak_, iv, out, in, len);
+            });
     if (HasFatalFailure()) return;
   }
 }

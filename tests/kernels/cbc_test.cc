@@ -20,7 +20,8 @@ class CbcTest : public TierTest {
                  << " in+" << in_misalign << " out+" << out_misalign
                  << (in_place ? " in place" : ""));
     const std::string name = CipherName(key.size(), "CBC");
-    const Bytes expected = Reference::Get().Crypt(name, true, key, iv, plaintext);
+    const Bytes expected =
+        Reference::Get().Crypt(name, true, key, iv, plaintext);
     const Bytes next_iv = plaintext.empty()
                               ? Bytes(iv.begin(), iv.end())
                               : Bytes(expected.end() - 16, expected.end());
@@ -81,8 +82,9 @@ TEST_P(CbcTest, EveryMisalignment) {
     const Bytes key = rng_.RandomBytes(key_len);
     for (size_t in_misalign = 0; in_misalign < 16; ++in_misalign) {
       for (size_t out_misalign = 0; out_misalign < 16; ++out_misalign) {
-        Check(key, rng_.RandomBytes(16), rng_.RandomBytes(16 * rng_.Uniform(1, 40)),
-              in_misalign, out_misalign, false);
+        Check(key, rng_.RandomBytes(16),
+              rng_.RandomBytes(16 * rng_.Uniform(1, 40)), in_misalign,
+              out_misalign, false);
         if (HasFatalFailure()) return;
       }
       Check(key, rng_.RandomBytes(16), rng_.RandomBytes(16 * 27), in_misalign,

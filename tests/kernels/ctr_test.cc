@@ -14,7 +14,8 @@ Bytes AddToCounter(std::span<const uint8_t> counter, uint64_t blocks) {
   Bytes out(counter.begin(), counter.end());
   unsigned carry = 0;
   for (int i = 15; i >= 0; --i) {
-    const unsigned add = i >= 8 ? static_cast<unsigned>(blocks >> (8 * (15 - i)) & 0xff) : 0;
+    const unsigned add =
+        i >= 8 ? static_cast<unsigned>(blocks >> (8 * (15 - i)) & 0xff) : 0;
     const unsigned sum = out[i] + add + carry;
     out[i] = static_cast<uint8_t>(sum);
     carry = sum >> 8;
@@ -41,7 +42,8 @@ class CtrTest : public TierTest {
     ops().ctr_crypt(&enc, chain.data(), out.data(), in.data(), input.size());
     ASSERT_TRUE(SameBytes(out.bytes(), expected));
     ASSERT_TRUE(out.GuardsIntact());
-    ASSERT_TRUE(SameBytes(chain.bytes(), AddToCounter(counter, input.size() / 16)));
+    ASSERT_TRUE(
+        SameBytes(chain.bytes(), AddToCounter(counter, input.size() / 16)));
     ASSERT_TRUE(chain.GuardsIntact());
   }
 };
@@ -103,9 +105,11 @@ TEST_P(CtrTest, CounterCarries) {
         if (high_kind == 2) std::memset(counter.data(), 0xff, 8);
         // low64 = 2^64 - below_wrap
         const uint64_t low = ~uint64_t{0} - below_wrap + 1;
-        for (int i = 0; i < 8; ++i) counter[15 - i] = static_cast<uint8_t>(low >> (8 * i));
-        for (size_t blocks : {size_t{1}, size_t{below_wrap}, size_t{below_wrap + 1},
-                              size_t{below_wrap + 7}, size_t{40}, size_t{300}}) {
+        for (int i = 0; i < 8; ++i)
+          counter[15 - i] = static_cast<uint8_t>(low >> (8 * i));
+        for (size_t blocks :
+             {size_t{1}, size_t{below_wrap}, size_t{below_wrap + 1},
+              size_t{below_wrap + 7}, size_t{40}, size_t{300}}) {
           Check(key, counter, rng_.RandomBytes(16 * blocks), 0, 0, rng_.Coin());
           if (HasFatalFailure()) return;
         }
@@ -130,14 +134,15 @@ TEST_P(CtrTest, ChunkedStreamsMatchOneShot) {
       if (i % 3 == 0) std::memset(counter.data() + 9, 0xff, 7);  // carries
       const Bytes input =
           rng_.RandomBytes(16 * rng_.Uniform(0, rng_.Coin() ? 64 : 1024));
-      const Bytes expected = Reference::Get().Crypt(
-          CipherName(key_len, "CTR"), true, key, counter, input);
+      const Bytes expected = Reference::Get().Crypt(CipherName(key_len, "CTR"),
+                                                    true, key, counter, input);
       const aesmux_aes_key enc = EncryptKey(key);
       Bytes output(input.size());
       uint8_t chain[16];
       std::memcpy(chain, counter.data(), 16);
       for (size_t offset = 0; offset < input.size();) {
-        const size_t len = std::min(16 * rng_.Uniform(0, 20), input.size() - offset);
+        const size_t len =
+            std::min(16 * rng_.Uniform(0, 20), input.size() - offset);
         ops().ctr_crypt(&enc, chain, output.data() + offset,
                         input.data() + offset, len);
         offset += len;

@@ -20,7 +20,8 @@ Block ModelGfMul(const Block &x, const Block &y) {
       for (int j = 0; j < 16; ++j) z[j] ^= v[j];
     }
     const bool lsb = v[15] & 1;
-    for (int j = 15; j > 0; --j) v[j] = static_cast<uint8_t>(v[j] >> 1 | v[j - 1] << 7);
+    for (int j = 15; j > 0; --j)
+      v[j] = static_cast<uint8_t>(v[j] >> 1 | v[j - 1] << 7);
     v[0] >>= 1;
     if (lsb) v[0] ^= 0xe1;
   }
@@ -97,14 +98,15 @@ class GcmBuilder {
     Block xi{};
     GhashPadded(xi, aad);
     const size_t whole = len & ~size_t{15};
-    (encrypt ? ops_.gcm_encrypt : ops_.gcm_decrypt)(
-        &enc_, &gkey_, ctr.data(), xi.data(), out, in, whole);
+    (encrypt ? ops_.gcm_encrypt : ops_.gcm_decrypt)(&enc_, &gkey_, ctr.data(),
+                                                    xi.data(), out, in, whole);
     if (whole != len) {
       Block keystream;
       ops_.ecb_encrypt(&enc_, keystream.data(), ctr.data(), 16);
       Block ciphertext{};
       for (size_t i = 0; i < len - whole; ++i) {
-        const uint8_t c = encrypt ? in[whole + i] ^ keystream[i] : in[whole + i];
+        const uint8_t c =
+            encrypt ? in[whole + i] ^ keystream[i] : in[whole + i];
         out[whole + i] = in[whole + i] ^ keystream[i];
         ciphertext[i] = c;
       }
@@ -143,7 +145,8 @@ class GcmTest : public TierTest {
     GuardedBuffer in(plaintext, in_misalign);
     GuardedBuffer separate_out(plaintext.size(), out_misalign);
     GuardedBuffer &out = in_place ? in : separate_out;
-    const Block tag = gcm.Run(true, iv, aad, in.data(), out.data(), plaintext.size());
+    const Block tag =
+        gcm.Run(true, iv, aad, in.data(), out.data(), plaintext.size());
     ASSERT_TRUE(SameBytes(out.bytes(), expected.ciphertext));
     ASSERT_EQ(Hex(tag), Hex(expected.tag));
     ASSERT_TRUE(out.GuardsIntact());
@@ -232,8 +235,8 @@ TEST_P(GcmTest, GhashMatchesModel) {
       const Block expected = ModelGhash(h, xi, data);
       GuardedBuffer in(data, blocks % 16);
       ops().ghash(&gcm.gkey(), xi.data(), in.data(), data.size());
-      ASSERT_EQ(Hex(xi), Hex(expected)) << "key_len=" << key_len
-                                        << " blocks=" << blocks;
+      ASSERT_EQ(Hex(xi), Hex(expected))
+          << "key_len=" << key_len << " blocks=" << blocks;
     }
   }
 }
@@ -253,7 +256,8 @@ TEST_P(GcmTest, GhashTwoCallsEqualOne) {
       ops().ghash(&gcm.gkey(), two.data(), data.data(), split);
       ops().ghash(&gcm.gkey(), two.data(), data.data() + split,
                   data.size() - split);
-      ASSERT_EQ(Hex(one), Hex(two)) << "blocks=" << blocks << " split=" << split;
+      ASSERT_EQ(Hex(one), Hex(two))
+          << "blocks=" << blocks << " split=" << split;
     }
   }
 }
@@ -303,17 +307,19 @@ TEST_P(GcmTest, CounterWrapsModulo2To32) {
       const size_t blocks = 40;
       Block ctr0 = ToBlock(rng_.RandomBytes(16));
       const uint32_t start = 0u - below_wrap;
-      for (int i = 0; i < 4; ++i) ctr0[12 + i] = static_cast<uint8_t>(start >> (24 - 8 * i));
+      for (int i = 0; i < 4; ++i)
+        ctr0[12 + i] = static_cast<uint8_t>(start >> (24 - 8 * i));
       const Bytes input = rng_.RandomBytes(16 * blocks);
       Bytes counters;
       Block c = ctr0;
       for (size_t b = 0; b < blocks; ++b, GcmBuilder::Inc32(c)) {
         counters.insert(counters.end(), c.begin(), c.end());
       }
-      const Bytes keystream =
-          Reference::Get().Crypt(CipherName(key_len, "ECB"), true, key, {}, counters);
+      const Bytes keystream = Reference::Get().Crypt(CipherName(key_len, "ECB"),
+                                                     true, key, {}, counters);
       Bytes expected_out(input.size());
-      for (size_t i = 0; i < input.size(); ++i) expected_out[i] = input[i] ^ keystream[i];
+      for (size_t i = 0; i < input.size(); ++i)
+        expected_out[i] = input[i] ^ keystream[i];
 
       for (bool encrypt : {true, false}) {
         Block ctr = ctr0, xi{};
@@ -321,11 +327,13 @@ TEST_P(GcmTest, CounterWrapsModulo2To32) {
         (encrypt ? ops().gcm_encrypt : ops().gcm_decrypt)(
             &gcm.enc(), &gcm.gkey(), ctr.data(), xi.data(), out.data(),
             input.data(), input.size());
-        ASSERT_TRUE(SameBytes(out, expected_out)) << "below_wrap=" << below_wrap;
+        ASSERT_TRUE(SameBytes(out, expected_out))
+            << "below_wrap=" << below_wrap;
         ASSERT_EQ(Hex(ctr), Hex(c)) << "counter written back";
         const Block expected_xi =
-            ModelGhash(h, Block{}, encrypt ? std::span<const uint8_t>(out)
-                                           : std::span<const uint8_t>(input));
+            ModelGhash(h, Block{},
+                       encrypt ? std::span<const uint8_t>(out)
+                               : std::span<const uint8_t>(input));
         ASSERT_EQ(Hex(xi), Hex(expected_xi));
       }
     }
@@ -348,9 +356,13 @@ TEST_P(GcmTest, GcmSpecTestCase4) {
   const char *tag = "5bc94fbc3221a5db94fae95ae7121a47";
   GcmBuilder gcm(ops(), key);
   Bytes out(plaintext.size());
-  EXPECT_EQ(Hex(gcm.Run(true, iv, aad, plaintext.data(), out.data(), out.size())), tag);
+  EXPECT_EQ(
+      Hex(gcm.Run(true, iv, aad, plaintext.data(), out.data(), out.size())),
+      tag);
   EXPECT_EQ(Hex(out), Hex(ciphertext));
-  EXPECT_EQ(Hex(gcm.Run(false, iv, aad, ciphertext.data(), out.data(), out.size())), tag);
+  EXPECT_EQ(
+      Hex(gcm.Run(false, iv, aad, ciphertext.data(), out.data(), out.size())),
+      tag);
   EXPECT_EQ(Hex(out), Hex(plaintext));
 }
 

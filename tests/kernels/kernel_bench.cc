@@ -113,7 +113,8 @@ class Bench {
  public:
   Bench(const Tier &tier, const Options &opt) : ops_(tier.ops), opt_(opt) {
     libctx_ = OSSL_LIB_CTX_new();
-    if (libctx_ == nullptr || OSSL_PROVIDER_load(libctx_, "default") == nullptr) {
+    if (libctx_ == nullptr ||
+        OSSL_PROVIDER_load(libctx_, "default") == nullptr) {
       Die("cannot load OpenSSL's default provider");
     }
   }
@@ -122,15 +123,16 @@ class Bench {
   void Run() {
     std::printf("%-12s %4s %7s %12s %12s %7s\n", "operation", "key", "bytes",
                 "ours MB/s", "OpenSSL MB/s", "ratio");
-    const char *names[] = {"ecb-enc", "ecb-dec", "cbc-enc", "cbc-dec",
-                           "ctr",     "xts-enc", "xts-dec", "gcm-enc",
-                           "gcm-dec", "ghash"};
+    const char *names[] = {"ecb-enc", "ecb-dec", "cbc-enc", "cbc-dec", "ctr",
+                           "xts-enc", "xts-dec", "gcm-enc", "gcm-dec", "ghash"};
     for (const char *name : names) {
       for (int bits : opt_.key_bits) {
         if (std::string(name).rfind("xts", 0) == 0 && bits == 192) continue;
         for (size_t size : {16, 256, 1024, 16384}) {
-          const std::string label = std::string(name) + "/" + std::to_string(bits);
-          if (!opt_.filter.empty() && label.find(opt_.filter) == std::string::npos) {
+          const std::string label =
+              std::string(name) + "/" + std::to_string(bits);
+          if (!opt_.filter.empty() &&
+              label.find(opt_.filter) == std::string::npos) {
             continue;
           }
           const Result r = RunOne(name, bits, size);
@@ -186,21 +188,30 @@ class Bench {
       const bool e = name == "ecb-enc";
       CipherCtx ctx = NewCtx(aes + "ECB", e, key, nullptr);
       return Compare(
-          [&] { (e ? ops_.ecb_encrypt : ops_.ecb_decrypt)(e ? &enc : &dec, out.data, in.data, size); },
-          [&] { Update(ctx.get(), out.data, in.data, size); }, nothing, size, opt_);
+          [&] {
+            (e ? ops_.ecb_encrypt : ops_.ecb_decrypt)(e ? &enc : &dec, out.data,
+                                                      in.data, size);
+          },
+          [&] { Update(ctx.get(), out.data, in.data, size); }, nothing, size,
+          opt_);
     }
     if (name == "cbc-enc" || name == "cbc-dec") {
       const bool e = name == "cbc-enc";
       CipherCtx ctx = NewCtx(aes + "CBC", e, key, iv);
       return Compare(
-          [&] { (e ? ops_.cbc_encrypt : ops_.cbc_decrypt)(e ? &enc : &dec, chain, out.data, in.data, size); },
-          [&] { Update(ctx.get(), out.data, in.data, size); }, nothing, size, opt_);
+          [&] {
+            (e ? ops_.cbc_encrypt : ops_.cbc_decrypt)(e ? &enc : &dec, chain,
+                                                      out.data, in.data, size);
+          },
+          [&] { Update(ctx.get(), out.data, in.data, size); }, nothing, size,
+          opt_);
     }
     if (name == "ctr") {
       CipherCtx ctx = NewCtx(aes + "CTR", true, key, iv);
-      return Compare([&] { ops_.ctr_crypt(&enc, chain, out.data, in.data, size); },
-                     [&] { Update(ctx.get(), out.data, in.data, size); },
-                     nothing, size, opt_);
+      return Compare(
+          [&] { ops_.ctr_crypt(&enc, chain, out.data, in.data, size); },
+          [&] { Update(ctx.get(), out.data, in.data, size); }, nothing, size,
+          opt_);
     }
     if (name == "xts-enc" || name == "xts-dec") {
       const bool e = name == "xts-enc";
@@ -209,27 +220,36 @@ class Bench {
       std::memcpy(both + key_len, key + 32, key_len);
       CipherCtx ctx = NewCtx(aes + "XTS", e, both, iv);
       return Compare(
-          [&] { (e ? ops_.xts_encrypt : ops_.xts_decrypt)(e ? &enc : &dec, &tweak, iv, out.data, in.data, size); },
-          [&] { Update(ctx.get(), out.data, in.data, size); }, nothing, size, opt_);
+          [&] {
+            (e ? ops_.xts_encrypt : ops_.xts_decrypt)(
+                e ? &enc : &dec, &tweak, iv, out.data, in.data, size);
+          },
+          [&] { Update(ctx.get(), out.data, in.data, size); }, nothing, size,
+          opt_);
     }
     if (name == "gcm-enc" || name == "gcm-dec" || name == "ghash") {
       const bool e = name != "gcm-dec";
       CipherCtx ctx = NewCtx(aes + "GCM", e, key, iv);
       // GCM caps a message at 2^36 - 32 bytes: restart it before each batch.
       const Op reset = [&] {
-        if (EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr, iv, -1, nullptr) != 1) {
+        if (EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr, iv, -1, nullptr) !=
+            1) {
           Die("EVP_CipherInit_ex2 (iv)");
         }
       };
       if (name == "ghash") {
         // OpenSSL's GHASH alone: AAD-only updates.
         return Compare([&] { ops_.ghash(&gkey, xi, in.data, size); },
-                       [&] { Update(ctx.get(), nullptr, in.data, size); }, reset,
-                       size, opt_);
+                       [&] { Update(ctx.get(), nullptr, in.data, size); },
+                       reset, size, opt_);
       }
       return Compare(
-          [&] { (e ? ops_.gcm_encrypt : ops_.gcm_decrypt)(&enc, &gkey, chain, xi, out.data, in.data, size); },
-          [&] { Update(ctx.get(), out.data, in.data, size); }, reset, size, opt_);
+          [&] {
+            (e ? ops_.gcm_encrypt : ops_.gcm_decrypt)(&enc, &gkey, chain, xi,
+                                                      out.data, in.data, size);
+          },
+          [&] { Update(ctx.get(), out.data, in.data, size); }, reset, size,
+          opt_);
     }
     Die("unknown operation " + name);
   }
@@ -250,22 +270,35 @@ class Bench {
       Op ours, openssl;
     } cases[] = {
         {"expand-key", [&] { ops_.expand_key(&enc, key, key_len); },
-         [&] { EVP_CipherInit_ex2(ecb.get(), nullptr, key, nullptr, 1, nullptr); }},
+         [&] {
+           EVP_CipherInit_ex2(ecb.get(), nullptr, key, nullptr, 1, nullptr);
+         }},
         {"decrypt-key",
-         [&] { ops_.expand_key(&enc, key, key_len); ops_.decrypt_key(&dec, &enc); },
-         [&] { EVP_CipherInit_ex2(ecb.get(), nullptr, key, nullptr, 0, nullptr); }},
+         [&] {
+           ops_.expand_key(&enc, key, key_len);
+           ops_.decrypt_key(&dec, &enc);
+         },
+         [&] {
+           EVP_CipherInit_ex2(ecb.get(), nullptr, key, nullptr, 0, nullptr);
+         }},
         {"gcm-key",
-         [&] { ops_.expand_key(&enc, key, key_len); ops_.gcm_init(&gkey, &enc); },
-         [&] { EVP_CipherInit_ex2(gcm.get(), nullptr, key, nullptr, 1, nullptr); }},
+         [&] {
+           ops_.expand_key(&enc, key, key_len);
+           ops_.gcm_init(&gkey, &enc);
+         },
+         [&] {
+           EVP_CipherInit_ex2(gcm.get(), nullptr, key, nullptr, 1, nullptr);
+         }},
     };
     for (const Case &c : cases) {
       if (!opt_.filter.empty() &&
-          (std::string(c.name) + "/" + std::to_string(bits)).find(opt_.filter) ==
-              std::string::npos) {
+          (std::string(c.name) + "/" + std::to_string(bits))
+                  .find(opt_.filter) == std::string::npos) {
         continue;
       }
       // Reported as nanoseconds per key setup (Compare's "bytes" = 1).
-      const Result r = Compare(c.ours, c.openssl, [] {}, 1, opt_);
+      const Result r = Compare(
+          c.ours, c.openssl, [] {}, 1, opt_);
       std::printf("%-12s %4d %7s %9.1f ns %9.1f ns %7.2f\n", c.name, bits, "-",
                   1e3 / r.ours, 1e3 / r.openssl, r.ours / r.openssl);
     }
@@ -297,7 +330,8 @@ Options ParseOptions(int argc, char **argv) {
       const std::string list = value();
       for (size_t pos = 0; pos < list.size();) {
         const size_t comma = std::min(list.find(',', pos), list.size());
-        opt.key_bits.push_back(std::atoi(list.substr(pos, comma - pos).c_str()));
+        opt.key_bits.push_back(
+            std::atoi(list.substr(pos, comma - pos).c_str()));
         pos = comma + 1;
       }
     } else {
@@ -321,10 +355,11 @@ int main(int argc, char **argv) {
     Die("CPU lacks " + DescribeCpuFeatures(tier->required & ~cpu) +
         " needed by tier " + std::string(tier->name));
   }
-  std::printf("tier %s vs %s (default provider); median of %d alternating "
-              "batches of ~%.1f ms\n",
-              std::string(tier->name).c_str(), OpenSSL_version(OPENSSL_VERSION),
-              opt.runs, opt.batch_ms);
+  std::printf(
+      "tier %s vs %s (default provider); median of %d alternating "
+      "batches of ~%.1f ms\n",
+      std::string(tier->name).c_str(), OpenSSL_version(OPENSSL_VERSION),
+      opt.runs, opt.batch_ms);
   Bench(*tier, opt).Run();
   return 0;
 }

@@ -77,7 +77,8 @@ std::array<uint8_t, 16> ModelInvMixColumns(const std::array<uint8_t, 16> &in) {
     const uint8_t *s = &in[4 * c];
     for (int r = 0; r < 4; ++r) {
       out[4 * c + r] = GfMul(s[r], 0x0e) ^ GfMul(s[(r + 1) % 4], 0x0b) ^
-                       GfMul(s[(r + 2) % 4], 0x0d) ^ GfMul(s[(r + 3) % 4], 0x09);
+                       GfMul(s[(r + 2) % 4], 0x0d) ^
+                       GfMul(s[(r + 3) % 4], 0x09);
     }
   }
   return out;

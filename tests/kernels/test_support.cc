@@ -218,9 +218,9 @@ Reference::GcmResult Reference::GcmEncrypt(std::span<const uint8_t> key,
       OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG,
                                         result.tag.data(), result.tag.size()),
       OSSL_PARAM_construct_end()};
-  Check(EVP_CIPHER_CTX_get_params(ctx.get(), const_cast<OSSL_PARAM *>(get)) ==
-            1,
-        "EVP_CIPHER_CTX_get_params(tag)");
+  Check(
+      EVP_CIPHER_CTX_get_params(ctx.get(), const_cast<OSSL_PARAM *>(get)) == 1,
+      "EVP_CIPHER_CTX_get_params(tag)");
   return result;
 }
 
@@ -275,7 +275,8 @@ Bytes FromHex(std::string_view hex) {
   };
   Bytes out;
   for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<uint8_t>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+    out.push_back(
+        static_cast<uint8_t>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
   }
   return out;
 }

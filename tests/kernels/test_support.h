@@ -67,8 +67,8 @@ class TierTest : public ::testing::TestWithParam<Tier> {
 // Test-name generator for INSTANTIATE_TEST_SUITE_P: the tier's name.
 std::string TierName(const ::testing::TestParamInfo<Tier> &info);
 
-#define AESMUX_INSTANTIATE_FOR_ALL_TIERS(suite)                         \
-  INSTANTIATE_TEST_SUITE_P(AllTiers, suite,                             \
+#define AESMUX_INSTANTIATE_FOR_ALL_TIERS(suite)                            \
+  INSTANTIATE_TEST_SUITE_P(AllTiers, suite,                                \
                            ::testing::ValuesIn(::aesmux::kernels::kTiers), \
                            ::aesmux::kernels::testing::TierName)
 

@@ -28,7 +28,8 @@ Bytes ModelXts(bool encrypt, std::span<const uint8_t> key1,
                std::span<const uint8_t> in) {
   Reference &ref = Reference::Get();
   const std::string ecb = CipherName(key1.size(), "ECB");
-  Block tweak = ref.EncryptBlock(key2, std::span<const uint8_t, 16>(iv.data(), 16));
+  Block tweak =
+      ref.EncryptBlock(key2, std::span<const uint8_t, 16>(iv.data(), 16));
   const size_t full = in.size() / 16, tail = in.size() % 16;
   const size_t regular = tail ? full - 1 : full;
 
@@ -56,7 +57,8 @@ Bytes ModelXts(bool encrypt, std::span<const uint8_t> key1,
   Block next_tweak = tweak;
   Double(next_tweak);
   // Encryption uses T[m-1] then T[m]; decryption T[m] then T[m-1].
-  const Block first = crypt_block(encrypt ? tweak : next_tweak, in.subspan(m1, 16));
+  const Block first =
+      crypt_block(encrypt ? tweak : next_tweak, in.subspan(m1, 16));
   Block padded = first;
   std::memcpy(padded.data(), &in[m1 + 16], tail);
   std::memcpy(&out[m1 + 16], first.data(), tail);
@@ -82,7 +84,8 @@ class XtsTest : public TierTest {
       both.insert(both.end(), key2.begin(), key2.end());
       const Bytes openssl = Reference::Get().Crypt(
           CipherName(key1.size(), "XTS"), true, both, iv, plaintext);
-      ASSERT_TRUE(SameBytes(expected, openssl)) << "model disagrees with OpenSSL";
+      ASSERT_TRUE(SameBytes(expected, openssl))
+          << "model disagrees with OpenSSL";
     }
     ASSERT_TRUE(SameBytes(ModelXts(false, key1, key2, iv, expected), plaintext))
         << "model does not invert itself";
