@@ -26,69 +26,49 @@ Bytes AddToCounter(std::span<const uint8_t> counter, uint64_t blocks) {
 class CtrTest : public TierTest {
  protected:
   void Check(std::span<const uint8_t> key, std::span<const uint8_t> counter,
-             std::span<const uint8_t> input, size_t in_misalign,
-             size_t out_misalign, bool in_place) {
+             std::span<const uint8_t> input, const Placement &placement) {
     SCOPED_TRACE(::testing::Message()
                  << "key_len=" << key.size() << " len=" << input.size()
-                 << " counter=" << Hex(counter) << " in+" << in_misalign
-                 << " out+" << out_misalign << (in_place ? " in place" : ""));
+                 << " counter=" << Hex(counter) << " " << placement);
     const Bytes expected = Reference::Get().Crypt(CipherName(key.size(), "CTR"),
                                                   true, key, counter, input);
     const aesmux_aes_key enc = EncryptKey(key);
-    GuardedBuffer in(input, in_misalign);
-    GuardedBuffer separate_out(input.size(), out_misalign);
-    GuardedBuffer &out = in_place ? in : separate_out;
-    GuardedBuffer chain(counter, in_misalign ^ 7);
-    ops().ctr_crypt(&enc, chain.data(), out.data(), in.data(), input.size());
-    ASSERT_TRUE(SameBytes(out.bytes(), expected));
-    ASSERT_TRUE(out.GuardsIntact());
+    CallBuffers call(input, placement);
+    GuardedBuffer chain(counter, placement.in_misalign ^ 7);
+    ops().ctr_crypt(&enc, chain.data(), call.out(), call.in(), input.size());
+    ASSERT_TRUE(SameBytes(call.output(), expected));
+    ASSERT_TRUE(call.GuardsIntact());
     ASSERT_TRUE(
         SameBytes(chain.bytes(), AddToCounter(counter, input.size() / 16)));
     ASSERT_TRUE(chain.GuardsIntact());
   }
+
+  void CheckRandom(size_t key_len, size_t len, const Placement &placement) {
+    Check(rng_.RandomBytes(key_len), rng_.RandomBytes(16),
+          rng_.RandomBytes(len), placement);
+  }
 };
 
 TEST_P(CtrTest, RandomLengthsMatchOpenSsl) {
-  for (size_t key_len : kKeySizes) {
-    for (int i = 0; i < 300; ++i) {
-      const size_t max_len = rng_.Coin() ? 1024 : 65536;
-      const size_t len = rng_.Uniform(0, max_len) & ~size_t{15};
-      Check(rng_.RandomBytes(key_len), rng_.RandomBytes(16),
-            rng_.RandomBytes(len), rng_.Uniform(0, 15), rng_.Uniform(0, 15),
-            rng_.Coin());
-      if (HasFatalFailure()) return;
-    }
-  }
+  ForRandomPlacements(rng_, 300, [&](size_t key_len, const Placement &p) {
+    CheckRandom(key_len, rng_.MessageLength() & ~size_t{15}, p);
+  });
 }
 
 TEST_P(CtrTest, EveryBlockCountUpTo40) {
   for (size_t key_len : kKeySizes) {
-    const Bytes key = rng_.RandomBytes(key_len);
     for (size_t blocks = 0; blocks <= 40; ++blocks) {
-      Check(key, rng_.RandomBytes(16), rng_.RandomBytes(16 * blocks), 0, 0,
-            false);
-      Check(key, rng_.RandomBytes(16), rng_.RandomBytes(16 * blocks), 9, 9,
-            true);
+      CheckRandom(key_len, 16 * blocks, Placement{0, 0, false});
+      CheckRandom(key_len, 16 * blocks, Placement{9, 9, true});
       if (HasFatalFailure()) return;
     }
   }
 }
 
 TEST_P(CtrTest, EveryMisalignment) {
-  for (size_t key_len : kKeySizes) {
-    const Bytes key = rng_.RandomBytes(key_len);
-    for (size_t in_misalign = 0; in_misalign < 16; ++in_misalign) {
-      for (size_t out_misalign = 0; out_misalign < 16; ++out_misalign) {
-        Check(key, rng_.RandomBytes(16),
-              rng_.RandomBytes(16 * rng_.Uniform(1, 40)), in_misalign,
-              out_misalign, false);
-        if (HasFatalFailure()) return;
-      }
-      Check(key, rng_.RandomBytes(16), rng_.RandomBytes(16 * 31), in_misalign,
-            in_misalign, true);
-      if (HasFatalFailure()) return;
-    }
-  }
+  ForEveryMisalignment([&](size_t key_len, const Placement &p) {
+    CheckRandom(key_len, 16 * rng_.Uniform(1, 40), p);
+  });
 }
 
 // Counters whose low 64 bits are within a few blocks of wrapping (so the
@@ -110,19 +90,20 @@ TEST_P(CtrTest, CounterCarries) {
         for (size_t blocks :
              {size_t{1}, size_t{below_wrap}, size_t{below_wrap + 1},
               size_t{below_wrap + 7}, size_t{40}, size_t{300}}) {
-          Check(key, counter, rng_.RandomBytes(16 * blocks), 0, 0, rng_.Coin());
+          Check(key, counter, rng_.RandomBytes(16 * blocks),
+                Placement{0, 0, rng_.Coin()});
           if (HasFatalFailure()) return;
         }
       }
     }
     // 0xff..ff: the first block uses it, the second wraps to zero.
     const Bytes all_ones(16, 0xff);
-    Check(key, all_ones, rng_.RandomBytes(16 * 19), 0, 0, false);
-    Check(key, all_ones, rng_.RandomBytes(16), 0, 0, false);
+    Check(key, all_ones, rng_.RandomBytes(16 * 19), Placement{});
+    Check(key, all_ones, rng_.RandomBytes(16), Placement{});
     // Low half all ones, high half 0x..fe: carry without wrapping.
     Bytes counter(16, 0xff);
     counter[7] = 0xfe;
-    Check(key, counter, rng_.RandomBytes(16 * 9), 0, 0, false);
+    Check(key, counter, rng_.RandomBytes(16 * 9), Placement{});
   }
 }
 

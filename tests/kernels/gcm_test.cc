@@ -132,59 +132,53 @@ class GcmTest : public TierTest {
  protected:
   void Check(std::span<const uint8_t> key, std::span<const uint8_t> iv,
              std::span<const uint8_t> aad, std::span<const uint8_t> plaintext,
-             size_t in_misalign, size_t out_misalign, bool in_place) {
+             const Placement &placement) {
     SCOPED_TRACE(::testing::Message()
                  << "key_len=" << key.size() << " iv_len=" << iv.size()
                  << " aad_len=" << aad.size() << " len=" << plaintext.size()
-                 << " in+" << in_misalign << " out+" << out_misalign
-                 << (in_place ? " in place" : ""));
+                 << " " << placement);
     const Reference::GcmResult expected =
         Reference::Get().GcmEncrypt(key, iv, aad, plaintext);
     GcmBuilder gcm(ops(), key);
 
-    GuardedBuffer in(plaintext, in_misalign);
-    GuardedBuffer separate_out(plaintext.size(), out_misalign);
-    GuardedBuffer &out = in_place ? in : separate_out;
+    CallBuffers encrypt(plaintext, placement);
     const Block tag =
-        gcm.Run(true, iv, aad, in.data(), out.data(), plaintext.size());
-    ASSERT_TRUE(SameBytes(out.bytes(), expected.ciphertext));
+        gcm.Run(true, iv, aad, encrypt.in(), encrypt.out(), plaintext.size());
+    ASSERT_TRUE(SameBytes(encrypt.output(), expected.ciphertext));
     ASSERT_EQ(Hex(tag), Hex(expected.tag));
-    ASSERT_TRUE(out.GuardsIntact());
+    ASSERT_TRUE(encrypt.GuardsIntact());
 
-    GuardedBuffer back_in(expected.ciphertext, in_misalign);
-    GuardedBuffer separate_back(plaintext.size(), out_misalign);
-    GuardedBuffer &back = in_place ? back_in : separate_back;
+    CallBuffers decrypt(expected.ciphertext, placement);
     const Block back_tag =
-        gcm.Run(false, iv, aad, back_in.data(), back.data(), plaintext.size());
-    ASSERT_TRUE(SameBytes(back.bytes(), plaintext));
+        gcm.Run(false, iv, aad, decrypt.in(), decrypt.out(), plaintext.size());
+    ASSERT_TRUE(SameBytes(decrypt.output(), plaintext));
     ASSERT_EQ(Hex(back_tag), Hex(expected.tag));
-    ASSERT_TRUE(back.GuardsIntact());
+    ASSERT_TRUE(decrypt.GuardsIntact());
+  }
+
+  void CheckRandom(size_t key_len, size_t iv_len, size_t aad_len, size_t len,
+                   const Placement &placement) {
+    Check(rng_.RandomBytes(key_len), rng_.RandomBytes(iv_len),
+          rng_.RandomBytes(aad_len), rng_.RandomBytes(len), placement);
   }
 };
 
 TEST_P(GcmTest, RandomMessagesMatchOpenSsl) {
-  for (size_t key_len : kKeySizes) {
-    for (int i = 0; i < 200; ++i) {
-      const size_t iv_len = rng_.Coin() ? 12 : rng_.Uniform(1, 128);
-      const size_t aad_len = rng_.Uniform(0, rng_.Coin() ? 40 : 1000);
-      const size_t len = rng_.Uniform(0, rng_.Coin() ? 1024 : 65536);
-      Check(rng_.RandomBytes(key_len), rng_.RandomBytes(iv_len),
-            rng_.RandomBytes(aad_len), rng_.RandomBytes(len),
-            rng_.Uniform(0, 15), rng_.Uniform(0, 15), rng_.Coin());
-      if (HasFatalFailure()) return;
-    }
-  }
+  ForRandomPlacements(rng_, 200, [&](size_t key_len, const Placement &p) {
+    const size_t iv_len = rng_.Coin() ? 12 : rng_.Uniform(1, 128);
+    const size_t aad_len = rng_.Uniform(0, rng_.Coin() ? 40 : 1000);
+    CheckRandom(key_len, iv_len, aad_len, rng_.MessageLength(), p);
+  });
 }
 
 // Every whole-block count through the stitched loop and its tails, with and
 // without a partial last block.
 TEST_P(GcmTest, EveryBlockCountUpTo40) {
   for (size_t key_len : kKeySizes) {
-    const Bytes key = rng_.RandomBytes(key_len);
     for (size_t blocks = 0; blocks <= 40; ++blocks) {
       for (size_t extra : {size_t{0}, size_t{5}}) {
-        Check(key, rng_.RandomBytes(12), rng_.RandomBytes(blocks),
-              rng_.RandomBytes(16 * blocks + extra), 0, 0, blocks % 2 == 1);
+        CheckRandom(key_len, 12, blocks, 16 * blocks + extra,
+                    Placement{0, 0, blocks % 2 == 1});
         if (HasFatalFailure()) return;
       }
     }
@@ -194,29 +188,17 @@ TEST_P(GcmTest, EveryBlockCountUpTo40) {
 TEST_P(GcmTest, EveryIvLength1To128) {
   for (size_t key_len : kKeySizes) {
     for (size_t iv_len = 1; iv_len <= 128; ++iv_len) {
-      Check(rng_.RandomBytes(key_len), rng_.RandomBytes(iv_len),
-            rng_.RandomBytes(rng_.Uniform(0, 64)),
-            rng_.RandomBytes(rng_.Uniform(0, 300)), 0, 0, false);
+      CheckRandom(key_len, iv_len, rng_.Uniform(0, 64), rng_.Uniform(0, 300),
+                  Placement{});
       if (HasFatalFailure()) return;
     }
   }
 }
 
 TEST_P(GcmTest, EveryMisalignment) {
-  for (size_t key_len : kKeySizes) {
-    const Bytes key = rng_.RandomBytes(key_len);
-    for (size_t in_misalign = 0; in_misalign < 16; ++in_misalign) {
-      for (size_t out_misalign = 0; out_misalign < 16; ++out_misalign) {
-        Check(key, rng_.RandomBytes(12), rng_.RandomBytes(20),
-              rng_.RandomBytes(rng_.Uniform(1, 700)), in_misalign, out_misalign,
-              false);
-        if (HasFatalFailure()) return;
-      }
-      Check(key, rng_.RandomBytes(12), {}, rng_.RandomBytes(16 * 25 + 3),
-            in_misalign, in_misalign, true);
-      if (HasFatalFailure()) return;
-    }
-  }
+  ForEveryMisalignment([&](size_t key_len, const Placement &p) {
+    CheckRandom(key_len, 12, 20, rng_.Uniform(1, 700), p);
+  });
 }
 
 // GHASH against the bit-serial model, from a random accumulator, for every

@@ -129,6 +129,45 @@ bool GuardedBuffer::GuardsIntact() const {
   return true;
 }
 
+std::ostream &operator<<(std::ostream &os, const Placement &placement) {
+  os << "in+" << placement.in_misalign;
+  if (placement.in_place) return os << " in place";
+  return os << " out+" << placement.out_misalign;
+}
+
+CallBuffers::CallBuffers(std::span<const uint8_t> input,
+                         const Placement &placement)
+    : in_(input, placement.in_misalign),
+      separate_out_(placement.in_place ? 0 : input.size(),
+                    placement.out_misalign),
+      out_(placement.in_place ? &in_ : &separate_out_) {}
+
+void ForRandomPlacements(Rng &rng, int per_key_size, const CaseCheck &check) {
+  for (size_t key_len : kKeySizes) {
+    for (int i = 0; i < per_key_size; ++i) {
+      Placement placement;
+      placement.in_misalign = rng.Uniform(0, 15);
+      placement.out_misalign = rng.Uniform(0, 15);
+      placement.in_place = rng.Coin();
+      check(key_len, placement);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+void ForEveryMisalignment(const CaseCheck &check) {
+  for (size_t key_len : kKeySizes) {
+    for (size_t in_misalign = 0; in_misalign < 16; ++in_misalign) {
+      for (size_t out_misalign = 0; out_misalign < 16; ++out_misalign) {
+        check(key_len, Placement{in_misalign, out_misalign, false});
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+      check(key_len, Placement{in_misalign, in_misalign, true});
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 struct Reference::State {
   OSSL_LIB_CTX *libctx = nullptr;
   OSSL_PROVIDER *provider = nullptr;

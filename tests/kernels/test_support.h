@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <random>
 #include <span>
@@ -43,6 +44,9 @@ class Rng {
   // Uniform in [lo, hi].
   size_t Uniform(size_t lo, size_t hi);
   bool Coin() { return (Next() & 1) != 0; }
+  // A message length: uniform in 0..1 KiB or in 0..64 KiB with equal odds,
+  // so short tails and long loops both get exercised.
+  size_t MessageLength() { return Uniform(0, Coin() ? 1024 : 65536); }
   Bytes RandomBytes(size_t len);
   void Fill(std::span<uint8_t> out);
 
@@ -94,6 +98,45 @@ class GuardedBuffer {
   size_t offset_ = 0;
   size_t len_ = 0;
 };
+
+// Where one call's input and output sit: each `*_misalign` bytes past a
+// 64-byte boundary, or one buffer for both (in place, at in_misalign).
+struct Placement {
+  size_t in_misalign = 0;
+  size_t out_misalign = 0;
+  bool in_place = false;
+};
+std::ostream &operator<<(std::ostream &os, const Placement &placement);
+
+// The guarded input and output buffers of one kernel call, placed as asked.
+class CallBuffers {
+ public:
+  CallBuffers(std::span<const uint8_t> input, const Placement &placement);
+  CallBuffers(const CallBuffers &) = delete;
+  CallBuffers &operator=(const CallBuffers &) = delete;
+
+  const uint8_t *in() { return in_.data(); }
+  uint8_t *out() { return out_->data(); }  // == in() in place
+  Bytes output() const { return out_->bytes(); }
+  bool GuardsIntact() const {
+    return in_.GuardsIntact() && separate_out_.GuardsIntact();
+  }
+
+ private:
+  GuardedBuffer in_;
+  GuardedBuffer separate_out_;
+  GuardedBuffer *out_;
+};
+
+// Case sweeps shared by the mode tests. Each calls check(key_len, placement)
+// for every key size in kKeySizes and stops at the first fatal failure; the
+// check chooses its own key, data and length.
+using CaseCheck = std::function<void(size_t key_len, const Placement &)>;
+// `per_key_size` random placements per key size.
+void ForRandomPlacements(Rng &rng, int per_key_size, const CaseCheck &check);
+// Every pair of input and output misalignments out of place, then every
+// misalignment in place.
+void ForEveryMisalignment(const CaseCheck &check);
 
 // OpenSSL's default provider in a private library context, so the reference
 // never runs anything but OpenSSL's own code.

@@ -1,6 +1,7 @@
 // XTS with ciphertext stealing. Two references: OpenSSL's AES-128-XTS and
 // AES-256-XTS, and (for every key size, including 192-bit keys, which OpenSSL
 // does not offer in XTS) IEEE 1619 written out here on top of OpenSSL's ECB.
+#include <algorithm>
 #include <cstring>
 
 #include "tests/kernels/test_support.h"
@@ -73,11 +74,9 @@ class XtsTest : public TierTest {
   // 128/256-bit keys, OpenSSL's XTS.
   void Check(std::span<const uint8_t> key1, std::span<const uint8_t> key2,
              std::span<const uint8_t> iv, std::span<const uint8_t> plaintext,
-             size_t in_misalign, size_t out_misalign, bool in_place) {
-    SCOPED_TRACE(::testing::Message()
-                 << "key_len=" << key1.size() << " len=" << plaintext.size()
-                 << " in+" << in_misalign << " out+" << out_misalign
-                 << (in_place ? " in place" : ""));
+             const Placement &placement) {
+    SCOPED_TRACE(::testing::Message() << "key_len=" << key1.size() << " len="
+                                      << plaintext.size() << " " << placement);
     const Bytes expected = ModelXts(true, key1, key2, iv, plaintext);
     if (key1.size() != 24) {
       Bytes both(key1.begin(), key1.end());
@@ -95,29 +94,23 @@ class XtsTest : public TierTest {
     const aesmux_aes_key tweak = EncryptKey(key2);
     GuardedBuffer iv_buffer(iv, 3);
 
-    GuardedBuffer in(plaintext, in_misalign);
-    GuardedBuffer separate_out(plaintext.size(), out_misalign);
-    GuardedBuffer &out = in_place ? in : separate_out;
-    ops().xts_encrypt(&enc, &tweak, iv_buffer.data(), out.data(), in.data(),
-                      plaintext.size());
-    ASSERT_TRUE(SameBytes(out.bytes(), expected));
-    ASSERT_TRUE(out.GuardsIntact());
+    CallBuffers encrypt(plaintext, placement);
+    ops().xts_encrypt(&enc, &tweak, iv_buffer.data(), encrypt.out(),
+                      encrypt.in(), plaintext.size());
+    ASSERT_TRUE(SameBytes(encrypt.output(), expected));
+    ASSERT_TRUE(encrypt.GuardsIntact());
 
-    GuardedBuffer back_in(expected, in_misalign);
-    GuardedBuffer separate_back(plaintext.size(), out_misalign);
-    GuardedBuffer &back = in_place ? back_in : separate_back;
-    ops().xts_decrypt(&dec, &tweak, iv_buffer.data(), back.data(),
-                      back_in.data(), plaintext.size());
-    ASSERT_TRUE(SameBytes(back.bytes(), plaintext));
-    ASSERT_TRUE(back.GuardsIntact());
+    CallBuffers decrypt(expected, placement);
+    ops().xts_decrypt(&dec, &tweak, iv_buffer.data(), decrypt.out(),
+                      decrypt.in(), plaintext.size());
+    ASSERT_TRUE(SameBytes(decrypt.output(), plaintext));
+    ASSERT_TRUE(decrypt.GuardsIntact());
     ASSERT_TRUE(SameBytes(iv_buffer.bytes(), iv)) << "iv modified";
   }
 
-  void CheckRandom(size_t key_len, size_t len, size_t in_misalign,
-                   size_t out_misalign, bool in_place) {
+  void CheckRandom(size_t key_len, size_t len, const Placement &placement) {
     Check(rng_.RandomBytes(key_len), rng_.RandomBytes(key_len),
-          rng_.RandomBytes(16), rng_.RandomBytes(len), in_misalign,
-          out_misalign, in_place);
+          rng_.RandomBytes(16), rng_.RandomBytes(len), placement);
   }
 };
 
@@ -126,7 +119,8 @@ class XtsTest : public TierTest {
 TEST_P(XtsTest, EveryLength16To600) {
   for (size_t key_len : kKeySizes) {
     for (size_t len = 16; len <= 600; ++len) {
-      CheckRandom(key_len, len, len % 16, (len / 16) % 16, len % 3 == 0);
+      CheckRandom(key_len, len,
+                  Placement{len % 16, (len / 16) % 16, len % 3 == 0});
       if (HasFatalFailure()) return;
     }
   }
@@ -136,8 +130,9 @@ TEST_P(XtsTest, EveryTailLengthAfterLargeUnits) {
   for (size_t key_len : kKeySizes) {
     for (size_t tail = 0; tail < 16; ++tail) {
       for (size_t blocks : {size_t{129}, size_t{1000}, size_t{4095}}) {
-        CheckRandom(key_len, 16 * blocks + tail, rng_.Uniform(0, 15),
-                    rng_.Uniform(0, 15), rng_.Coin());
+        CheckRandom(
+            key_len, 16 * blocks + tail,
+            Placement{rng_.Uniform(0, 15), rng_.Uniform(0, 15), rng_.Coin()});
         if (HasFatalFailure()) return;
       }
     }
@@ -145,28 +140,15 @@ TEST_P(XtsTest, EveryTailLengthAfterLargeUnits) {
 }
 
 TEST_P(XtsTest, RandomLengthsMatchOpenSsl) {
-  for (size_t key_len : kKeySizes) {
-    for (int i = 0; i < 200; ++i) {
-      const size_t len = rng_.Uniform(16, rng_.Coin() ? 1024 : 65536);
-      CheckRandom(key_len, len, rng_.Uniform(0, 15), rng_.Uniform(0, 15),
-                  rng_.Coin());
-      if (HasFatalFailure()) return;
-    }
-  }
+  ForRandomPlacements(rng_, 200, [&](size_t key_len, const Placement &p) {
+    CheckRandom(key_len, std::max<size_t>(16, rng_.MessageLength()), p);
+  });
 }
 
 TEST_P(XtsTest, EveryMisalignment) {
-  for (size_t key_len : kKeySizes) {
-    for (size_t in_misalign = 0; in_misalign < 16; ++in_misalign) {
-      for (size_t out_misalign = 0; out_misalign < 16; ++out_misalign) {
-        CheckRandom(key_len, rng_.Uniform(16, 700), in_misalign, out_misalign,
-                    false);
-        if (HasFatalFailure()) return;
-      }
-      CheckRandom(key_len, 16 * 19 + 7, in_misalign, in_misalign, true);
-      if (HasFatalFailure()) return;
-    }
-  }
+  ForEveryMisalignment([&](size_t key_len, const Placement &p) {
+    CheckRandom(key_len, rng_.Uniform(16, 700), p);
+  });
 }
 
 // IEEE 1619-2007 Annex B vector 15 (AES-128, 17-byte data unit: one full
