@@ -9,15 +9,5 @@ section .text
 ;; void aesmux_ctr_crypt_aesni(const aesmux_aes_key *enc, uint8_t counter[16],
 ;;                             uint8_t *out, const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_ctr_crypt_aesni
-        shr     r8, 4
-        jz      .return
-        movdqa  xmm13, [aesmux_aesni_bswap128]
-        movdqu  xmm12, [rsi]
-        pshufb  xmm12, xmm13
-        DISPATCH_ROUNDS rdi, CTR_BODY
-        pshufb  xmm12, xmm13
-        movdqu  [rsi], xmm12
-        CLEAR_XMM 0, 13
-.return:
-        ret
+        CTR_FUNC
 FUNC_END aesmux_ctr_crypt_aesni
