@@ -9,7 +9,7 @@ section .text
 ;; Local helper shared by the entry points: GHASH_BLOCKS as a function.
 ;;   [in]        rsi: GHASH key; r11: data; rax: number of blocks (> 0)
 ;;   [in/out]    xmm0: accumulator (byte-reversed)
-;;   [clobbered] rax, r10, r11, xmm1..xmm6
+;;   [clobbered] rax, r10, r11, xmm1..xmm5
         align   32
 aesni_gcm_ghash_blocks:
         GHASH_BLOCKS
@@ -29,7 +29,7 @@ FUNC_BEGIN aesmux_gcm_init_aesni
         jb      .round
         aesenclast xmm0, [rsi + rax]
         GHASH_INIT_POWERS
-        CLEAR_XMM 0, 6
+        CLEAR_XMM 0, 4
         ret
 FUNC_END aesmux_gcm_init_aesni
 
@@ -47,7 +47,7 @@ FUNC_BEGIN aesmux_ghash_aesni
         call    aesni_gcm_ghash_blocks
         pshufb  xmm0, [aesmux_aesni_bswap128]
         movdqu  [rdx], xmm0
-        CLEAR_XMM 0, 6
+        CLEAR_XMM 0, 5
 .return:
         ret
 FUNC_END aesmux_ghash_aesni
