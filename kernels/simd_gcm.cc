@@ -1,0 +1,174 @@
+#include "kernels/simd_gcm.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace aesmux::kernels {
+namespace {
+
+// SP 800-38D limits: plaintext <= 2^39 - 256 bits, AAD < 2^64 bits.
+constexpr uint64_t kMaxDataLen = (uint64_t{1} << 36) - 32;
+constexpr uint64_t kMaxAadLen = uint64_t{1} << 61;
+
+void StoreBigEndian64(uint8_t *out, uint64_t value) {
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<uint8_t>(value);
+    value >>= 8;
+  }
+}
+
+// GCM's inc32: the last four bytes are a big-endian counter modulo 2^32.
+void IncrementCounter32(uint8_t block[16]) {
+  for (int i = 15; i >= 12; --i) {
+    if (++block[i] != 0) break;
+  }
+}
+
+}  // namespace
+
+void SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
+  Clear();
+  key_.Set(tier, key);
+  tier.ops.gcm_init(&gkey_, &key_.encrypt_schedule());
+}
+
+void SimdGcm::Clear() {
+  key_.Clear();
+  SecureZero(&gkey_, sizeof(gkey_));
+  SecureZero(j0_keystream_, sizeof(j0_keystream_));
+  SecureZero(counter_, sizeof(counter_));
+  SecureZero(xi_, sizeof(xi_));
+  SecureZero(pending_, sizeof(pending_));
+  SecureZero(keystream_, sizeof(keystream_));
+  pending_len_ = 0;
+  aad_len_ = data_len_ = 0;
+}
+
+void SimdGcm::Start(std::span<const uint8_t> iv) {
+  const auto &ops = key_.tier()->ops;
+  std::memset(xi_, 0, sizeof(xi_));
+  pending_len_ = 0;
+  aad_len_ = data_len_ = 0;
+
+  if (iv.size() == 12) {
+    std::memcpy(counter_, iv.data(), 12);
+    counter_[12] = counter_[13] = counter_[14] = 0;
+    counter_[15] = 1;
+  } else {
+    // J0 = GHASH(IV || 0-padding || 0^64 || [len(IV)]_64).
+    uint8_t j0[16] = {};
+    const size_t whole = iv.size() & ~size_t{15};
+    ops.ghash(&gkey_, j0, iv.data(), whole);
+    uint8_t block[16] = {};
+    if (whole != iv.size()) {
+      std::memcpy(block, iv.data() + whole, iv.size() - whole);
+      ops.ghash(&gkey_, j0, block, 16);
+    }
+    std::memset(block, 0, sizeof(block));
+    StoreBigEndian64(block + 8, uint64_t{iv.size()} * 8);
+    ops.ghash(&gkey_, j0, block, 16);
+    std::memcpy(counter_, j0, 16);
+  }
+  key_.EncryptBlock(j0_keystream_, counter_);
+  IncrementCounter32(counter_);
+}
+
+void SimdGcm::FlushPending() {
+  if (pending_len_ == 0) return;
+  std::memset(pending_ + pending_len_, 0, 16 - pending_len_);
+  key_.tier()->ops.ghash(&gkey_, xi_, pending_, 16);
+  pending_len_ = 0;
+}
+
+SimdGcm::Status SimdGcm::Aad(std::span<const uint8_t> aad) {
+  if (data_len_ != 0) return Status::kAadAfterData;
+  if (aad.size() > kMaxAadLen - aad_len_) return Status::kTooLong;
+  aad_len_ += aad.size();
+
+  const uint8_t *in = aad.data();
+  size_t len = aad.size();
+  if (pending_len_ != 0) {
+    const size_t take = std::min(len, 16 - pending_len_);
+    std::memcpy(pending_ + pending_len_, in, take);
+    pending_len_ += take;
+    in += take;
+    len -= take;
+    if (pending_len_ < 16) return Status::kOk;
+    key_.tier()->ops.ghash(&gkey_, xi_, pending_, 16);
+    pending_len_ = 0;
+  }
+  const size_t whole = len & ~size_t{15};
+  key_.tier()->ops.ghash(&gkey_, xi_, in, whole);
+  std::memcpy(pending_, in + whole, len - whole);
+  pending_len_ = len - whole;
+  return Status::kOk;
+}
+
+SimdGcm::Status SimdGcm::BeginData(size_t len) {
+  if (len > kMaxDataLen - data_len_) return Status::kTooLong;
+  // The first payload byte ends the AAD: fold its partial block.
+  if (data_len_ == 0 && len != 0) FlushPending();
+  data_len_ += len;
+  return Status::kOk;
+}
+
+// XORs `len` bytes with keystream_[ks_offset..] and records the ciphertext
+// side in pending_[pending_offset..] for GHASH.
+template <bool kEncrypt>
+void SimdGcm::XorPartial(uint8_t *out, const uint8_t *in, size_t len,
+                         size_t ks_offset, size_t pending_offset) {
+  for (size_t i = 0; i < len; ++i) {
+    const uint8_t x = in[i];
+    const uint8_t y = x ^ keystream_[ks_offset + i];
+    out[i] = y;
+    pending_[pending_offset + i] = kEncrypt ? y : x;
+  }
+}
+
+template <bool kEncrypt>
+SimdGcm::Status SimdGcm::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
+  if (Status status = BeginData(len); status != Status::kOk) return status;
+  const auto &ops = key_.tier()->ops;
+
+  if (pending_len_ != 0) {
+    const size_t take = std::min(len, 16 - pending_len_);
+    XorPartial<kEncrypt>(out, in, take, pending_len_, pending_len_);
+    pending_len_ += take;
+    in += take;
+    out += take;
+    len -= take;
+    if (pending_len_ < 16) return Status::kOk;
+    ops.ghash(&gkey_, xi_, pending_, 16);
+    pending_len_ = 0;
+  }
+  const size_t whole = len & ~size_t{15};
+  const auto bulk = kEncrypt ? ops.gcm_encrypt : ops.gcm_decrypt;
+  bulk(&key_.encrypt_schedule(), &gkey_, counter_, xi_, out, in, whole);
+  if (whole != len) {
+    key_.EncryptBlock(keystream_, counter_);
+    IncrementCounter32(counter_);
+    XorPartial<kEncrypt>(out + whole, in + whole, len - whole, 0, 0);
+    pending_len_ = len - whole;
+  }
+  return Status::kOk;
+}
+
+SimdGcm::Status SimdGcm::Encrypt(uint8_t *out, const uint8_t *in, size_t len) {
+  return Crypt<true>(out, in, len);
+}
+
+SimdGcm::Status SimdGcm::Decrypt(uint8_t *out, const uint8_t *in, size_t len) {
+  return Crypt<false>(out, in, len);
+}
+
+void SimdGcm::Finish(uint8_t tag[16]) {
+  FlushPending();
+  uint8_t lengths[16];
+  StoreBigEndian64(lengths, aad_len_ * 8);
+  StoreBigEndian64(lengths + 8, data_len_ * 8);
+  key_.tier()->ops.ghash(&gkey_, xi_, lengths, 16);
+  for (int i = 0; i < 16; ++i) tag[i] = xi_[i] ^ j0_keystream_[i];
+  SecureZero(keystream_, sizeof(keystream_));
+}
+
+}  // namespace aesmux::kernels

@@ -1,0 +1,71 @@
+// SimdGcm: AES-GCM (NIST SP 800-38D) on one tier's kernels, fed in fragments
+// of any size. The kernels do whole blocks; this class owns what lies
+// between them: J0 from the IV, partial AAD and data blocks across calls,
+// the length block and the tag.
+//
+// Usage per message: Start(iv), any number of Aad() calls, then any number of
+// Encrypt()/Decrypt() calls, then Finish(tag). The key survives messages; its
+// schedule and powers of H are wiped on Clear() and destruction.
+#ifndef AESMUX_KERNELS_SIMD_GCM_H_
+#define AESMUX_KERNELS_SIMD_GCM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "kernels/kernels.h"
+#include "kernels/simd_key.h"
+#include "kernels/tiers.h"
+
+namespace aesmux::kernels {
+
+class SimdGcm {
+ public:
+  // Outcomes of feeding a message; the same cases CRYPTO_gcm128_* reports.
+  enum class Status { kOk, kTooLong, kAadAfterData };
+
+  SimdGcm() = default;
+  SimdGcm(const SimdGcm &) = default;
+  SimdGcm &operator=(const SimdGcm &) = default;
+  ~SimdGcm() { Clear(); }
+
+  void SetKey(const Tier &tier, std::span<const uint8_t> key);
+  void Clear();
+  bool is_set() const { return key_.is_set(); }
+  const Tier *tier() const { return key_.tier(); }
+
+  // Begins a message with an IV of any non-zero length.
+  void Start(std::span<const uint8_t> iv);
+  Status Aad(std::span<const uint8_t> aad);
+  Status Encrypt(uint8_t *out, const uint8_t *in, size_t len);
+  Status Decrypt(uint8_t *out, const uint8_t *in, size_t len);
+  // Completes the message and writes the full 16-byte tag.
+  void Finish(uint8_t tag[16]);
+
+ private:
+  // Folds the pending partial block (zero padded) into xi_.
+  void FlushPending();
+  Status BeginData(size_t len);
+  template <bool kEncrypt>
+  Status Crypt(uint8_t *out, const uint8_t *in, size_t len);
+  template <bool kEncrypt>
+  void XorPartial(uint8_t *out, const uint8_t *in, size_t len,
+                  size_t ks_offset, size_t pending_offset);
+
+  SimdKey key_;
+  aesmux_gcm_key gkey_{};
+
+  // Per-message state.
+  uint8_t j0_keystream_[16]{};  // E(K, J0), XORed into the tag
+  uint8_t counter_[16]{};       // next counter block
+  uint8_t xi_[16]{};            // GHASH accumulator
+  uint8_t pending_[16]{};       // partial AAD or ciphertext block
+  size_t pending_len_ = 0;
+  uint8_t keystream_[16]{};     // keystream of the current partial block
+  uint64_t aad_len_ = 0;
+  uint64_t data_len_ = 0;
+};
+
+}  // namespace aesmux::kernels
+
+#endif  // AESMUX_KERNELS_SIMD_GCM_H_
