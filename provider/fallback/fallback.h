@@ -1,0 +1,92 @@
+// The software fallback path: OpenSSL's default provider in a private
+// library context.
+//
+// The library context is private (OSSL_LIB_CTX_new), loads only the default
+// provider and never sees aesmux, so nothing fetched here can recurse into
+// aesmux whatever the application's configuration prefers. Ciphers are
+// fetched once, with "provider=default", when the library is created.
+//
+// Errors: functions return false and leave OpenSSL's own error on the queue.
+#ifndef AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
+#define AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "provider/route/algorithm.h"
+
+namespace aesmux::fallback {
+
+class FallbackLibrary {
+ public:
+  // Creates the library context and fetches every algorithm. On failure
+  // returns nullptr and describes why in `error`.
+  static std::unique_ptr<FallbackLibrary> Create(std::string *error);
+  ~FallbackLibrary();
+  FallbackLibrary(const FallbackLibrary &) = delete;
+  FallbackLibrary &operator=(const FallbackLibrary &) = delete;
+
+  const EVP_CIPHER *cipher(route::Alg alg) const {
+    return ciphers_[static_cast<size_t>(alg)];
+  }
+  OSSL_LIB_CTX *libctx() const { return libctx_; }
+
+ private:
+  FallbackLibrary() = default;
+  OSSL_LIB_CTX *libctx_ = nullptr;
+  OSSL_PROVIDER *provider_ = nullptr;
+  std::array<EVP_CIPHER *, route::kNumAlgs> ciphers_{};
+};
+
+// One EVP_CIPHER_CTX of the fallback library, keyed on demand. The caller
+// keeps the raw key and passes it to every call; the context is (re)keyed
+// only when it has not been keyed yet for that direction, so steady-state
+// calls only set the IV.
+class FallbackContext {
+ public:
+  FallbackContext() = default;
+  ~FallbackContext();
+  FallbackContext(FallbackContext &&other) noexcept;
+  FallbackContext &operator=(FallbackContext &&other) noexcept;
+  // Deep copy (EVP_CIPHER_CTX_copy); returns false if that fails.
+  bool CopyFrom(const FallbackContext &other);
+
+  // Forgets the key: the next call rekeys.
+  void Reset();
+
+  // ECB/CBC/CTR/XTS on `len` bytes. `iv` is the CBC chaining value or CTR
+  // counter (updated on return) or the XTS tweak (unchanged); null for ECB.
+  bool Blocks(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
+              route::Direction direction, uint8_t *iv, uint8_t *out,
+              const uint8_t *in, size_t len);
+
+  // GCM, one message: Start, then Aad/Crypt in any order the caller allows,
+  // then Finish. Finish writes the 16-byte tag when encrypting and checks the
+  // first `tag_len` bytes of `tag` when decrypting.
+  bool GcmStart(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
+                route::Direction direction, std::span<const uint8_t> iv);
+  bool GcmAad(std::span<const uint8_t> aad);
+  bool GcmCrypt(uint8_t *out, const uint8_t *in, size_t len);
+  bool GcmFinish(route::Direction direction, uint8_t tag[16], size_t tag_len);
+
+ private:
+  bool Prepare(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
+               route::Direction direction);
+  // EVP_CipherUpdate over `len` bytes in chunks of at most `max_chunk`
+  // (`out` null: AAD).
+  bool Feed(uint8_t *out, const uint8_t *in, size_t len, size_t max_chunk);
+
+  EVP_CIPHER_CTX *ctx_ = nullptr;
+  bool keyed_ = false;
+  route::Direction direction_ = route::Direction::kEncrypt;
+};
+
+}  // namespace aesmux::fallback
+
+#endif  // AESMUX_PROVIDER_FALLBACK_FALLBACK_H_

@@ -1,0 +1,80 @@
+// The algorithms aesmux serves and the paths that can serve them: the shared
+// vocabulary of the router, the statistics and the OpenSSL edge.
+#ifndef AESMUX_PROVIDER_ROUTE_ALGORITHM_H_
+#define AESMUX_PROVIDER_ROUTE_ALGORITHM_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace aesmux::route {
+
+// A mode family: algorithms of one family share thresholds and a context
+// type at the OpenSSL edge.
+enum class Family : uint8_t { kEcb, kCbc, kCtr, kXts, kGcm };
+inline constexpr size_t kNumFamilies = 5;
+
+inline constexpr std::array<std::string_view, kNumFamilies> kFamilyNames = {
+    "ecb", "cbc", "ctr", "xts", "gcm"};
+
+constexpr std::string_view FamilyName(Family family) {
+  return kFamilyNames[static_cast<size_t>(family)];
+}
+
+enum class Alg : uint8_t {
+  kAes128Ecb, kAes192Ecb, kAes256Ecb,
+  kAes128Cbc, kAes192Cbc, kAes256Cbc,
+  kAes128Ctr, kAes192Ctr, kAes256Ctr,
+  kAes128Xts, kAes256Xts,
+  kAes128Gcm, kAes192Gcm, kAes256Gcm,
+};
+inline constexpr size_t kNumAlgs = 14;
+
+struct AlgInfo {
+  Alg alg;
+  std::string_view name;  // OpenSSL's canonical name, as in the statistics
+  Family family;
+  size_t key_len;  // bytes; for XTS both halves together
+};
+
+inline constexpr std::array<AlgInfo, kNumAlgs> kAlgs = {{
+    {Alg::kAes128Ecb, "AES-128-ECB", Family::kEcb, 16},
+    {Alg::kAes192Ecb, "AES-192-ECB", Family::kEcb, 24},
+    {Alg::kAes256Ecb, "AES-256-ECB", Family::kEcb, 32},
+    {Alg::kAes128Cbc, "AES-128-CBC", Family::kCbc, 16},
+    {Alg::kAes192Cbc, "AES-192-CBC", Family::kCbc, 24},
+    {Alg::kAes256Cbc, "AES-256-CBC", Family::kCbc, 32},
+    {Alg::kAes128Ctr, "AES-128-CTR", Family::kCtr, 16},
+    {Alg::kAes192Ctr, "AES-192-CTR", Family::kCtr, 24},
+    {Alg::kAes256Ctr, "AES-256-CTR", Family::kCtr, 32},
+    {Alg::kAes128Xts, "AES-128-XTS", Family::kXts, 32},
+    {Alg::kAes256Xts, "AES-256-XTS", Family::kXts, 64},
+    {Alg::kAes128Gcm, "AES-128-GCM", Family::kGcm, 16},
+    {Alg::kAes192Gcm, "AES-192-GCM", Family::kGcm, 24},
+    {Alg::kAes256Gcm, "AES-256-GCM", Family::kGcm, 32},
+}};
+
+constexpr const AlgInfo &Info(Alg alg) {
+  return kAlgs[static_cast<size_t>(alg)];
+}
+
+// Where a request runs.
+enum class Path : uint8_t {
+  kSimd,      // our nasm kernels
+  kFallback,  // OpenSSL's default provider in a private library context
+};
+inline constexpr size_t kNumPaths = 2;
+
+inline constexpr std::array<std::string_view, kNumPaths> kPathNames = {
+    "simd", "fallback"};
+
+constexpr std::string_view PathName(Path path) {
+  return kPathNames[static_cast<size_t>(path)];
+}
+
+enum class Direction : uint8_t { kDecrypt, kEncrypt };
+
+}  // namespace aesmux::route
+
+#endif  // AESMUX_PROVIDER_ROUTE_ALGORITHM_H_
