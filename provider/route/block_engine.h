@@ -1,0 +1,75 @@
+// BlockEngine: one key of an ECB, CBC, CTR or XTS algorithm, ready on every
+// path, serving requests the router sends to any of them.
+//
+// A request carries all of its chaining state (CBC IV, CTR counter), so
+// consecutive requests of one stream may run on different paths. The raw
+// key is kept (and wiped on destruction) so the fallback path can be keyed
+// lazily and the decryption schedule built when the direction changes.
+#ifndef AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
+#define AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "kernels/simd_key.h"
+#include "provider/fallback/fallback.h"
+#include "provider/route/algorithm.h"
+#include "provider/route/router.h"
+
+namespace aesmux::route {
+
+// A piece of one request: consecutive segments form one stream.
+struct Segment {
+  uint8_t *out;
+  const uint8_t *in;
+  size_t len;
+};
+
+class BlockEngine {
+ public:
+  BlockEngine(const Router &router, Alg alg) : router_(&router), alg_(alg) {}
+  ~BlockEngine();
+  BlockEngine(const BlockEngine &) = delete;
+  BlockEngine &operator=(const BlockEngine &) = delete;
+
+  // Makes this a deep copy of `other` (for dupctx); false if that fails.
+  bool CopyFrom(const BlockEngine &other);
+
+  // Sets the key; its length is the algorithm's key length.
+  void SetKey(std::span<const uint8_t> key);
+  bool has_key() const { return key_len_ != 0; }
+
+  // Serves one request.
+  // ECB, CBC: every segment is whole blocks; `iv` is the CBC chaining value
+  //   (in/out), unused for ECB.
+  // CTR: `iv` is the counter (in/out); segments are whole blocks except that
+  //   the last may end in a partial block, whose keystream block is written
+  //   to `keystream` (the counter then points past it).
+  // XTS: one segment, one data unit of 16 bytes to 16 MiB; `iv` the tweak.
+  // Returns false, with OpenSSL's error on the queue, only if the request
+  // could not be served by any path; the output is then unspecified but the
+  // input is untouched unless it is also the output.
+  bool Run(Direction direction, uint8_t *iv,
+           std::span<const Segment> segments, uint8_t *keystream = nullptr);
+
+ private:
+  bool RunSimd(Direction direction, uint8_t *iv,
+               std::span<const Segment> segments, uint8_t *keystream);
+  bool RunFallback(Direction direction, uint8_t *iv,
+                   std::span<const Segment> segments, uint8_t *keystream);
+  std::span<const uint8_t> key() const { return {key_.data(), key_len_}; }
+
+  const Router *router_;
+  Alg alg_;
+  std::array<uint8_t, 64> key_{};
+  size_t key_len_ = 0;
+  kernels::SimdKey simd_;        // ECB, CBC, CTR
+  kernels::SimdXtsKey simd_xts_; // XTS
+  fallback::FallbackContext fallback_;
+};
+
+}  // namespace aesmux::route
+
+#endif  // AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_

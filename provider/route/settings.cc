@@ -1,0 +1,141 @@
+#include "provider/route/settings.h"
+
+#include <cctype>
+#include <limits>
+
+namespace aesmux::route {
+namespace {
+
+// The value of `key` from the environment if set there, else from the
+// configuration; `source` names where it came from, for messages.
+std::optional<std::string> Lookup(const ConfigLookup &config,
+                                  const ConfigLookup &env,
+                                  std::string_view key,
+                                  std::string_view env_name,
+                                  std::string *source) {
+  if (auto value = env(env_name)) {
+    *source = std::string(env_name);
+    return value;
+  }
+  if (auto value = config(key)) {
+    *source = std::string(key);
+    return value;
+  }
+  return std::nullopt;
+}
+
+std::string EnvName(std::string_view family, std::string_view suffix) {
+  std::string name = "AESMUX_";
+  for (char c : family) name += static_cast<char>(std::toupper(c));
+  name += '_';
+  name += suffix;
+  return name;
+}
+
+bool ChooseTier(std::string_view requested, kernels::CpuFeatures cpu,
+                std::string_view source, Settings *settings,
+                std::string *error) {
+  if (requested == "none") {
+    settings->tier = nullptr;
+    settings->tier_reason = std::string(source) + "=none";
+    return true;
+  }
+  if (requested == "auto") {
+    settings->tier = kernels::BestTier(cpu);
+    settings->tier_reason =
+        settings->tier != nullptr
+            ? "auto: best tier for this CPU"
+            : "auto: this CPU has none of the features of any tier (has: " +
+                  kernels::DescribeCpuFeatures(cpu) + ")";
+    return true;
+  }
+  const kernels::Tier *tier = kernels::TierByName(requested);
+  if (tier == nullptr) {
+    std::string names;
+    for (const kernels::Tier &t : kernels::kTiers) {
+      names += std::string(t.name) + "|";
+    }
+    *error = std::string(source) + " = '" + std::string(requested) +
+             "': expected auto|none|" + names.substr(0, names.size() - 1);
+    return false;
+  }
+  if (!kernels::Supported(*tier, cpu)) {
+    *error = std::string(source) + " = '" + std::string(requested) +
+             "': this CPU lacks " +
+             kernels::DescribeCpuFeatures(tier->required & ~cpu);
+    return false;
+  }
+  settings->tier = tier;
+  settings->tier_reason = std::string(source) + "=" + std::string(requested);
+  return true;
+}
+
+}  // namespace
+
+std::optional<uint64_t> ParseByteCount(std::string_view text) {
+  size_t digits = 0;
+  uint64_t value = 0;
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  while (digits < text.size() &&
+         std::isdigit(static_cast<unsigned char>(text[digits]))) {
+    const uint64_t digit = static_cast<uint64_t>(text[digits] - '0');
+    if (value > (kMax - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  const std::string_view suffix = text.substr(digits);
+  unsigned shift = 0;
+  if (suffix.empty()) {
+    shift = 0;
+  } else if (suffix == "K" || suffix == "k") {
+    shift = 10;
+  } else if (suffix == "M" || suffix == "m") {
+    shift = 20;
+  } else if (suffix == "G" || suffix == "g") {
+    shift = 30;
+  } else {
+    return std::nullopt;
+  }
+  if (value > (kMax >> shift)) return std::nullopt;
+  return value << shift;
+}
+
+std::optional<Settings> LoadSettings(const ConfigLookup &config,
+                                     const ConfigLookup &env,
+                                     kernels::CpuFeatures cpu,
+                                     std::string *error) {
+  Settings settings;
+  std::string source = "default";
+
+  std::string tier_name = "auto";
+  if (auto value = Lookup(config, env, "kernels", "AESMUX_KERNELS", &source)) {
+    tier_name = *value;
+  }
+  if (!ChooseTier(tier_name, cpu, source, &settings, error)) {
+    return std::nullopt;
+  }
+
+  for (size_t f = 0; f < kNumFamilies; ++f) {
+    const std::string family(kFamilyNames[f]);
+    const std::string key = family + ".fallback_max_len";
+    auto value = Lookup(config, env, key,
+                        EnvName(family, "FALLBACK_MAX_LEN"), &source);
+    if (!value) continue;
+    auto bytes = ParseByteCount(*value);
+    if (!bytes) {
+      *error = source + " = '" + *value +
+               "': expected a byte count such as 0, 512, 16K or 1M";
+      return std::nullopt;
+    }
+    settings.families[f].fallback_max_len = *bytes;
+  }
+
+  if (auto value =
+          Lookup(config, env, "stats_file", "AESMUX_STATS_FILE", &source)) {
+    settings.stats_file = *value;
+  }
+  return settings;
+}
+
+}  // namespace aesmux::route

@@ -1,0 +1,68 @@
+// Router settings: every configuration key aesmux understands, declared once
+// here, parsed eagerly when the provider loads.
+//
+// Sources, in increasing priority: built-in defaults, the provider's section
+// of openssl.cnf (keys as below), environment variables. A value that does
+// not parse makes the provider refuse to load, with a message naming the key.
+//
+//   key (openssl.cnf)          environment                     default
+//   kernels                    AESMUX_KERNELS                  auto
+//   <family>.fallback_max_len  AESMUX_<FAMILY>_FALLBACK_MAX_LEN 0 (never)
+//   stats_file                 AESMUX_STATS_FILE               (none)
+//
+// <family> is one of ecb, cbc, ctr, xts, gcm. Byte counts are decimal with an
+// optional K, M or G suffix (powers of 1024).
+#ifndef AESMUX_PROVIDER_ROUTE_SETTINGS_H_
+#define AESMUX_PROVIDER_ROUTE_SETTINGS_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kernels/tiers.h"
+#include "provider/route/algorithm.h"
+
+namespace aesmux::route {
+
+struct FamilySettings {
+  // Requests of at most this many bytes go to the fallback path; 0: never.
+  uint64_t fallback_max_len = 0;
+};
+
+struct Settings {
+  // The kernel tier for every key, or nullptr when kernels are off (forced
+  // off, or the CPU lacks what the lowest tier needs).
+  const kernels::Tier *tier = nullptr;
+  // How the tier was chosen, for diagnostics ("auto", "forced", "none", …).
+  std::string tier_reason;
+  std::array<FamilySettings, kNumFamilies> families{};
+  // Prefix of the statistics file written at exit; empty: none.
+  std::string stats_file;
+
+  const FamilySettings &family(Family f) const {
+    return families[static_cast<size_t>(f)];
+  }
+};
+
+// Returns the value of a configuration key, or nullopt when it is unset.
+using ConfigLookup =
+    std::function<std::optional<std::string>(std::string_view key)>;
+
+// Builds the settings from the provider's configuration section (`config`)
+// and the environment (`env`, looked up by variable name) for a CPU with
+// `cpu` features. Returns nullopt and a message in `error` when a value is
+// invalid.
+std::optional<Settings> LoadSettings(const ConfigLookup &config,
+                                     const ConfigLookup &env,
+                                     kernels::CpuFeatures cpu,
+                                     std::string *error);
+
+// Parses a byte count ("4096", "16K", "1M"); nullopt if malformed.
+std::optional<uint64_t> ParseByteCount(std::string_view text);
+
+}  // namespace aesmux::route
+
+#endif  // AESMUX_PROVIDER_ROUTE_SETTINGS_H_
