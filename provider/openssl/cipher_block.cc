@@ -1,0 +1,244 @@
+// AES-ECB and AES-CBC: whole blocks, PKCS#7 padding, partial blocks held
+// between updates (and, when decrypting with padding, the last full block
+// held back for final), exactly as the default provider's block ciphers.
+#include <openssl/core_dispatch.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/proverr.h>
+
+#include <cstring>
+
+#include "provider/openssl/generic_ctx.h"
+
+namespace aesmux::openssl {
+namespace {
+
+using route::Alg;
+using route::Family;
+using route::Segment;
+
+// Runs whole blocks through the router; raises CIPHER_OPERATION_FAILED when
+// no path could serve them.
+bool RunBlocks(GenericCtx *ctx, std::span<const Segment> segments) {
+  uint8_t *iv = ctx->family == Family::kCbc ? ctx->iv : nullptr;
+  if (ctx->engine.Run(ctx->direction(), iv, segments)) return true;
+  ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+  return false;
+}
+
+// PKCS#7 removal from the final decrypted block, without branching on the
+// padding bytes. Returns the number of plaintext bytes, or -1 if the padding
+// is malformed.
+int UnpadLength(const uint8_t block[kAesBlock]) {
+  const unsigned pad = block[kAesBlock - 1];
+  // bad = pad == 0 || pad > 16, as an all-ones mask.
+  unsigned bad = (0u - ((pad - 1) >> 31)) | (0u - ((16u - pad) >> 31));
+  for (unsigned i = 0; i < kAesBlock; ++i) {
+    // in_pad: byte i lies in the last `pad` bytes.
+    const unsigned in_pad = 0u - (((kAesBlock - 1 - i) - pad) >> 31);
+    bad |= in_pad & (0u - ((block[i] ^ pad) != 0));
+  }
+  return bad ? -1 : static_cast<int>(kAesBlock - pad);
+}
+
+int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
+                const unsigned char *in, size_t inl) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (!ctx->key_set) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
+    return 0;
+  }
+
+  // Complete a held partial block first.
+  if (ctx->buf_len != 0) {
+    const size_t take = std::min(inl, kAesBlock - ctx->buf_len);
+    std::memcpy(ctx->buf + ctx->buf_len, in, take);
+    ctx->buf_len += take;
+    in += take;
+    inl -= take;
+  }
+  Segment segments[2];
+  size_t num_segments = 0;
+  size_t produced = 0;
+  // A full held block goes now, unless it may be the padded last block of a
+  // decryption (no more input yet).
+  const bool flush_held = ctx->buf_len == kAesBlock &&
+                          (ctx->encrypt || inl > 0 || !ctx->pad);
+  if (flush_held) {
+    if (outsize < kAesBlock) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+      return 0;
+    }
+    segments[num_segments++] = {out, ctx->buf, kAesBlock};
+    produced = kAesBlock;
+  }
+  size_t whole = inl & ~(kAesBlock - 1);
+  // Decrypting with padding: hold back the last block for final.
+  if (whole != 0 && whole == inl && !ctx->encrypt && ctx->pad) {
+    whole -= kAesBlock;
+  }
+  if (whole != 0) {
+    if (outsize < produced + whole) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+      return 0;
+    }
+    segments[num_segments++] = {out + produced, in, whole};
+  }
+  if (num_segments != 0 &&
+      !RunBlocks(ctx, std::span(segments, num_segments))) {
+    return 0;
+  }
+  if (flush_held) ctx->buf_len = 0;
+  in += whole;
+  inl -= whole;
+  // What is left is less than a block: hold it.
+  std::memcpy(ctx->buf + ctx->buf_len, in, inl);
+  ctx->buf_len += inl;
+  *outl = produced + whole;
+  return 1;
+}
+
+int BlockFinal(void *vctx, unsigned char *out, size_t *outl,
+               size_t outsize) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (!ctx->key_set) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
+    return 0;
+  }
+  if (ctx->tls_version > 0) {
+    // TLS records are never finalised.
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
+  if (ctx->encrypt) {
+    if (ctx->pad) {
+      const auto pad = static_cast<uint8_t>(kAesBlock - ctx->buf_len);
+      std::memset(ctx->buf + ctx->buf_len, pad, pad);
+    } else if (ctx->buf_len == 0) {
+      *outl = 0;
+      return 1;
+    } else if (ctx->buf_len != kAesBlock) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_WRONG_FINAL_BLOCK_LENGTH);
+      return 0;
+    }
+    if (outsize < kAesBlock) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+      return 0;
+    }
+    const Segment segment{out, ctx->buf, kAesBlock};
+    if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
+    ctx->buf_len = 0;
+    *outl = kAesBlock;
+    return 1;
+  }
+
+  if (ctx->buf_len != kAesBlock) {
+    if (ctx->buf_len == 0 && !ctx->pad) {
+      *outl = 0;
+      return 1;
+    }
+    ERR_raise(ERR_LIB_PROV, PROV_R_WRONG_FINAL_BLOCK_LENGTH);
+    return 0;
+  }
+  const Segment segment{ctx->buf, ctx->buf, kAesBlock};
+  if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
+  size_t plain_len = kAesBlock;
+  if (ctx->pad) {
+    const int unpadded = UnpadLength(ctx->buf);
+    if (unpadded < 0) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_BAD_DECRYPT);
+      return 0;
+    }
+    plain_len = static_cast<size_t>(unpadded);
+  }
+  if (outsize < plain_len) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+    return 0;
+  }
+  std::memcpy(out, ctx->buf, plain_len);
+  OPENSSL_cleanse(ctx->buf, sizeof(ctx->buf));
+  ctx->buf_len = 0;
+  *outl = plain_len;
+  return 1;
+}
+
+// EVP_Cipher(): no buffering and no padding; `inl` bytes in, `inl` reported
+// out. A trailing partial block is handled as the default provider's AES-NI
+// code does: ECB leaves it untouched; CBC encryption encrypts it zero-padded
+// (writing a whole block, which EVP_Cipher's output size allows); CBC
+// decryption decrypts it as if zero-extended and writes only its bytes.
+int BlockCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
+                const unsigned char *in, size_t inl) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (!ctx->key_set) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
+    return 0;
+  }
+  if (outsize < inl) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+    return 0;
+  }
+  const size_t whole = inl & ~(kAesBlock - 1);
+  const size_t tail = inl - whole;
+  Segment segments[2];
+  size_t num_segments = 0;
+  if (whole != 0) segments[num_segments++] = {out, in, whole};
+  uint8_t block[kAesBlock] = {};
+  uint8_t decrypted[kAesBlock];
+  if (tail != 0 && ctx->family == Family::kCbc) {
+    if (ctx->encrypt && outsize < whole + kAesBlock) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+      return 0;
+    }
+    std::memcpy(block, in + whole, tail);
+    segments[num_segments++] = {ctx->encrypt ? out + whole : decrypted, block,
+                                kAesBlock};
+  }
+  if (num_segments != 0 &&
+      !RunBlocks(ctx, std::span(segments, num_segments))) {
+    return 0;
+  }
+  if (tail != 0 && ctx->family == Family::kCbc && !ctx->encrypt) {
+    std::memcpy(out + whole, decrypted, tail);
+    OPENSSL_cleanse(decrypted, sizeof(decrypted));
+  }
+  OPENSSL_cleanse(block, sizeof(block));
+  *outl = inl;
+  return 1;
+}
+
+template <Alg kAlg>
+const OSSL_DISPATCH kDispatch[] = {
+    {OSSL_FUNC_CIPHER_NEWCTX, DispatchFn(NewCtx<kAlg>)},
+    {OSSL_FUNC_CIPHER_FREECTX, DispatchFn(FreeGenericCtx)},
+    {OSSL_FUNC_CIPHER_DUPCTX, DispatchFn(DupGenericCtx)},
+    {OSSL_FUNC_CIPHER_ENCRYPT_INIT, DispatchFn(GenericEncryptInit)},
+    {OSSL_FUNC_CIPHER_DECRYPT_INIT, DispatchFn(GenericDecryptInit)},
+    {OSSL_FUNC_CIPHER_UPDATE, DispatchFn(BlockUpdate)},
+    {OSSL_FUNC_CIPHER_FINAL, DispatchFn(BlockFinal)},
+    {OSSL_FUNC_CIPHER_CIPHER, DispatchFn(BlockCipher)},
+    {OSSL_FUNC_CIPHER_GET_PARAMS, DispatchFn(GetAlgorithmParams<kAlg>)},
+    {OSSL_FUNC_CIPHER_GET_CTX_PARAMS, DispatchFn(GenericGetCtxParams)},
+    {OSSL_FUNC_CIPHER_SET_CTX_PARAMS, DispatchFn(GenericSetCtxParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_PARAMS, DispatchFn(AlgorithmGettableParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS,
+     DispatchFn(GenericGettableCtxParams)},
+    {OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS,
+     DispatchFn(GenericSettableCtxParams)},
+    {0, nullptr}};
+
+}  // namespace
+
+const OSSL_DISPATCH *BlockDispatch(Alg alg) {
+  switch (alg) {
+    case Alg::kAes128Ecb: return kDispatch<Alg::kAes128Ecb>;
+    case Alg::kAes192Ecb: return kDispatch<Alg::kAes192Ecb>;
+    case Alg::kAes256Ecb: return kDispatch<Alg::kAes256Ecb>;
+    case Alg::kAes128Cbc: return kDispatch<Alg::kAes128Cbc>;
+    case Alg::kAes192Cbc: return kDispatch<Alg::kAes192Cbc>;
+    case Alg::kAes256Cbc: return kDispatch<Alg::kAes256Cbc>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace aesmux::openssl

@@ -1,0 +1,108 @@
+// AES-CTR: a stream cipher over a 128-bit big-endian counter. `num` counts
+// the bytes already used of the keystream block in `buf`, so a stream may be
+// cut anywhere between updates.
+#include <openssl/core_dispatch.h>
+#include <openssl/err.h>
+#include <openssl/proverr.h>
+
+#include "provider/openssl/generic_ctx.h"
+
+namespace aesmux::openssl {
+namespace {
+
+using route::Alg;
+
+bool CtrCrypt(GenericCtx *ctx, uint8_t *out, const uint8_t *in, size_t len) {
+  size_t used = ctx->num;
+  while (used != 0 && len != 0) {
+    *out++ = *in++ ^ ctx->buf[used];
+    used = (used + 1) % kAesBlock;
+    --len;
+  }
+  if (len != 0) {
+    const route::Segment segment{out, in, len};
+    if (!ctx->engine.Run(route::Direction::kEncrypt, ctx->iv,
+                         std::span(&segment, 1), ctx->buf)) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+      return false;
+    }
+    used = len % kAesBlock;
+  }
+  ctx->num = static_cast<unsigned int>(used);
+  return true;
+}
+
+bool CheckCtrCall(const GenericCtx *ctx, size_t outsize, size_t inl) {
+  if (!ctx->key_set) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
+    return false;
+  }
+  if (outsize < inl) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+    return false;
+  }
+  return true;
+}
+
+int CtrCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
+              const unsigned char *in, size_t inl) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (!CheckCtrCall(ctx, outsize, inl) || !CtrCrypt(ctx, out, in, inl)) {
+    return 0;
+  }
+  *outl = inl;
+  return 1;
+}
+
+int CtrUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
+              const unsigned char *in, size_t inl) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (ctx->key_set && inl == 0) {
+    *outl = 0;
+    return 1;
+  }
+  return CtrCipher(vctx, out, outl, outsize, in, inl);
+}
+
+int CtrFinal(void *vctx, unsigned char *, size_t *outl, size_t) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (!ctx->key_set) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
+    return 0;
+  }
+  *outl = 0;
+  return 1;
+}
+
+template <Alg kAlg>
+const OSSL_DISPATCH kDispatch[] = {
+    {OSSL_FUNC_CIPHER_NEWCTX, DispatchFn(NewCtx<kAlg>)},
+    {OSSL_FUNC_CIPHER_FREECTX, DispatchFn(FreeGenericCtx)},
+    {OSSL_FUNC_CIPHER_DUPCTX, DispatchFn(DupGenericCtx)},
+    {OSSL_FUNC_CIPHER_ENCRYPT_INIT, DispatchFn(GenericEncryptInit)},
+    {OSSL_FUNC_CIPHER_DECRYPT_INIT, DispatchFn(GenericDecryptInit)},
+    {OSSL_FUNC_CIPHER_UPDATE, DispatchFn(CtrUpdate)},
+    {OSSL_FUNC_CIPHER_FINAL, DispatchFn(CtrFinal)},
+    {OSSL_FUNC_CIPHER_CIPHER, DispatchFn(CtrCipher)},
+    {OSSL_FUNC_CIPHER_GET_PARAMS, DispatchFn(GetAlgorithmParams<kAlg>)},
+    {OSSL_FUNC_CIPHER_GET_CTX_PARAMS, DispatchFn(GenericGetCtxParams)},
+    {OSSL_FUNC_CIPHER_SET_CTX_PARAMS, DispatchFn(GenericSetCtxParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_PARAMS, DispatchFn(AlgorithmGettableParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS,
+     DispatchFn(GenericGettableCtxParams)},
+    {OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS,
+     DispatchFn(GenericSettableCtxParams)},
+    {0, nullptr}};
+
+}  // namespace
+
+const OSSL_DISPATCH *CtrDispatch(Alg alg) {
+  switch (alg) {
+    case Alg::kAes128Ctr: return kDispatch<Alg::kAes128Ctr>;
+    case Alg::kAes192Ctr: return kDispatch<Alg::kAes192Ctr>;
+    case Alg::kAes256Ctr: return kDispatch<Alg::kAes256Ctr>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace aesmux::openssl

@@ -1,0 +1,541 @@
+// AES-GCM: the default provider's AEAD context, IV state machine and TLS 1.2
+// record mode, over the router's GcmEngine.
+//
+// IV lifecycle: an IV given at init is "buffered"; the message starts (and
+// the engine is routed) on the first update; final "finishes" it, after which
+// updates fail until a new IV is set, so an IV is never reused by accident.
+// Encrypting without an IV draws a random one.
+#include <openssl/core_dispatch.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/proverr.h>
+#include <openssl/rand.h>
+
+#include <cstring>
+#include <new>
+
+#include "provider/openssl/generic_ctx.h"
+#include "provider/route/gcm_engine.h"
+
+namespace aesmux::openssl {
+namespace {
+
+using route::Alg;
+using route::Direction;
+
+constexpr size_t kUnset = static_cast<size_t>(-1);
+constexpr size_t kDefaultIvLen = 12;
+constexpr size_t kMaxIvLen = 128;
+constexpr size_t kTagLen = 16;
+// TLS 1.2 GCM records: explicit IV ‖ payload ‖ tag; 13-byte AAD.
+constexpr size_t kTlsExplicitIvLen = EVP_GCM_TLS_EXPLICIT_IV_LEN;  // 8
+constexpr size_t kTlsFixedIvLen = EVP_GCM_TLS_FIXED_IV_LEN;        // 4
+constexpr size_t kTlsAadLen = EVP_AEAD_TLS1_AAD_LEN;               // 13
+
+enum class IvState { kUninitialised, kBuffered, kCopied, kFinished };
+
+struct GcmCtx {
+  GcmCtx(ProviderContext *provider_context, Alg algorithm)
+      : provider(provider_context),
+        alg(algorithm),
+        engine(provider_context->router, algorithm),
+        key_len(route::Info(algorithm).key_len) {}
+  ~GcmCtx() {
+    OPENSSL_cleanse(iv, sizeof(iv));
+    OPENSSL_cleanse(tag, sizeof(tag));
+    OPENSSL_cleanse(tls_aad, sizeof(tls_aad));
+  }
+
+  Direction direction() const {
+    return encrypt ? Direction::kEncrypt : Direction::kDecrypt;
+  }
+
+  ProviderContext *provider;
+  Alg alg;
+  route::GcmEngine engine;
+  size_t key_len;
+
+  bool encrypt = false;
+  bool key_set = false;
+  size_t iv_len = kDefaultIvLen;
+  uint8_t iv[kMaxIvLen] = {};
+  IvState iv_state = IvState::kUninitialised;
+  bool iv_gen = false;       // TLS: the IV's last 8 bytes are a counter
+  bool iv_gen_rand = false;  // the IV was drawn at random
+  size_t tag_len = kUnset;
+  uint8_t tag[kTagLen] = {};
+  // TLS 1.2 record mode: set by tlsaad for the next update only.
+  size_t tls_aad_len = kUnset;
+  uint8_t tls_aad[kTlsAadLen] = {};
+  size_t tls_aad_pad = 0;
+  uint64_t tls_enc_records = 0;
+};
+
+// Starts the engine's message on the current IV ("setiv").
+bool StartMessage(GcmCtx *ctx) {
+  return ctx->engine.Start(ctx->direction(), {ctx->iv, ctx->iv_len});
+}
+
+// SP 800-38D 8.2.2: a random IV of at least 96 bits.
+bool GenerateIv(GcmCtx *ctx) {
+  if (ctx->iv_len < kDefaultIvLen ||
+      RAND_bytes_ex(ctx->provider->fallback->libctx(), ctx->iv, ctx->iv_len,
+                    0) <= 0) {
+    return false;
+  }
+  ctx->iv_state = IvState::kBuffered;
+  ctx->iv_gen_rand = true;
+  return true;
+}
+
+// Increments the last 8 bytes of the IV as a big-endian counter.
+void IncrementInvocationField(GcmCtx *ctx) {
+  uint8_t *counter = ctx->iv + ctx->iv_len - 8;
+  for (int i = 7; i >= 0; --i) {
+    if (++counter[i] != 0) break;
+  }
+}
+
+// tlsivgen: starts a message on the current IV, hands out its last
+// `out_len` bytes (all of it for 0 or more than the IV) and advances the
+// invocation field for the next record.
+bool GetIvGen(GcmCtx *ctx, uint8_t *out, size_t out_len) {
+  if (!ctx->iv_gen || !ctx->key_set || !StartMessage(ctx)) return false;
+  if (out_len == 0 || out_len > ctx->iv_len) out_len = ctx->iv_len;
+  std::memcpy(out, ctx->iv + ctx->iv_len - out_len, out_len);
+  IncrementInvocationField(ctx);
+  ctx->iv_state = IvState::kCopied;
+  return true;
+}
+
+// tlsivinv: the peer's explicit IV replaces the IV's last `len` bytes.
+bool SetIvInv(GcmCtx *ctx, const uint8_t *in, size_t len) {
+  if (!ctx->iv_gen || !ctx->key_set || ctx->encrypt || len > ctx->iv_len) {
+    return false;
+  }
+  std::memcpy(ctx->iv + ctx->iv_len - len, in, len);
+  if (!StartMessage(ctx)) return false;
+  ctx->iv_state = IvState::kCopied;
+  return true;
+}
+
+// tlsaad: keeps the record header for the next update and corrects its
+// length field for the explicit IV (and the tag when decrypting). Returns
+// the extra output the record needs (the tag), or 0 if the AAD is invalid.
+size_t SetTlsAad(GcmCtx *ctx, const uint8_t *aad, size_t len) {
+  if (len != kTlsAadLen) return 0;
+  std::memcpy(ctx->tls_aad, aad, len);
+  ctx->tls_aad_len = len;
+  size_t record_len = (size_t{ctx->tls_aad[len - 2]} << 8) | ctx->tls_aad[len - 1];
+  if (record_len < kTlsExplicitIvLen) return 0;
+  record_len -= kTlsExplicitIvLen;
+  if (!ctx->encrypt) {
+    if (record_len < kTagLen) return 0;
+    record_len -= kTagLen;
+  }
+  ctx->tls_aad[len - 2] = static_cast<uint8_t>(record_len >> 8);
+  ctx->tls_aad[len - 1] = static_cast<uint8_t>(record_len);
+  return kTagLen;
+}
+
+// tlsivfixed: the fixed part of the IV (4 bytes at least, leaving at least
+// 8 for the invocation field, which is random when encrypting); length
+// (size_t)-1 restores a whole IV (OpenSSH's aes*-gcm@openssh.com).
+bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
+  if (len == kUnset) {
+    std::memcpy(ctx->iv, iv, ctx->iv_len);
+  } else {
+    if (len < kTlsFixedIvLen || len > ctx->iv_len ||
+        ctx->iv_len - len < kTlsExplicitIvLen) {
+      return false;
+    }
+    std::memcpy(ctx->iv, iv, len);
+    if (ctx->encrypt &&
+        RAND_bytes_ex(ctx->provider->fallback->libctx(), ctx->iv + len,
+                      ctx->iv_len - len, 0) <= 0) {
+      return false;
+    }
+  }
+  ctx->iv_gen = true;
+  ctx->iv_state = IvState::kBuffered;
+  return true;
+}
+
+// One TLS 1.2 record, in place: explicit IV ‖ payload ‖ tag.
+int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
+              size_t len) {
+  size_t produced = 0;
+  int ok = 0;
+  if (!ctx->key_set || out != in ||
+      len < kTlsExplicitIvLen + kTagLen) {
+    goto done;
+  }
+  // SP 800-38D key/IV uniqueness: stop before the record counter wraps.
+  if (ctx->encrypt && ++ctx->tls_enc_records == 0) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_TOO_MANY_RECORDS);
+    goto done;
+  }
+  if (ctx->encrypt ? !GetIvGen(ctx, out, kTlsExplicitIvLen)
+                   : !SetIvInv(ctx, out, kTlsExplicitIvLen)) {
+    goto done;
+  }
+  {
+    uint8_t *payload = out + kTlsExplicitIvLen;
+    const size_t payload_len = len - kTlsExplicitIvLen - kTagLen;
+    uint8_t *record_tag = payload + payload_len;
+    ctx->tag_len = kTagLen;
+    if (!ctx->engine.Aad({ctx->tls_aad, ctx->tls_aad_len}) ||
+        !ctx->engine.Crypt(payload, payload, payload_len) ||
+        !ctx->engine.Finish(record_tag, kTagLen)) {
+      if (!ctx->encrypt) OPENSSL_cleanse(payload, payload_len);
+      goto done;
+    }
+    produced = ctx->encrypt ? len : payload_len;
+    ok = 1;
+  }
+done:
+  ctx->iv_state = IvState::kFinished;
+  ctx->tls_aad_len = kUnset;
+  *outl = produced;
+  return ok;
+}
+
+// The shared body of update, final and cipher: `in` null finalises, `out`
+// null with `in` set is AAD.
+int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
+               size_t len) {
+  if (ctx->tls_aad_len != kUnset) return TlsRecord(ctx, out, outl, in, len);
+  *outl = 0;
+  if (!ctx->key_set || ctx->iv_state == IvState::kFinished) return 0;
+  if (ctx->iv_state == IvState::kUninitialised &&
+      (!ctx->encrypt || !GenerateIv(ctx))) {
+    return 0;
+  }
+  if (ctx->iv_state == IvState::kBuffered) {
+    if (!StartMessage(ctx)) return 0;
+    ctx->iv_state = IvState::kCopied;
+  }
+  if (in != nullptr) {
+    const bool ok = out == nullptr ? ctx->engine.Aad({in, len})
+                                   : ctx->engine.Crypt(out, in, len);
+    if (!ok) return 0;
+    *outl = len;
+    return 1;
+  }
+  // The tag must be set before decrypting can finish.
+  if (!ctx->encrypt && ctx->tag_len == kUnset) return 0;
+  if (!ctx->engine.Finish(ctx->tag, ctx->encrypt ? kTagLen : ctx->tag_len)) {
+    return 0;
+  }
+  if (ctx->encrypt) ctx->tag_len = kTagLen;
+  ctx->iv_state = IvState::kFinished;
+  return 1;
+}
+
+int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
+
+int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
+            const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
+            bool encrypt) {
+  ctx->encrypt = encrypt;
+  if (iv != nullptr) {
+    if (iv_len == 0 || iv_len > kMaxIvLen) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
+      return 0;
+    }
+    ctx->iv_len = iv_len;
+    std::memcpy(ctx->iv, iv, iv_len);
+    ctx->iv_state = IvState::kBuffered;
+  }
+  if (key != nullptr) {
+    if (key_len != ctx->key_len) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_KEY_LENGTH);
+      return 0;
+    }
+    ctx->engine.SetKey({key, key_len});
+    ctx->key_set = true;
+    ctx->tls_enc_records = 0;
+  }
+  return GcmSetCtxParams(ctx, params);
+}
+
+void *GcmNewCtx(void *provctx, Alg alg) noexcept {
+  auto *ctx =
+      new (std::nothrow) GcmCtx(static_cast<ProviderContext *>(provctx), alg);
+  if (ctx == nullptr) ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+  return ctx;
+}
+
+template <Alg kAlg>
+void *GcmNewCtxFor(void *provctx) noexcept {
+  return GcmNewCtx(provctx, kAlg);
+}
+
+void GcmFreeCtx(void *vctx) noexcept { delete static_cast<GcmCtx *>(vctx); }
+
+void *GcmDupCtx(void *vctx) noexcept {
+  const auto *in = static_cast<const GcmCtx *>(vctx);
+  auto *out = new (std::nothrow) GcmCtx(in->provider, in->alg);
+  if (out == nullptr) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return nullptr;
+  }
+  if (!out->engine.CopyFrom(in->engine)) {
+    delete out;
+    return nullptr;
+  }
+  out->encrypt = in->encrypt;
+  out->key_set = in->key_set;
+  out->iv_len = in->iv_len;
+  std::memcpy(out->iv, in->iv, sizeof(out->iv));
+  out->iv_state = in->iv_state;
+  out->iv_gen = in->iv_gen;
+  out->iv_gen_rand = in->iv_gen_rand;
+  out->tag_len = in->tag_len;
+  std::memcpy(out->tag, in->tag, sizeof(out->tag));
+  out->tls_aad_len = in->tls_aad_len;
+  std::memcpy(out->tls_aad, in->tls_aad, sizeof(out->tls_aad));
+  out->tls_aad_pad = in->tls_aad_pad;
+  out->tls_enc_records = in->tls_enc_records;
+  return out;
+}
+
+int GcmEncryptInit(void *vctx, const unsigned char *key, size_t key_len,
+                   const unsigned char *iv, size_t iv_len,
+                   const OSSL_PARAM params[]) noexcept {
+  return GcmInit(static_cast<GcmCtx *>(vctx), key, key_len, iv, iv_len,
+                 params, true);
+}
+
+int GcmDecryptInit(void *vctx, const unsigned char *key, size_t key_len,
+                   const unsigned char *iv, size_t iv_len,
+                   const OSSL_PARAM params[]) noexcept {
+  return GcmInit(static_cast<GcmCtx *>(vctx), key, key_len, iv, iv_len,
+                 params, false);
+}
+
+int GcmUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
+              const unsigned char *in, size_t inl) noexcept {
+  auto *ctx = static_cast<GcmCtx *>(vctx);
+  if (inl == 0) {
+    *outl = 0;
+    return 1;
+  }
+  if (outsize < inl) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+    return 0;
+  }
+  if (!GcmProcess(ctx, out, outl, in, inl)) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
+  return 1;
+}
+
+// A tag mismatch fails without an error on the queue, as in the default
+// provider.
+int GcmFinal(void *vctx, unsigned char *out, size_t *outl,
+             size_t) noexcept {
+  auto *ctx = static_cast<GcmCtx *>(vctx);
+  if (!GcmProcess(ctx, out, outl, nullptr, 0)) return 0;
+  *outl = 0;
+  return 1;
+}
+
+int GcmCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
+              const unsigned char *in, size_t inl) noexcept {
+  auto *ctx = static_cast<GcmCtx *>(vctx);
+  if (outsize < inl) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+    return 0;
+  }
+  if (!GcmProcess(ctx, out, outl, in, inl)) return 0;
+  *outl = inl;
+  return 1;
+}
+
+// The IV as "iv" and "updated-iv": a copy first, else a pointer.
+bool GetIvParam(GcmCtx *ctx, OSSL_PARAM params[], const char *key) {
+  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  if (p == nullptr) return true;
+  if (ctx->iv_state == IvState::kUninitialised) return false;
+  if (ctx->iv_len > p->data_size) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
+    return false;
+  }
+  if (!OSSL_PARAM_set_octet_string(p, ctx->iv, ctx->iv_len) &&
+      !OSSL_PARAM_set_octet_ptr(p, ctx->iv, ctx->iv_len)) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
+    return false;
+  }
+  return true;
+}
+
+int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
+  auto *ctx = static_cast<GcmCtx *>(vctx);
+  const size_t tag_len = ctx->tag_len != kUnset ? ctx->tag_len : kTagLen;
+  if (!SetSizeParam(params, OSSL_CIPHER_PARAM_IVLEN, ctx->iv_len) ||
+      !SetSizeParam(params, OSSL_CIPHER_PARAM_KEYLEN, ctx->key_len) ||
+      !SetSizeParam(params, OSSL_CIPHER_PARAM_AEAD_TAGLEN, tag_len) ||
+      !GetIvParam(ctx, params, OSSL_CIPHER_PARAM_IV) ||
+      !GetIvParam(ctx, params, OSSL_CIPHER_PARAM_UPDATED_IV) ||
+      !SetSizeParam(params, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD,
+                    ctx->tls_aad_pad)) {
+    return 0;
+  }
+  if (OSSL_PARAM *p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD_TAG)) {
+    const size_t size = p->data_size;
+    // The tag exists only after an encryption has finished.
+    if (size == 0 || size > kTagLen || !ctx->encrypt ||
+        ctx->tag_len == kUnset) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
+      return 0;
+    }
+    if (!OSSL_PARAM_set_octet_string(p, ctx->tag, size)) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
+      return 0;
+    }
+  }
+  if (OSSL_PARAM *p =
+          OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN)) {
+    if (p->data == nullptr || p->data_type != OSSL_PARAM_OCTET_STRING ||
+        !GetIvGen(ctx, static_cast<uint8_t *>(p->data), p->data_size)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
+  auto *ctx = static_cast<GcmCtx *>(vctx);
+  if (params == nullptr) return 1;
+
+  if (const OSSL_PARAM *p =
+          OSSL_PARAM_locate_const(params, OSSL_CIPHER_PARAM_AEAD_TAG)) {
+    void *tag = ctx->tag;
+    size_t size = 0;
+    if (!OSSL_PARAM_get_octet_string(p, &tag, kTagLen, &size)) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
+      return 0;
+    }
+    if (size == 0 || ctx->encrypt) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
+      return 0;
+    }
+    ctx->tag_len = size;
+  }
+
+  bool found = false;
+  size_t iv_len = 0;
+  if (!GetSizeParam(params, OSSL_CIPHER_PARAM_AEAD_IVLEN, &iv_len, &found)) {
+    return 0;
+  }
+  if (found) {
+    if (iv_len == 0 || iv_len > kMaxIvLen) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
+      return 0;
+    }
+    if (iv_len != ctx->iv_len) {
+      // An IV already set (or drawn) no longer matches: require a new one.
+      if (ctx->iv_state != IvState::kUninitialised) {
+        ctx->iv_state = IvState::kFinished;
+      }
+      ctx->iv_len = iv_len;
+    }
+  }
+
+  if (const OSSL_PARAM *p =
+          OSSL_PARAM_locate_const(params, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD)) {
+    if (p->data_type != OSSL_PARAM_OCTET_STRING) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
+      return 0;
+    }
+    const size_t pad =
+        SetTlsAad(ctx, static_cast<const uint8_t *>(p->data), p->data_size);
+    if (pad == 0) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_AAD);
+      return 0;
+    }
+    ctx->tls_aad_pad = pad;
+  }
+
+  if (const OSSL_PARAM *p = OSSL_PARAM_locate_const(
+          params, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED)) {
+    if (p->data_type != OSSL_PARAM_OCTET_STRING ||
+        !SetTlsIvFixed(ctx, static_cast<const uint8_t *>(p->data),
+                       p->data_size)) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
+      return 0;
+    }
+  }
+
+  if (const OSSL_PARAM *p = OSSL_PARAM_locate_const(
+          params, OSSL_CIPHER_PARAM_AEAD_TLS1_SET_IV_INV)) {
+    if (p->data == nullptr || p->data_type != OSSL_PARAM_OCTET_STRING ||
+        !SetIvInv(ctx, static_cast<const uint8_t *>(p->data), p->data_size)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+const OSSL_PARAM *GcmGettableCtxParams(void *, void *) noexcept {
+  static const OSSL_PARAM kGettable[] = {
+      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, nullptr),
+      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, nullptr),
+      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TAGLEN, nullptr),
+      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_IV, nullptr, 0),
+      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_UPDATED_IV, nullptr, 0),
+      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, nullptr, 0),
+      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD, nullptr),
+      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN, nullptr,
+                              0),
+      OSSL_PARAM_END};
+  return kGettable;
+}
+
+const OSSL_PARAM *GcmSettableCtxParams(void *, void *) noexcept {
+  static const OSSL_PARAM kSettable[] = {
+      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_IVLEN, nullptr),
+      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, nullptr, 0),
+      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD, nullptr, 0),
+      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, nullptr,
+                              0),
+      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_SET_IV_INV, nullptr,
+                              0),
+      OSSL_PARAM_END};
+  return kSettable;
+}
+
+template <Alg kAlg>
+const OSSL_DISPATCH kDispatch[] = {
+    {OSSL_FUNC_CIPHER_NEWCTX, DispatchFn(GcmNewCtxFor<kAlg>)},
+    {OSSL_FUNC_CIPHER_FREECTX, DispatchFn(GcmFreeCtx)},
+    {OSSL_FUNC_CIPHER_DUPCTX, DispatchFn(GcmDupCtx)},
+    {OSSL_FUNC_CIPHER_ENCRYPT_INIT, DispatchFn(GcmEncryptInit)},
+    {OSSL_FUNC_CIPHER_DECRYPT_INIT, DispatchFn(GcmDecryptInit)},
+    {OSSL_FUNC_CIPHER_UPDATE, DispatchFn(GcmUpdate)},
+    {OSSL_FUNC_CIPHER_FINAL, DispatchFn(GcmFinal)},
+    {OSSL_FUNC_CIPHER_CIPHER, DispatchFn(GcmCipher)},
+    {OSSL_FUNC_CIPHER_GET_PARAMS, DispatchFn(GetAlgorithmParams<kAlg>)},
+    {OSSL_FUNC_CIPHER_GET_CTX_PARAMS, DispatchFn(GcmGetCtxParams)},
+    {OSSL_FUNC_CIPHER_SET_CTX_PARAMS, DispatchFn(GcmSetCtxParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_PARAMS, DispatchFn(AlgorithmGettableParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS, DispatchFn(GcmGettableCtxParams)},
+    {OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS, DispatchFn(GcmSettableCtxParams)},
+    {0, nullptr}};
+
+}  // namespace
+
+const OSSL_DISPATCH *GcmDispatch(Alg alg) {
+  switch (alg) {
+    case Alg::kAes128Gcm: return kDispatch<Alg::kAes128Gcm>;
+    case Alg::kAes192Gcm: return kDispatch<Alg::kAes192Gcm>;
+    case Alg::kAes256Gcm: return kDispatch<Alg::kAes256Gcm>;
+    default: return nullptr;
+  }
+}
+
+}  // namespace aesmux::openssl

@@ -1,0 +1,90 @@
+// The context shared by the non-AEAD ciphers (ECB, CBC, CTR, XTS): key and
+// IV state, partial-block buffer, and the OSSL_PARAMs every one of them
+// answers the same way as the default provider's generic cipher context.
+#ifndef AESMUX_PROVIDER_OPENSSL_GENERIC_CTX_H_
+#define AESMUX_PROVIDER_OPENSSL_GENERIC_CTX_H_
+
+#include <openssl/core.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "provider/openssl/params.h"
+#include "provider/openssl/provider_context.h"
+#include "provider/route/block_engine.h"
+
+namespace aesmux::openssl {
+
+inline constexpr size_t kAesBlock = 16;
+
+struct GenericCtx {
+  GenericCtx(ProviderContext *provider_context, route::Alg algorithm);
+  ~GenericCtx();
+
+  ProviderContext *provider;
+  route::Alg alg;
+  route::Family family;
+  route::BlockEngine engine;
+  size_t key_len;
+  size_t iv_len;  // 0 for ECB
+  size_t block_size;  // 16 for ECB and CBC, 1 for the stream-like modes
+
+  bool encrypt = false;
+  bool key_set = false;
+  bool iv_set = false;
+  bool pad = true;
+  unsigned int num = 0;
+  uint8_t iv[kAesBlock] = {};   // running IV: CBC chaining value, CTR counter
+  uint8_t oiv[kAesBlock] = {};  // IV as given at init
+  // ECB/CBC: the partial block held between updates. CTR: the keystream
+  // block that `num` indexes into.
+  uint8_t buf[kAesBlock] = {};
+  size_t buf_len = 0;
+  // TLS record mode (CBC), set by libssl through tls-version/tls-mac-size.
+  unsigned int tls_version = 0;
+  size_t tls_mac_size = 0;
+
+  route::Direction direction() const {
+    return encrypt ? route::Direction::kEncrypt : route::Direction::kDecrypt;
+  }
+};
+
+// Dispatch functions shared by the generic families.
+void *NewGenericCtx(void *provctx, route::Alg alg) noexcept;
+void FreeGenericCtx(void *vctx) noexcept;
+void *DupGenericCtx(void *vctx) noexcept;
+int GenericGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept;
+const OSSL_PARAM *GenericGettableCtxParams(void *vctx, void *provctx) noexcept;
+// ECB, CBC and CTR (XTS has its own init and settable parameters).
+int GenericEncryptInit(void *vctx, const unsigned char *key, size_t key_len,
+                       const unsigned char *iv, size_t iv_len,
+                       const OSSL_PARAM params[]) noexcept;
+int GenericDecryptInit(void *vctx, const unsigned char *key, size_t key_len,
+                       const unsigned char *iv, size_t iv_len,
+                       const OSSL_PARAM params[]) noexcept;
+int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
+const OSSL_PARAM *GenericSettableCtxParams(void *vctx, void *provctx) noexcept;
+
+// Stores an IV given at init; raises PROV_R_INVALID_IV_LENGTH if `iv_len` is
+// not the context's IV length.
+bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len);
+
+template <route::Alg kAlg>
+void *NewCtx(void *provctx) noexcept {
+  return NewGenericCtx(provctx, kAlg);
+}
+
+template <route::Alg kAlg>
+int GetAlgorithmParams(OSSL_PARAM params[]) noexcept {
+  return SetAlgorithmParams(kAlg, params) ? 1 : 0;
+}
+
+// Per-family dispatch tables, for the algorithm table in provider.cc.
+const OSSL_DISPATCH *BlockDispatch(route::Alg alg);  // ECB, CBC
+const OSSL_DISPATCH *CtrDispatch(route::Alg alg);
+const OSSL_DISPATCH *XtsDispatch(route::Alg alg);
+const OSSL_DISPATCH *GcmDispatch(route::Alg alg);
+
+}  // namespace aesmux::openssl
+
+#endif  // AESMUX_PROVIDER_OPENSSL_GENERIC_CTX_H_

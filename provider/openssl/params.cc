@@ -1,0 +1,108 @@
+#include "provider/openssl/params.h"
+
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/proverr.h>
+
+namespace aesmux::openssl {
+namespace {
+
+using route::Alg;
+using route::Family;
+
+bool Failed() {
+  ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
+  return false;
+}
+
+struct Constants {
+  unsigned int mode;
+  size_t iv_len;
+  size_t block_size;
+  int aead;
+  int custom_iv;
+};
+
+constexpr Constants FamilyConstants(Family family) {
+  switch (family) {
+    case Family::kEcb: return {EVP_CIPH_ECB_MODE, 0, 16, 0, 0};
+    case Family::kCbc: return {EVP_CIPH_CBC_MODE, 16, 16, 0, 0};
+    case Family::kCtr: return {EVP_CIPH_CTR_MODE, 16, 1, 0, 0};
+    case Family::kXts: return {EVP_CIPH_XTS_MODE, 16, 1, 0, 1};
+    case Family::kGcm: return {EVP_CIPH_GCM_MODE, 12, 1, 1, 1};
+  }
+  return {};
+}
+
+const OSSL_PARAM kAlgorithmGettable[] = {
+    OSSL_PARAM_uint(OSSL_CIPHER_PARAM_MODE, nullptr),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, nullptr),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, nullptr),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_BLOCK_SIZE, nullptr),
+    OSSL_PARAM_int(OSSL_CIPHER_PARAM_AEAD, nullptr),
+    OSSL_PARAM_int(OSSL_CIPHER_PARAM_CUSTOM_IV, nullptr),
+    OSSL_PARAM_int(OSSL_CIPHER_PARAM_CTS, nullptr),
+    OSSL_PARAM_int(OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK, nullptr),
+    OSSL_PARAM_int(OSSL_CIPHER_PARAM_HAS_RAND_KEY, nullptr),
+    OSSL_PARAM_END};
+
+}  // namespace
+
+bool SetSizeParam(OSSL_PARAM params[], const char *key, size_t value) {
+  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  return p == nullptr || OSSL_PARAM_set_size_t(p, value) || Failed();
+}
+
+bool SetUintParam(OSSL_PARAM params[], const char *key, unsigned int value) {
+  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  return p == nullptr || OSSL_PARAM_set_uint(p, value) || Failed();
+}
+
+bool SetIntParam(OSSL_PARAM params[], const char *key, int value) {
+  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  return p == nullptr || OSSL_PARAM_set_int(p, value) || Failed();
+}
+
+bool SetIvParam(OSSL_PARAM params[], const char *key, const uint8_t *iv,
+                size_t len) {
+  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  return p == nullptr || OSSL_PARAM_set_octet_ptr(p, iv, len) ||
+         OSSL_PARAM_set_octet_string(p, iv, len) || Failed();
+}
+
+bool GetUintParam(const OSSL_PARAM params[], const char *key,
+                  unsigned int *value, bool *found) {
+  const OSSL_PARAM *p = OSSL_PARAM_locate_const(params, key);
+  *found = p != nullptr;
+  if (p == nullptr || OSSL_PARAM_get_uint(p, value)) return true;
+  ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
+  return false;
+}
+
+bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
+                  bool *found) {
+  const OSSL_PARAM *p = OSSL_PARAM_locate_const(params, key);
+  *found = p != nullptr;
+  if (p == nullptr || OSSL_PARAM_get_size_t(p, value)) return true;
+  ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
+  return false;
+}
+
+bool SetAlgorithmParams(Alg alg, OSSL_PARAM params[]) {
+  const route::AlgInfo &info = route::Info(alg);
+  const Constants c = FamilyConstants(info.family);
+  return SetUintParam(params, OSSL_CIPHER_PARAM_MODE, c.mode) &&
+         SetIntParam(params, OSSL_CIPHER_PARAM_AEAD, c.aead) &&
+         SetIntParam(params, OSSL_CIPHER_PARAM_CUSTOM_IV, c.custom_iv) &&
+         SetIntParam(params, OSSL_CIPHER_PARAM_CTS, 0) &&
+         SetIntParam(params, OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK, 0) &&
+         SetIntParam(params, OSSL_CIPHER_PARAM_HAS_RAND_KEY, 0) &&
+         SetSizeParam(params, OSSL_CIPHER_PARAM_KEYLEN, info.key_len) &&
+         SetSizeParam(params, OSSL_CIPHER_PARAM_BLOCK_SIZE, c.block_size) &&
+         SetSizeParam(params, OSSL_CIPHER_PARAM_IVLEN, c.iv_len);
+}
+
+const OSSL_PARAM *AlgorithmGettableParams(void *) { return kAlgorithmGettable; }
+
+}  // namespace aesmux::openssl

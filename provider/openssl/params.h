@@ -1,0 +1,48 @@
+// OSSL_PARAM helpers shared by the cipher contexts, and the algorithm
+// constants each algorithm reports through get_params.
+//
+// The Set* helpers do nothing when `params` does not ask for `key`; when it
+// does and the value cannot be stored they raise PROV_R_FAILED_TO_SET_PARAMETER
+// and return false, as the default provider does.
+#ifndef AESMUX_PROVIDER_OPENSSL_PARAMS_H_
+#define AESMUX_PROVIDER_OPENSSL_PARAMS_H_
+
+#include <openssl/core.h>
+#include <openssl/params.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "provider/route/algorithm.h"
+
+namespace aesmux::openssl {
+
+bool SetSizeParam(OSSL_PARAM params[], const char *key, size_t value);
+bool SetUintParam(OSSL_PARAM params[], const char *key, unsigned int value);
+bool SetIntParam(OSSL_PARAM params[], const char *key, int value);
+// An IV is offered as an octet pointer (into the context, which outlives
+// the call: deprecated EVP_CIPHER_CTX_iv() and friends) or as a copy.
+bool SetIvParam(OSSL_PARAM params[], const char *key, const uint8_t *iv,
+                size_t len);
+
+// Reads an unsigned int / size_t parameter if present. Returns false (and
+// raises PROV_R_FAILED_TO_GET_PARAMETER) when present but unreadable.
+bool GetUintParam(const OSSL_PARAM params[], const char *key,
+                  unsigned int *value, bool *found);
+bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
+                  bool *found);
+
+// The constants of `alg` that OpenSSL caches at fetch time (mode, key and IV
+// length, block size, flags), with the default provider's values.
+bool SetAlgorithmParams(route::Alg alg, OSSL_PARAM params[]);
+const OSSL_PARAM *AlgorithmGettableParams(void *provctx);
+
+// OpenSSL needs plain function pointers in its dispatch tables.
+template <typename F>
+constexpr void (*DispatchFn(F *function))(void) {
+  return reinterpret_cast<void (*)(void)>(function);
+}
+
+}  // namespace aesmux::openssl
+
+#endif  // AESMUX_PROVIDER_OPENSSL_PARAMS_H_

@@ -1,0 +1,276 @@
+// The provider's entry point: configuration, the algorithm table, provider
+// parameters (including the routing statistics) and teardown.
+#include <openssl/core.h>
+#include <openssl/core_dispatch.h>
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/params.h>
+#include <openssl/proverr.h>
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "kernels/tiers.h"
+#include "provider/openssl/generic_ctx.h"
+#include "provider/openssl/params.h"
+#include "provider/openssl/provider_context.h"
+#include "provider/route/algorithm.h"
+#include "provider/route/settings.h"
+#include "provider/route/stats.h"
+
+#ifndef AESMUX_VERSION
+#define AESMUX_VERSION "0.0.0"
+#endif
+
+namespace aesmux::openssl {
+namespace {
+
+using route::Alg;
+using route::Family;
+
+constexpr const char *kProperties = "provider=aesmux";
+
+// Names, aliases and OIDs exactly as the default provider registers them, so
+// that legacy NIDs, EVP_aes_*() and libssl's fetches all find aesmux.
+constexpr std::array<const char *, route::kNumAlgs> kAlgorithmNames = {
+    "AES-128-ECB:2.16.840.1.101.3.4.1.1",
+    "AES-192-ECB:2.16.840.1.101.3.4.1.21",
+    "AES-256-ECB:2.16.840.1.101.3.4.1.41",
+    "AES-128-CBC:AES128:2.16.840.1.101.3.4.1.2",
+    "AES-192-CBC:AES192:2.16.840.1.101.3.4.1.22",
+    "AES-256-CBC:AES256:2.16.840.1.101.3.4.1.42",
+    "AES-128-CTR",
+    "AES-192-CTR",
+    "AES-256-CTR",
+    "AES-128-XTS:1.3.111.2.1619.0.1.1",
+    "AES-256-XTS:1.3.111.2.1619.0.1.2",
+    "AES-128-GCM:id-aes128-GCM:2.16.840.1.101.3.4.1.6",
+    "AES-192-GCM:id-aes192-GCM:2.16.840.1.101.3.4.1.26",
+    "AES-256-GCM:id-aes256-GCM:2.16.840.1.101.3.4.1.46",
+};
+
+const OSSL_DISPATCH *DispatchFor(Alg alg) {
+  switch (route::Info(alg).family) {
+    case Family::kEcb:
+    case Family::kCbc: return BlockDispatch(alg);
+    case Family::kCtr: return CtrDispatch(alg);
+    case Family::kXts: return XtsDispatch(alg);
+    case Family::kGcm: return GcmDispatch(alg);
+  }
+  return nullptr;
+}
+
+const OSSL_ALGORITHM *Algorithms() {
+  static const auto *table = [] {
+    static OSSL_ALGORITHM algorithms[route::kNumAlgs + 1] = {};
+    for (const route::AlgInfo &info : route::kAlgs) {
+      const auto i = static_cast<size_t>(info.alg);
+      algorithms[i] = {kAlgorithmNames[i], kProperties, DispatchFor(info.alg),
+                       "aesmux AES"};
+    }
+    return algorithms;
+  }();
+  return table;
+}
+
+// Statistics are process-wide; the file is written when the last provider
+// instance of the process goes away (normally at OPENSSL_cleanup, at exit).
+std::mutex g_instances_mutex;
+int g_instances = 0;
+std::string g_stats_file;
+
+void RegisterInstance(const route::Settings &settings) {
+  std::lock_guard lock(g_instances_mutex);
+  ++g_instances;
+  if (!settings.stats_file.empty()) g_stats_file = settings.stats_file;
+}
+
+void UnregisterInstance() {
+  std::lock_guard lock(g_instances_mutex);
+  if (--g_instances == 0 && !g_stats_file.empty()) {
+    route::WriteStatsFile(g_stats_file);
+  }
+}
+
+void Teardown(void *provctx) noexcept {
+  delete static_cast<ProviderContext *>(provctx);
+  UnregisterInstance();
+}
+
+const OSSL_PARAM *GettableParams(void *) noexcept {
+  static const OSSL_PARAM kGettable[] = {
+      OSSL_PARAM_DEFN(OSSL_PROV_PARAM_NAME, OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN(OSSL_PROV_PARAM_VERSION, OSSL_PARAM_UTF8_PTR, nullptr,
+                      0),
+      OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, nullptr,
+                      0),
+      OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, nullptr, 0),
+      OSSL_PARAM_DEFN("tier", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("tier-reason", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("stats", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_END};
+  return kGettable;
+}
+
+// "stats.<ALGORITHM>.<path>.requests" / ".bytes" as uint64.
+bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
+  const std::string_view key(p->key);
+  for (const route::AlgInfo &info : route::kAlgs) {
+    for (size_t path = 0; path < route::kNumPaths; ++path) {
+      const std::string prefix = "stats." + std::string(info.name) + "." +
+                                 std::string(route::kPathNames[path]) + ".";
+      if (!key.starts_with(prefix)) continue;
+      const route::Counter &counter =
+          snapshot.at(info.alg, static_cast<route::Path>(path));
+      const std::string_view field = key.substr(prefix.size());
+      if (field == "requests") return OSSL_PARAM_set_uint64(p, counter.requests);
+      if (field == "bytes") return OSSL_PARAM_set_uint64(p, counter.bytes);
+    }
+  }
+  return true;  // unknown keys are left alone
+}
+
+int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
+  auto *provctx = static_cast<ProviderContext *>(vprovctx);
+  const route::Settings &settings = provctx->router.settings();
+  const char *tier =
+      settings.tier != nullptr ? settings.tier->name.data() : "none";
+  OSSL_PARAM *p;
+  if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME)) != nullptr &&
+      !OSSL_PARAM_set_utf8_ptr(p, "aesmux AES provider")) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_VERSION)) != nullptr &&
+      !OSSL_PARAM_set_utf8_ptr(p, AESMUX_VERSION)) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_BUILDINFO)) != nullptr &&
+      !OSSL_PARAM_set_utf8_ptr(p, "aesmux " AESMUX_VERSION)) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS)) != nullptr &&
+      !OSSL_PARAM_set_int(p, 1)) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, "tier")) != nullptr &&
+      !OSSL_PARAM_set_utf8_ptr(p, tier)) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, "tier-reason")) != nullptr &&
+      !OSSL_PARAM_set_utf8_ptr(p, settings.tier_reason.c_str())) {
+    return 0;
+  }
+  bool wants_stats = false;
+  for (p = params; p->key != nullptr; ++p) {
+    if (std::strncmp(p->key, "stats", 5) == 0) wants_stats = true;
+  }
+  if (!wants_stats) return 1;
+  try {
+    const route::StatsSnapshot snapshot = route::ReadStats();
+    if ((p = OSSL_PARAM_locate(params, "stats")) != nullptr &&
+        !OSSL_PARAM_set_utf8_string(p, route::FormatStats(snapshot).c_str())) {
+      return 0;
+    }
+    for (p = params; p->key != nullptr; ++p) {
+      if (std::strncmp(p->key, "stats.", 6) == 0 &&
+          !SetCounterParam(p, snapshot)) {
+        return 0;
+      }
+    }
+  } catch (const std::bad_alloc &) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return 0;
+  }
+  return 1;
+}
+
+const OSSL_ALGORITHM *QueryOperation(void *, int operation_id,
+                                     int *no_cache) noexcept {
+  *no_cache = 0;
+  return operation_id == OSSL_OP_CIPHER ? Algorithms() : nullptr;
+}
+
+const OSSL_DISPATCH kProviderDispatch[] = {
+    {OSSL_FUNC_PROVIDER_TEARDOWN, DispatchFn(Teardown)},
+    {OSSL_FUNC_PROVIDER_GETTABLE_PARAMS, DispatchFn(GettableParams)},
+    {OSSL_FUNC_PROVIDER_GET_PARAMS, DispatchFn(GetParams)},
+    {OSSL_FUNC_PROVIDER_QUERY_OPERATION, DispatchFn(QueryOperation)},
+    {0, nullptr}};
+
+// A key of the provider's openssl.cnf section, through the core.
+std::optional<std::string> ConfigValue(const OSSL_CORE_HANDLE *handle,
+                                       OSSL_FUNC_core_get_params_fn *get_params,
+                                       std::string_view key) {
+  if (get_params == nullptr) return std::nullopt;
+  const std::string name(key);
+  const char *value = nullptr;
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_utf8_ptr(name.c_str(), const_cast<char **>(&value), 0),
+      OSSL_PARAM_END};
+  if (!get_params(handle, params) || value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+// An environment variable; unset and empty are the same. secure_getenv:
+// setuid programs ignore the environment, as OpenSSL itself does.
+std::optional<std::string> EnvValue(std::string_view name) {
+  const char *value = secure_getenv(std::string(name).c_str());
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+         const OSSL_DISPATCH **out, void **provctx) {
+  OSSL_FUNC_core_get_params_fn *core_get_params = nullptr;
+  for (; in->function_id != 0; ++in) {
+    if (in->function_id == OSSL_FUNC_CORE_GET_PARAMS) {
+      core_get_params = OSSL_FUNC_core_get_params(in);
+    }
+  }
+
+  std::string error;
+  std::optional<route::Settings> settings = route::LoadSettings(
+      [&](std::string_view key) {
+        return ConfigValue(handle, core_get_params, key);
+      },
+      EnvValue, kernels::DetectCpuFeatures(), &error);
+  if (!settings) {
+    ERR_raise_data(ERR_LIB_PROV, PROV_R_INVALID_CONFIG_DATA, "aesmux: %s",
+                   error.c_str());
+    return 0;
+  }
+  std::unique_ptr<fallback::FallbackLibrary> fallback =
+      fallback::FallbackLibrary::Create(&error);
+  if (fallback == nullptr) {
+    ERR_raise_data(ERR_LIB_PROV, PROV_R_UNABLE_TO_INITIALISE_CIPHERS,
+                   "aesmux: %s",
+                   error.c_str());
+    return 0;
+  }
+  RegisterInstance(*settings);
+  *provctx = new ProviderContext(handle, std::move(fallback),
+                                 std::move(*settings));
+  *out = kProviderDispatch;
+  return 1;
+}
+
+}  // namespace
+}  // namespace aesmux::openssl
+
+extern "C" __attribute__((visibility("default"))) int OSSL_provider_init(
+    const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+    const OSSL_DISPATCH **out, void **provctx) noexcept {
+  try {
+    return aesmux::openssl::Init(handle, in, out, provctx);
+  } catch (const std::exception &e) {
+    ERR_raise_data(ERR_LIB_PROV, ERR_R_INTERNAL_ERROR, "aesmux: %s", e.what());
+    return 0;
+  }
+}

@@ -1,0 +1,70 @@
+// Test support: a private library context holding aesmux (built in this
+// tree) next to OpenSSL's default provider, with a given configuration.
+#ifndef AESMUX_TESTS_SUPPORT_PROVIDER_ENV_H_
+#define AESMUX_TESTS_SUPPORT_PROVIDER_ENV_H_
+
+#include <openssl/evp.h>
+#include <openssl/provider.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aesmux::test {
+
+struct CipherDeleter {
+  void operator()(EVP_CIPHER *cipher) const { EVP_CIPHER_free(cipher); }
+};
+struct CipherCtxDeleter {
+  void operator()(EVP_CIPHER_CTX *ctx) const { EVP_CIPHER_CTX_free(ctx); }
+};
+using CipherPtr = std::unique_ptr<EVP_CIPHER, CipherDeleter>;
+using CipherCtxPtr = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter>;
+
+inline CipherCtxPtr NewCipherCtx() { return CipherCtxPtr(EVP_CIPHER_CTX_new()); }
+
+// Path of the aesmux module under test (set by CMake).
+std::string ModulePath();
+
+class ProviderEnv {
+ public:
+  // `settings` are lines of aesmux's openssl.cnf section, e.g.
+  // "kernels = none" or "cbc.fallback_max_len = 64".
+  explicit ProviderEnv(const std::vector<std::string> &settings = {});
+  ~ProviderEnv();
+  ProviderEnv(const ProviderEnv &) = delete;
+  ProviderEnv &operator=(const ProviderEnv &) = delete;
+
+  // Whether aesmux loaded; if not, error() holds OpenSSL's error queue.
+  bool loaded() const { return aesmux_ != nullptr; }
+  const std::string &error() const { return error_; }
+
+  OSSL_LIB_CTX *libctx() const { return libctx_; }
+  OSSL_PROVIDER *aesmux() const { return aesmux_; }
+
+  // EVP_CIPHER_fetch with "provider=aesmux" / "provider=default".
+  CipherPtr Aesmux(std::string_view name) const;
+  CipherPtr Default(std::string_view name) const;
+
+  // A provider parameter of aesmux as text ("tier", "stats", ...).
+  std::string ProviderParam(const char *key) const;
+
+ private:
+  OSSL_LIB_CTX *libctx_ = nullptr;
+  OSSL_PROVIDER *aesmux_ = nullptr;
+  OSSL_PROVIDER *default_ = nullptr;
+  std::string config_path_;
+  std::string error_;
+};
+
+// Drains OpenSSL's error queue of this thread into text (one line each).
+std::string TakeErrors();
+
+// The reason code of the most recent error on the queue (0 if none); the
+// queue is left untouched.
+int LastErrorReason();
+
+}  // namespace aesmux::test
+
+#endif  // AESMUX_TESTS_SUPPORT_PROVIDER_ENV_H_
