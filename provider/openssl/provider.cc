@@ -8,7 +8,7 @@
 #include <openssl/proverr.h>
 
 #include <array>
-#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -81,21 +81,40 @@ const OSSL_ALGORITHM *Algorithms() {
 }
 
 // Statistics are process-wide; the file is written when the last provider
-// instance of the process goes away (normally at OPENSSL_cleanup, at exit).
-std::mutex g_instances_mutex;
-int g_instances = 0;
-std::string g_stats_file;
+// instance of the process goes away (normally at OPENSSL_cleanup, at exit),
+// or when the module is unloaded with instances still alive (a library
+// context the application never freed). Never destroyed: the module
+// destructor below may run after static destructors.
+struct Instances {
+  std::mutex mutex;
+  int count = 0;
+  std::string stats_file;
+};
+Instances &TheInstances() {
+  static auto *instances = new Instances;
+  return *instances;
+}
 
 void RegisterInstance(const route::Settings &settings) {
-  std::lock_guard lock(g_instances_mutex);
-  ++g_instances;
-  if (!settings.stats_file.empty()) g_stats_file = settings.stats_file;
+  Instances &instances = TheInstances();
+  std::lock_guard lock(instances.mutex);
+  ++instances.count;
+  if (!settings.stats_file.empty()) instances.stats_file = settings.stats_file;
 }
 
 void UnregisterInstance() {
-  std::lock_guard lock(g_instances_mutex);
-  if (--g_instances == 0 && !g_stats_file.empty()) {
-    route::WriteStatsFile(g_stats_file);
+  Instances &instances = TheInstances();
+  std::lock_guard lock(instances.mutex);
+  if (--instances.count == 0 && !instances.stats_file.empty()) {
+    route::WriteStatsFile(instances.stats_file);
+  }
+}
+
+__attribute__((destructor)) void WriteStatsOfLiveInstances() {
+  Instances &instances = TheInstances();
+  std::lock_guard lock(instances.mutex);
+  if (instances.count > 0 && !instances.stats_file.empty()) {
+    route::WriteStatsFile(instances.stats_file);
   }
 }
 
@@ -226,6 +245,14 @@ std::optional<std::string> EnvValue(std::string_view name) {
   return std::string(value);
 }
 
+// Refusing to load is reported on the error queue and on stderr: OpenSSL 3.0
+// drops configuration errors unless openssl.cnf sets config_diagnostics = 1,
+// and a silently missing provider is the worst outcome.
+void ReportLoadFailure(int reason, const std::string &message) {
+  ERR_raise_data(ERR_LIB_PROV, reason, "aesmux: %s", message.c_str());
+  std::fprintf(stderr, "aesmux: not loaded: %s\n", message.c_str());
+}
+
 int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
          const OSSL_DISPATCH **out, void **provctx) {
   OSSL_FUNC_core_get_params_fn *core_get_params = nullptr;
@@ -242,16 +269,13 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
       },
       EnvValue, kernels::DetectCpuFeatures(), &error);
   if (!settings) {
-    ERR_raise_data(ERR_LIB_PROV, PROV_R_INVALID_CONFIG_DATA, "aesmux: %s",
-                   error.c_str());
+    ReportLoadFailure(PROV_R_INVALID_CONFIG_DATA, error);
     return 0;
   }
   std::unique_ptr<fallback::FallbackLibrary> fallback =
       fallback::FallbackLibrary::Create(&error);
   if (fallback == nullptr) {
-    ERR_raise_data(ERR_LIB_PROV, PROV_R_UNABLE_TO_INITIALISE_CIPHERS,
-                   "aesmux: %s",
-                   error.c_str());
+    ReportLoadFailure(PROV_R_UNABLE_TO_INITIALISE_CIPHERS, error);
     return 0;
   }
   RegisterInstance(*settings);

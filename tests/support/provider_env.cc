@@ -45,7 +45,9 @@ ProviderEnv::ProviderEnv(const std::vector<std::string> &settings) {
   config_path_ = path;
   {
     std::ofstream cnf(config_path_);
-    cnf << "openssl_conf = aesmux_test_init\n"
+    // config_diagnostics: report configuration errors instead of dropping
+    // them (OpenSSL 3.0 drops them by default).
+    cnf << "config_diagnostics = 1\nopenssl_conf = aesmux_test_init\n"
            "[aesmux_test_init]\nproviders = aesmux_test_providers\n"
            "[aesmux_test_providers]\ndefault = aesmux_test_default\n"
            "aesmux = aesmux_test_aesmux\n"
@@ -56,13 +58,27 @@ ProviderEnv::ProviderEnv(const std::vector<std::string> &settings) {
   }
   libctx_ = OSSL_LIB_CTX_new();
   ERR_clear_error();
-  if (!OSSL_LIB_CTX_load_config(libctx_, config_path_.c_str())) {
-    error_ = TakeErrors();
-    return;
+  // OpenSSL 3.0 may drop a provider's activation error from the queue, so
+  // also capture what aesmux prints on stderr when it refuses to load.
+  std::fflush(stderr);
+  FILE *captured = std::tmpfile();
+  const int saved_stderr = dup(STDERR_FILENO);
+  dup2(fileno(captured), STDERR_FILENO);
+  const bool configured = OSSL_LIB_CTX_load_config(libctx_, config_path_.c_str());
+  if (configured && OSSL_PROVIDER_available(libctx_, "aesmux")) {
+    default_ = OSSL_PROVIDER_load(libctx_, "default");
+    aesmux_ = OSSL_PROVIDER_load(libctx_, "aesmux");
   }
-  default_ = OSSL_PROVIDER_load(libctx_, "default");
-  aesmux_ = OSSL_PROVIDER_load(libctx_, "aesmux");
-  if (aesmux_ == nullptr) error_ = TakeErrors();
+  std::fflush(stderr);
+  dup2(saved_stderr, STDERR_FILENO);
+  close(saved_stderr);
+  if (aesmux_ == nullptr) {
+    error_ = TakeErrors();
+    std::rewind(captured);
+    char line[512];
+    while (std::fgets(line, sizeof(line), captured) != nullptr) error_ += line;
+  }
+  std::fclose(captured);
 }
 
 ProviderEnv::~ProviderEnv() {
@@ -101,6 +117,19 @@ std::string ProviderEnv::ProviderParam(const char *key) const {
       OSSL_PARAM_END};
   if (!OSSL_PROVIDER_get_params(aesmux_, fetch)) return {};
   return std::string(buffer.data());
+}
+
+uint64_t ProviderEnv::Stat(std::string_view alg, std::string_view path,
+                           std::string_view field) const {
+  const std::string key = "stats." + std::string(alg) + "." +
+                          std::string(path) + "." + std::string(field);
+  uint64_t value = ~uint64_t{0};
+  OSSL_PARAM params[] = {OSSL_PARAM_uint64(key.c_str(), &value),
+                         OSSL_PARAM_END};
+  if (aesmux_ == nullptr || !OSSL_PROVIDER_get_params(aesmux_, params)) {
+    return ~uint64_t{0};
+  }
+  return value;
 }
 
 }  // namespace aesmux::test

@@ -49,6 +49,9 @@ class ProviderEnv {
 
   // A provider parameter of aesmux as text ("tier", "stats", ...).
   std::string ProviderParam(const char *key) const;
+  // A routing counter: Stat("AES-128-CBC", "simd", "requests").
+  uint64_t Stat(std::string_view alg, std::string_view path,
+                std::string_view field) const;
 
  private:
   OSSL_LIB_CTX *libctx_ = nullptr;

@@ -1,0 +1,185 @@
+// Configuration: parsing of every key, precedence of the environment over
+// openssl.cnf, and refusal to load on a bad value with a message that names
+// the key.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <map>
+#include <string>
+
+#include "kernels/tiers.h"
+#include "provider/route/settings.h"
+#include "tests/support/provider_env.h"
+
+namespace aesmux::route {
+namespace {
+
+using Values = std::map<std::string, std::string, std::less<>>;
+
+ConfigLookup From(const Values &values) {
+  return [&values](std::string_view key) -> std::optional<std::string> {
+    auto it = values.find(key);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+constexpr kernels::CpuFeatures kAllFeatures = ~kernels::CpuFeatures{0};
+
+TEST(ParseByteCount, AcceptsDecimalWithBinarySuffixes) {
+  EXPECT_EQ(ParseByteCount("0"), 0u);
+  EXPECT_EQ(ParseByteCount("4096"), 4096u);
+  EXPECT_EQ(ParseByteCount("16K"), 16384u);
+  EXPECT_EQ(ParseByteCount("16k"), 16384u);
+  EXPECT_EQ(ParseByteCount("2M"), 2u << 20);
+  EXPECT_EQ(ParseByteCount("1G"), 1u << 30);
+  EXPECT_EQ(ParseByteCount("18446744073709551615"), ~uint64_t{0});
+}
+
+TEST(ParseByteCount, RejectsAnythingElse) {
+  for (const char *bad : {"", "-1", "12x", "K", "1.5K", " 1", "1 ", "0x10",
+                          "18446744073709551616", "17179869184G", "1KiB"}) {
+    EXPECT_FALSE(ParseByteCount(bad).has_value()) << bad;
+  }
+}
+
+TEST(LoadSettings, DefaultsUseTheBestTierAndNeverFallBack) {
+  const Values none;
+  std::string error;
+  auto settings = LoadSettings(From(none), From(none), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->tier, &kernels::kTiers.front());
+  for (const FamilySettings &family : settings->families) {
+    EXPECT_EQ(family.fallback_max_len, 0u);
+  }
+  EXPECT_TRUE(settings->stats_file.empty());
+}
+
+TEST(LoadSettings, NoTierOnACpuWithoutAesni) {
+  const Values none;
+  std::string error;
+  auto settings = LoadSettings(From(none), From(none), 0, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->tier, nullptr);
+  EXPECT_NE(settings->tier_reason.find("auto"), std::string::npos);
+}
+
+TEST(LoadSettings, ReadsEveryFamilyThreshold) {
+  const Values config = {{"ecb.fallback_max_len", "16"},
+                         {"cbc.fallback_max_len", "32"},
+                         {"ctr.fallback_max_len", "1K"},
+                         {"xts.fallback_max_len", "64"},
+                         {"gcm.fallback_max_len", "128"},
+                         {"stats_file", "/tmp/x"},
+                         {"kernels", "none"}};
+  const Values env;
+  std::string error;
+  auto settings = LoadSettings(From(config), From(env), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kEcb).fallback_max_len, 16u);
+  EXPECT_EQ(settings->family(Family::kCbc).fallback_max_len, 32u);
+  EXPECT_EQ(settings->family(Family::kCtr).fallback_max_len, 1024u);
+  EXPECT_EQ(settings->family(Family::kXts).fallback_max_len, 64u);
+  EXPECT_EQ(settings->family(Family::kGcm).fallback_max_len, 128u);
+  EXPECT_EQ(settings->stats_file, "/tmp/x");
+  EXPECT_EQ(settings->tier, nullptr);
+}
+
+TEST(LoadSettings, EnvironmentOverridesTheConfigFile) {
+  const Values config = {{"cbc.fallback_max_len", "32"},
+                         {"kernels", "none"},
+                         {"stats_file", "/tmp/from-config"}};
+  const Values env = {{"AESMUX_CBC_FALLBACK_MAX_LEN", "48"},
+                      {"AESMUX_KERNELS", "auto"},
+                      {"AESMUX_STATS_FILE", "/tmp/from-env"}};
+  std::string error;
+  auto settings = LoadSettings(From(config), From(env), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kCbc).fallback_max_len, 48u);
+  EXPECT_NE(settings->tier, nullptr);
+  EXPECT_EQ(settings->stats_file, "/tmp/from-env");
+}
+
+TEST(LoadSettings, BadThresholdNamesItsSource) {
+  const Values config = {{"gcm.fallback_max_len", "lots"}};
+  const Values env;
+  std::string error;
+  EXPECT_FALSE(LoadSettings(From(config), From(env), kAllFeatures, &error));
+  EXPECT_NE(error.find("gcm.fallback_max_len"), std::string::npos) << error;
+  EXPECT_NE(error.find("lots"), std::string::npos) << error;
+
+  const Values bad_env = {{"AESMUX_XTS_FALLBACK_MAX_LEN", "-5"}};
+  EXPECT_FALSE(LoadSettings(From(env), From(bad_env), kAllFeatures, &error));
+  EXPECT_NE(error.find("AESMUX_XTS_FALLBACK_MAX_LEN"), std::string::npos)
+      << error;
+}
+
+TEST(LoadSettings, UnknownOrUnsupportedTierIsRefused) {
+  const Values env;
+  const Values unknown = {{"kernels", "turbo"}};
+  std::string error;
+  EXPECT_FALSE(LoadSettings(From(unknown), From(env), kAllFeatures, &error));
+  EXPECT_NE(error.find("turbo"), std::string::npos) << error;
+  EXPECT_NE(error.find("aesni"), std::string::npos) << error;
+
+  // Forcing a tier the CPU cannot run must not load (it would SIGILL).
+  const Values forced = {{"kernels", "aesni"}};
+  EXPECT_FALSE(LoadSettings(From(forced), From(env), kernels::kSse41, &error));
+  EXPECT_NE(error.find("lacks"), std::string::npos) << error;
+  EXPECT_NE(error.find("aesni"), std::string::npos) << error;
+}
+
+TEST(LoadSettings, EveryTierCanBeForcedByName) {
+  const Values env;
+  for (const kernels::Tier &tier : kernels::kTiers) {
+    const Values config = {{"kernels", std::string(tier.name)}};
+    std::string error;
+    auto settings = LoadSettings(From(config), From(env), kAllFeatures, &error);
+    ASSERT_TRUE(settings) << error;
+    EXPECT_EQ(settings->tier, &tier);
+  }
+}
+
+// The same rules through a real load of the module.
+TEST(ProviderLoad, BadValueInOpensslCnfRefusesToLoadWithTheKeyInTheMessage) {
+  test::ProviderEnv env({"cbc.fallback_max_len = many"});
+  EXPECT_FALSE(env.loaded());
+  EXPECT_NE(env.error().find("cbc.fallback_max_len = 'many'"),
+            std::string::npos)
+      << env.error();
+}
+
+TEST(ProviderLoad, ReportsTheTierInUse) {
+  {
+    test::ProviderEnv env({"kernels = none"});
+    ASSERT_TRUE(env.loaded()) << env.error();
+    EXPECT_EQ(env.ProviderParam("tier"), "none");
+  }
+  test::ProviderEnv env;
+  ASSERT_TRUE(env.loaded()) << env.error();
+  const kernels::Tier *best = kernels::BestTier(kernels::DetectCpuFeatures());
+  EXPECT_EQ(env.ProviderParam("tier"),
+            best != nullptr ? std::string(best->name) : "none");
+}
+
+TEST(ProviderLoad, EnvironmentOverridesOpensslCnf) {
+  ASSERT_EQ(setenv("AESMUX_KERNELS", "none", 1), 0);
+  test::ProviderEnv env({"kernels = auto"});
+  unsetenv("AESMUX_KERNELS");
+  ASSERT_TRUE(env.loaded()) << env.error();
+  EXPECT_EQ(env.ProviderParam("tier"), "none");
+  EXPECT_NE(env.ProviderParam("tier-reason").find("AESMUX_KERNELS"),
+            std::string::npos);
+}
+
+TEST(ProviderLoad, BadEnvironmentValueRefusesToLoad) {
+  ASSERT_EQ(setenv("AESMUX_ECB_FALLBACK_MAX_LEN", "1O24", 1), 0);
+  test::ProviderEnv env;
+  unsetenv("AESMUX_ECB_FALLBACK_MAX_LEN");
+  EXPECT_FALSE(env.loaded());
+  EXPECT_NE(env.error().find("AESMUX_ECB_FALLBACK_MAX_LEN"), std::string::npos)
+      << env.error();
+}
+
+}  // namespace
+}  // namespace aesmux::route

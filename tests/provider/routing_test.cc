@@ -1,0 +1,219 @@
+// Routing and statistics: thresholds send each request to the path they
+// name, every served request is counted once per algorithm and path, counts
+// survive thread exit and restart in forked children, and the statistics
+// file is written when the provider goes away.
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "tests/support/bytes.h"
+#include "tests/support/kernel_configs.h"
+#include "tests/support/provider_env.h"
+
+namespace aesmux::test {
+namespace {
+
+// Encrypts `len` bytes of AES-128-CBC in one update (no padding).
+void EncryptCbc(const ProviderEnv &env, size_t len) {
+  CipherPtr cipher = env.Aesmux("AES-128-CBC");
+  ASSERT_NE(cipher, nullptr);
+  auto ctx = NewCipherCtx();
+  const Bytes key(16, 1), iv(16, 2), in(len, 3);
+  Bytes out(len + 16);
+  int out_len = 0;
+  ASSERT_TRUE(EVP_EncryptInit_ex2(ctx.get(), cipher.get(), key.data(),
+                                  iv.data(), nullptr));
+  EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
+  ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), out.data(), &out_len, in.data(),
+                                static_cast<int>(len)));
+}
+
+// One GCM message: `aad_len` bytes of AAD then `len` bytes of payload.
+void SealGcm(const ProviderEnv &env, size_t aad_len, size_t len) {
+  CipherPtr cipher = env.Aesmux("AES-256-GCM");
+  ASSERT_NE(cipher, nullptr);
+  auto ctx = NewCipherCtx();
+  const Bytes key(32, 1), iv(12, 2), aad(aad_len, 4), in(len, 3);
+  Bytes out(len + 16);
+  int out_len = 0;
+  ASSERT_TRUE(EVP_EncryptInit_ex2(ctx.get(), cipher.get(), key.data(),
+                                  iv.data(), nullptr));
+  if (aad_len != 0) {
+    ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), nullptr, &out_len, aad.data(),
+                                  static_cast<int>(aad_len)));
+  }
+  if (len != 0) {
+    ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), out.data(), &out_len, in.data(),
+                                  static_cast<int>(len)));
+  }
+  ASSERT_TRUE(EVP_EncryptFinal_ex(ctx.get(), out.data(), &out_len));
+}
+
+class RoutingTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    AESMUX_SKIP_IF_KERNEL_CONFIG_UNAVAILABLE(GetParam());
+    env_ = std::make_unique<ProviderEnv>(std::vector<std::string>{
+        "kernels = " + GetParam(), "cbc.fallback_max_len = 64",
+        "gcm.fallback_max_len = 100"});
+    ASSERT_TRUE(env_->loaded()) << env_->error();
+  }
+  bool kernels_on() const { return GetParam() != "none"; }
+  uint64_t Stat(const char *alg, const char *path, const char *field) {
+    return env_->Stat(alg, path, field);
+  }
+
+  std::unique_ptr<ProviderEnv> env_;
+};
+
+TEST_P(RoutingTest, RequestsAtOrBelowTheThresholdTakeTheFallback) {
+  const uint64_t simd = Stat("AES-128-CBC", "simd", "requests");
+  const uint64_t fallback = Stat("AES-128-CBC", "fallback", "requests");
+  const uint64_t fallback_bytes = Stat("AES-128-CBC", "fallback", "bytes");
+  EncryptCbc(*env_, 64);
+  EXPECT_EQ(Stat("AES-128-CBC", "fallback", "requests"), fallback + 1);
+  EXPECT_EQ(Stat("AES-128-CBC", "fallback", "bytes"), fallback_bytes + 64);
+  EXPECT_EQ(Stat("AES-128-CBC", "simd", "requests"), simd);
+
+  EncryptCbc(*env_, 80);
+  const char *big_path = kernels_on() ? "simd" : "fallback";
+  EXPECT_EQ(Stat("AES-128-CBC", big_path, "requests"),
+            (kernels_on() ? simd : fallback + 1) + 1);
+}
+
+TEST_P(RoutingTest, AGcmMessageIsRoutedByItsAadAndFirstPayload) {
+  const char *big = kernels_on() ? "simd" : "fallback";
+  const uint64_t fallback = Stat("AES-256-GCM", "fallback", "requests");
+  const uint64_t fallback_bytes = Stat("AES-256-GCM", "fallback", "bytes");
+  SealGcm(*env_, 13, 80);  // 93 bytes: at most 100
+  SealGcm(*env_, 0, 0);    // an empty message
+  EXPECT_EQ(Stat("AES-256-GCM", "fallback", "requests"), fallback + 2);
+  EXPECT_EQ(Stat("AES-256-GCM", "fallback", "bytes"), fallback_bytes + 93);
+
+  const uint64_t big_requests = Stat("AES-256-GCM", big, "requests");
+  const uint64_t big_bytes = Stat("AES-256-GCM", big, "bytes");
+  SealGcm(*env_, 40, 80);  // 120 bytes
+  EXPECT_EQ(Stat("AES-256-GCM", big, "requests"), big_requests + 1);
+  EXPECT_EQ(Stat("AES-256-GCM", big, "bytes"), big_bytes + 120);
+}
+
+TEST_P(RoutingTest, CountsFromExitedThreadsAreKept) {
+  const uint64_t before = Stat("AES-128-CBC", "fallback", "requests") +
+                          Stat("AES-128-CBC", "simd", "requests");
+  constexpr int kThreads = 8, kRequestsEach = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRequestsEach; ++i) EncryptCbc(*env_, 16 * (t + 1));
+    });
+  }
+  for (std::thread &thread : threads) thread.join();
+  EXPECT_EQ(Stat("AES-128-CBC", "fallback", "requests") +
+                Stat("AES-128-CBC", "simd", "requests"),
+            before + kThreads * kRequestsEach);
+}
+
+TEST_P(RoutingTest, AForkedChildCountsOnlyItsOwnRequests) {
+  EncryptCbc(*env_, 32);
+  ASSERT_GT(Stat("AES-128-CBC", "fallback", "requests"), 0u);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const bool starts_at_zero =
+        env_->Stat("AES-128-CBC", "fallback", "requests") == 0;
+    EncryptCbc(*env_, 32);
+    const bool counts_one =
+        env_->Stat("AES-128-CBC", "fallback", "requests") == 1;
+    _exit(starts_at_zero && counts_one ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, RoutingTest,
+                         ::testing::ValuesIn(KernelConfigs()),
+                         [](const auto &info) { return info.param; });
+
+// Runs `work` in a child process with aesmux writing statistics to a fresh
+// prefix; returns the child's statistics file as (algorithm path) → (requests,
+// bytes), after checking its format: one line per algorithm and path.
+using StatsLines = std::map<std::string, std::pair<uint64_t, uint64_t>>;
+
+StatsLines RunChildAndReadStats(const std::function<void(const std::string &)> &work) {
+  static int serial = 0;
+  const std::string prefix = "/tmp/aesmux-stats-test-" +
+                             std::to_string(getpid()) + "-" +
+                             std::to_string(++serial);
+  const pid_t child = fork();
+  if (child == 0) {
+    work(prefix);
+    std::exit(0);
+  }
+  int status = 0;
+  EXPECT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  const std::string path = prefix + "." + std::to_string(child);
+  std::ifstream file(path);
+  EXPECT_TRUE(file.good()) << path;
+  StatsLines lines;
+  std::string line;
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    std::string alg, path_name;
+    uint64_t requests = 0, bytes = 0;
+    EXPECT_TRUE(fields >> alg >> path_name >> requests >> bytes) << line;
+    lines[alg + " " + path_name] = {requests, bytes};
+  }
+  EXPECT_EQ(lines.size(), 14u * 2) << "one line per algorithm and path";
+  std::remove(path.c_str());
+  return lines;
+}
+
+void ExpectOnlyCbcFallback(const StatsLines &lines, uint64_t requests,
+                           uint64_t bytes) {
+  for (const auto &[name, counter] : lines) {
+    if (name == "AES-128-CBC fallback") {
+      EXPECT_EQ(counter.first, requests);
+      EXPECT_EQ(counter.second, bytes);
+    } else {
+      EXPECT_EQ(counter.first, 0u) << name;
+    }
+  }
+  EXPECT_EQ(lines.count("AES-128-CBC fallback"), 1u);
+}
+
+TEST(StatsFile, WrittenWhenTheProviderIsUnloaded) {
+  const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
+    ProviderEnv env({"kernels = none", "stats_file = " + prefix});
+    if (!env.loaded()) std::_Exit(2);
+    EncryptCbc(env, 48);
+    EncryptCbc(env, 32);
+  });
+  ExpectOnlyCbcFallback(lines, 2, 80);
+}
+
+// A library context the application never frees is never torn down; the
+// statistics are still written when the process exits.
+TEST(StatsFile, WrittenAtExitWhenTheProviderIsNeverUnloaded) {
+  const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
+    auto *env = new ProviderEnv({"kernels = none", "stats_file = " + prefix});
+    if (!env->loaded()) std::_Exit(2);
+    EncryptCbc(*env, 16);
+  });
+  ExpectOnlyCbcFallback(lines, 1, 16);
+}
+
+}  // namespace
+}  // namespace aesmux::test
