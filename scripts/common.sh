@@ -1,0 +1,81 @@
+# Shared by the scripts in this folder: dependency installation and the build.
+# Source it; it defines functions only.
+
+AESMUX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+AESMUX_BUILD=${AESMUX_BUILD:-$AESMUX_ROOT/build}
+
+# Debian packages the build and the tests need.
+AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
+                 libssl-dev openssl libgtest-dev)
+
+log() { printf '\n==> %s\n' "$*"; }
+
+# Installs whatever of AESMUX_PACKAGES (plus "$@") is missing.
+install_deps() {
+  local missing=() pkg
+  for pkg in "${AESMUX_PACKAGES[@]}" "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
+      missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" ||
+    { "${sudo[@]}" apt-get update && \
+      "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"; }
+}
+
+# Configures (once) and builds into $AESMUX_BUILD.
+build() {
+  log "building aesmux in $AESMUX_BUILD"
+  if [ ! -f "$AESMUX_BUILD/build.ninja" ]; then
+    cmake -S "$AESMUX_ROOT" -B "$AESMUX_BUILD" -G Ninja \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  fi
+  cmake --build "$AESMUX_BUILD"
+}
+
+# Writes an openssl.cnf that loads the built aesmux next to the default
+# provider and prefers aesmux; prints its path. Extra arguments are lines
+# of aesmux's section.
+write_test_config() {
+  local cnf="$AESMUX_BUILD/aesmux-test.cnf" line
+  {
+    echo "config_diagnostics = 1"
+    echo "openssl_conf = openssl_init"
+    echo "[openssl_init]"
+    echo "providers = provider_sect"
+    echo "alg_section = evp_properties"
+    echo "[provider_sect]"
+    echo "default = default_sect"
+    echo "aesmux = aesmux_sect"
+    echo "[default_sect]"
+    echo "activate = 1"
+    echo "[aesmux_sect]"
+    echo "module = $AESMUX_BUILD/provider/aesmux.so"
+    echo "activate = 1"
+    for line in "$@"; do echo "$line"; done
+    echo "[evp_properties]"
+    echo "default_properties = ?provider=aesmux"
+  } >"$cnf"
+  echo "$cnf"
+}
+
+# openssl speed's bytes per second for one algorithm and size:
+# speed_bps PROVIDER ALG BYTES SECONDS [extra speed flags...]
+speed_bps() {
+  local provider=$1 alg=$2 bytes=$3 seconds=$4
+  shift 4
+  local args=(-provider default)
+  if [ "$provider" = aesmux ]; then
+    args=(-provider-path "$AESMUX_BUILD/provider" -provider aesmux
+          -provider default -propquery provider=aesmux)
+  else
+    args+=(-propquery provider=default)
+  fi
+  OPENSSL_CONF=/dev/null openssl speed "${args[@]}" -evp "$alg" \
+    -bytes "$bytes" -seconds "$seconds" -mr "$@" 2>/dev/null |
+    awk -F: '/^\+F:/ { print $4 }' | tail -n 1
+}
