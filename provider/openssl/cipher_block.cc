@@ -5,10 +5,12 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/proverr.h>
+#include <openssl/rand.h>
 
 #include <cstring>
 
 #include "provider/openssl/generic_ctx.h"
+#include "provider/openssl/tls_cbc.h"
 
 namespace aesmux::openssl {
 namespace {
@@ -41,12 +43,55 @@ int UnpadLength(const uint8_t block[kAesBlock]) {
   return bad ? -1 : static_cast<int>(kAesBlock - pad);
 }
 
+// TLS record mode: each update is one whole record, in place. Encrypting
+// pads it; decrypting strips explicit IV, padding and MAC in constant time
+// and keeps the MAC for tls-mac.
+int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
+                    size_t outsize, const unsigned char *in, size_t inl) {
+  if (in == nullptr || in != out || outsize < inl || !ctx->pad) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
+  if (ctx->encrypt) {
+    if (outsize < inl + kAesBlock - inl % kAesBlock) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+      return 0;
+    }
+    inl = TlsPad(ctx->tls_version, out, inl);
+  }
+  if (inl % kAesBlock != 0) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
+  const Segment segment{out, out, inl};
+  if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
+  *outl = inl;
+  if (ctx->encrypt) return 1;
+
+  uint8_t random_mac[kMaxTlsMacSize];
+  TlsRecordLayout layout;
+  if (ctx->tls_mac_size > kMaxTlsMacSize ||
+      (ctx->tls_mac_size != 0 &&
+       RAND_bytes_ex(ctx->provider->fallback->libctx(), random_mac,
+                     ctx->tls_mac_size, 0) <= 0) ||
+      !TlsRemovePaddingAndMac(ctx->tls_version, {out, inl}, ctx->tls_mac_size,
+                              random_mac, ctx->tls_mac, &layout)) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
+  *outl = layout.payload_len;
+  return 1;
+}
+
 int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
                 const unsigned char *in, size_t inl) noexcept {
   auto *ctx = static_cast<GenericCtx *>(vctx);
   if (!ctx->key_set) {
     ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
     return 0;
+  }
+  if (ctx->tls_version > 0) {
+    return TlsRecordUpdate(ctx, out, outl, outsize, in, inl);
   }
 
   // Complete a held partial block first.

@@ -26,6 +26,7 @@ GenericCtx::~GenericCtx() {
   OPENSSL_cleanse(iv, sizeof(iv));
   OPENSSL_cleanse(oiv, sizeof(oiv));
   OPENSSL_cleanse(buf, sizeof(buf));
+  OPENSSL_cleanse(tls_mac, sizeof(tls_mac));
 }
 
 void *NewGenericCtx(void *provctx, route::Alg alg) noexcept {
@@ -61,6 +62,7 @@ void *DupGenericCtx(void *vctx) noexcept {
   out->buf_len = in->buf_len;
   out->tls_version = in->tls_version;
   out->tls_mac_size = in->tls_mac_size;
+  std::memcpy(out->tls_mac, in->tls_mac, sizeof(out->tls_mac));
   return out;
 }
 
@@ -75,6 +77,20 @@ bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len) {
   return true;
 }
 
+namespace {
+
+bool SetTlsMacParam(OSSL_PARAM params[], GenericCtx *ctx) {
+  OSSL_PARAM *p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_TLS_MAC);
+  if (p == nullptr ||
+      OSSL_PARAM_set_octet_ptr(p, ctx->tls_mac, ctx->tls_mac_size)) {
+    return true;
+  }
+  ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
+  return false;
+}
+
+}  // namespace
+
 int GenericGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GenericCtx *>(vctx);
   return SetSizeParam(params, OSSL_CIPHER_PARAM_IVLEN, ctx->iv_len) &&
@@ -83,7 +99,8 @@ int GenericGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
          SetIvParam(params, OSSL_CIPHER_PARAM_UPDATED_IV, ctx->iv,
                     ctx->iv_len) &&
          SetUintParam(params, OSSL_CIPHER_PARAM_NUM, ctx->num) &&
-         SetSizeParam(params, OSSL_CIPHER_PARAM_KEYLEN, ctx->key_len);
+         SetSizeParam(params, OSSL_CIPHER_PARAM_KEYLEN, ctx->key_len) &&
+         SetTlsMacParam(params, ctx);
 }
 
 const OSSL_PARAM *GenericGettableCtxParams(void *, void *) noexcept {

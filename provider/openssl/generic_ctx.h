@@ -11,6 +11,7 @@
 
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
+#include "provider/openssl/tls_cbc.h"
 #include "provider/route/block_engine.h"
 
 namespace aesmux::openssl {
@@ -43,6 +44,9 @@ struct GenericCtx {
   // TLS record mode (CBC), set by libssl through tls-version/tls-mac-size.
   unsigned int tls_version = 0;
   size_t tls_mac_size = 0;
+  // The MAC of the last decrypted record (random if its padding was bad),
+  // handed to libssl through tls-mac.
+  uint8_t tls_mac[kMaxTlsMacSize] = {};
 
   route::Direction direction() const {
     return encrypt ? route::Direction::kEncrypt : route::Direction::kDecrypt;
