@@ -1,0 +1,348 @@
+// TLS record modes against the default provider, driven exactly as libssl
+// and OpenSSH drive them: CBC records with tls-version / tls-mac-size for
+// every protocol version (good, bad-padding, tampered and too-short
+// records), TLS 1.2 GCM records with tlsaad / tlsivfixed, and OpenSSH's
+// GCM packet sequence with tlsivgen.
+#include <gtest/gtest.h>
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/prov_ssl.h>
+
+#include <cstring>
+#include <random>
+
+#include "tests/support/bytes.h"
+#include "tests/support/kernel_configs.h"
+#include "tests/support/provider_env.h"
+
+namespace aesmux::test {
+namespace {
+
+class TlsRecordTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    AESMUX_SKIP_IF_KERNEL_CONFIG_UNAVAILABLE(GetParam());
+    env_ = std::make_unique<ProviderEnv>(
+        std::vector<std::string>{"kernels = " + GetParam()});
+    ASSERT_TRUE(env_->loaded()) << env_->error();
+  }
+
+  // Initialises one context per provider, as libssl does for CBC suites.
+  void InitCbc(const char *name, int enc, int version, size_t mac_size,
+               const Bytes &key, const Bytes &iv) {
+    CipherPtr ciphers[2] = {env_->Aesmux(name), env_->Default(name)};
+    for (int i = 0; i < 2; ++i) {
+      ctx_[i] = NewCipherCtx();
+      ASSERT_TRUE(EVP_CipherInit_ex2(ctx_[i].get(), ciphers[i].get(),
+                                     key.data(), iv.data(), enc, nullptr));
+      OSSL_PARAM params[] = {
+          OSSL_PARAM_construct_int(OSSL_CIPHER_PARAM_TLS_VERSION, &version),
+          OSSL_PARAM_construct_size_t(OSSL_CIPHER_PARAM_TLS_MAC_SIZE,
+                                      &mac_size),
+          OSSL_PARAM_construct_end()};
+      ASSERT_TRUE(EVP_CIPHER_CTX_set_params(ctx_[i].get(), params));
+    }
+  }
+
+  // Runs one in-place update on both; returns the two results.
+  struct Result {
+    int ok;
+    int out_len;
+    Bytes data;
+    Bytes mac;
+  };
+  Result Update(int side, Bytes record, size_t mac_size) {
+    Result r;
+    record.resize(record.size() + 16);
+    r.ok = EVP_CipherUpdate(ctx_[side].get(), record.data(), &r.out_len,
+                            record.data(), static_cast<int>(record.size() - 16));
+    r.data = record;
+    if (r.ok && mac_size != 0 && !EVP_CIPHER_CTX_is_encrypting(ctx_[side].get())) {
+      unsigned char *mac = nullptr;
+      OSSL_PARAM params[] = {
+          OSSL_PARAM_construct_octet_ptr(OSSL_CIPHER_PARAM_TLS_MAC,
+                                         reinterpret_cast<void **>(&mac),
+                                         mac_size),
+          OSSL_PARAM_construct_end()};
+      EXPECT_TRUE(EVP_CIPHER_CTX_get_params(ctx_[side].get(), params));
+      if (mac != nullptr) r.mac.assign(mac, mac + mac_size);
+    }
+    ERR_clear_error();
+    return r;
+  }
+
+  std::unique_ptr<ProviderEnv> env_;
+  CipherCtxPtr ctx_[2];
+  std::mt19937_64 rng_{0x715};
+};
+
+constexpr int kVersions[] = {SSL3_VERSION,   TLS1_VERSION,    TLS1_1_VERSION,
+                             TLS1_2_VERSION, DTLS1_VERSION,   DTLS1_2_VERSION,
+                             DTLS1_BAD_VER};
+constexpr size_t kMacSizes[] = {0, 20, 32, 48};
+
+TEST_P(TlsRecordTest, CbcRecordsRoundTripLikeTheDefaultProvider) {
+  for (const char *name : {"AES-128-CBC", "AES-256-CBC"}) {
+    for (int version : kVersions) {
+      for (size_t mac_size : kMacSizes) {
+        SCOPED_TRACE(testing::Message() << name << " version " << std::hex
+                                        << version << std::dec << " mac "
+                                        << mac_size);
+        const Bytes key = RandomBytes(rng_, std::strcmp(name, "AES-128-CBC") ? 32 : 16);
+        const Bytes iv = RandomBytes(rng_, 16);
+        // Several records per connection: the CBC state carries over.
+        InitCbc(name, 1, version, mac_size, key, iv);
+        std::vector<Bytes> sealed;
+        for (size_t payload : {size_t{0}, size_t{1}, size_t{15}, size_t{16},
+                               size_t{100}, size_t{1000}}) {
+          // explicit IV (TLS 1.1+) ‖ payload ‖ MAC, as libssl lays it out
+          Bytes record = RandomBytes(rng_, 16 + payload + mac_size);
+          Result ours = Update(0, record, mac_size);
+          Result theirs = Update(1, record, mac_size);
+          ASSERT_EQ(ours.ok, 1);
+          ASSERT_EQ(theirs.ok, 1);
+          EXPECT_EQ(ours.out_len, theirs.out_len);
+          EXPECT_EQ(ToHex(ours.data), ToHex(theirs.data));
+          sealed.push_back(Bytes(ours.data.begin(),
+                                 ours.data.begin() + ours.out_len));
+        }
+        InitCbc(name, 0, version, mac_size, key, iv);
+        for (const Bytes &record : sealed) {
+          Result ours = Update(0, record, mac_size);
+          Result theirs = Update(1, record, mac_size);
+          ASSERT_EQ(ours.ok, 1);
+          ASSERT_EQ(theirs.ok, 1);
+          EXPECT_EQ(ours.out_len, theirs.out_len);
+          EXPECT_EQ(ours.mac, theirs.mac);
+          const size_t offset = version == SSL3_VERSION ||
+                                        version == TLS1_VERSION
+                                    ? 0
+                                    : 16;
+          EXPECT_EQ(ToHex(ours.data.data() + offset, ours.out_len),
+                    ToHex(theirs.data.data() + offset, theirs.out_len));
+        }
+      }
+    }
+  }
+}
+
+// Records whose padding is wrong, whose length is not a block multiple, or
+// which are too short for IV and MAC: both providers must agree on the
+// outcome; with a MAC, bad padding succeeds with a random MAC of the right
+// length (libssl's MAC check then fails), without one it fails.
+TEST_P(TlsRecordTest, BadCbcRecordsFailLikeTheDefaultProvider) {
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 16);
+  CipherPtr plain_cbc = env_->Default("AES-128-CBC");
+  for (int version : kVersions) {
+    for (size_t mac_size : kMacSizes) {
+      SCOPED_TRACE(testing::Message() << "version " << std::hex << version
+                                      << std::dec << " mac " << mac_size);
+      for (int trial = 0; trial < 40; ++trial) {
+        // A decrypted record of random length with a random last byte and
+        // sometimes an almost-correct padding run.
+        const size_t blocks = 1 + rng_() % 20;
+        Bytes plain = RandomBytes(rng_, blocks * 16);
+        const uint8_t pad = static_cast<uint8_t>(rng_() % 256);
+        plain.back() = pad;
+        for (size_t i = 1; i <= pad && i < plain.size(); ++i) {
+          plain[plain.size() - 1 - i] = trial % 3 == 0 ? pad ^ 1 : pad;
+        }
+        if (trial % 3 == 2 && pad != 0 && pad < plain.size()) {
+          // One padding byte off by a random non-zero difference, or in
+          // its top bit only.
+          plain[plain.size() - 1 - (1 + rng_() % pad)] ^=
+              trial % 2 ? 0x80 : static_cast<uint8_t>(1 + rng_() % 255);
+        }
+        // Encrypt it raw, so any padding reaches the TLS decrypt.
+        auto raw = NewCipherCtx();
+        Bytes record(plain.size() + 16);
+        int len = 0;
+        ASSERT_TRUE(EVP_EncryptInit_ex2(raw.get(), plain_cbc.get(), key.data(),
+                                        iv.data(), nullptr));
+        EVP_CIPHER_CTX_set_padding(raw.get(), 0);
+        ASSERT_TRUE(EVP_EncryptUpdate(raw.get(), record.data(), &len,
+                                      plain.data(), plain.size()));
+        record.resize(len);
+        if (trial % 7 == 6) record.resize(record.size() - 5);  // not blocks
+
+        InitCbc("AES-128-CBC", 0, version, mac_size, key, iv);
+        Result ours = Update(0, record, mac_size);
+        Result theirs = Update(1, record, mac_size);
+        ASSERT_EQ(ours.ok, theirs.ok) << "record " << ToHex(plain);
+        if (!ours.ok) continue;
+        EXPECT_EQ(ours.out_len, theirs.out_len);
+        EXPECT_EQ(ours.mac.size(), theirs.mac.size());
+      }
+    }
+  }
+}
+
+TEST_P(TlsRecordTest, FinalAfterACbcRecordIsAnError) {
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 16);
+  InitCbc("AES-128-CBC", 1, TLS1_2_VERSION, 20, key, iv);
+  for (int side = 0; side < 2; ++side) {
+    Bytes out(16);
+    int len = 0;
+    EXPECT_FALSE(EVP_CipherFinal_ex(ctx_[side].get(), out.data(), &len));
+    ERR_clear_error();
+  }
+}
+
+// libssl's TLS 1.2 GCM: key at init, 4-byte fixed IV, then per record the
+// 13-byte AAD and one in-place update over explicit IV ‖ payload ‖ tag.
+TEST_P(TlsRecordTest, Tls12GcmRecordsMatchTheDefaultProvider) {
+  for (const char *name : {"AES-128-GCM", "AES-256-GCM"}) {
+    SCOPED_TRACE(name);
+    CipherPtr ciphers[2] = {env_->Aesmux(name), env_->Default(name)};
+    const Bytes key = RandomBytes(rng_, EVP_CIPHER_get_key_length(ciphers[0].get()));
+    // Encrypting draws the invocation field at random, so give both sides
+    // the whole IV (the OpenSSH form, length -1) to compare bytes.
+    Bytes whole_iv = RandomBytes(rng_, 12);
+    std::vector<Bytes> sealed;
+    std::vector<Bytes> headers;
+    for (int i = 0; i < 2; ++i) {
+      ctx_[i] = NewCipherCtx();
+      ASSERT_TRUE(EVP_CipherInit_ex2(ctx_[i].get(), ciphers[i].get(),
+                                     key.data(), nullptr, 1, nullptr));
+      ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx_[i].get(), EVP_CTRL_GCM_SET_IV_FIXED,
+                                      -1, whole_iv.data()));
+    }
+    for (size_t payload : {0, 1, 16, 17, 1000, 16384}) {
+      Bytes header = RandomBytes(rng_, 13);
+      const size_t record_len = 8 + payload + 16;
+      header[11] = static_cast<uint8_t>((8 + payload) >> 8);
+      header[12] = static_cast<uint8_t>(8 + payload);
+      const Bytes body = RandomBytes(rng_, record_len);
+      Bytes out[2];
+      int out_len[2];
+      for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(EVP_CIPHER_CTX_ctrl(ctx_[i].get(), EVP_CTRL_AEAD_TLS1_AAD, 13,
+                                      header.data()),
+                  16);
+        out[i] = body;
+        ASSERT_EQ(EVP_CipherUpdate(ctx_[i].get(), out[i].data(), &out_len[i],
+                                   out[i].data(), record_len),
+                  1);
+      }
+      EXPECT_EQ(out_len[0], static_cast<int>(record_len));
+      EXPECT_EQ(out_len[0], out_len[1]);
+      EXPECT_EQ(ToHex(out[0]), ToHex(out[1]));
+      sealed.push_back(out[0]);
+      header[11] = static_cast<uint8_t>(record_len >> 8);
+      header[12] = static_cast<uint8_t>(record_len);
+      headers.push_back(header);
+    }
+    // Decrypt with only the fixed part, like libssl's reading side.
+    for (int i = 0; i < 2; ++i) {
+      ctx_[i] = NewCipherCtx();
+      ASSERT_TRUE(EVP_CipherInit_ex2(ctx_[i].get(), ciphers[i].get(),
+                                     key.data(), nullptr, 0, nullptr));
+      ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx_[i].get(), EVP_CTRL_GCM_SET_IV_FIXED,
+                                      4, whole_iv.data()));
+    }
+    for (size_t r = 0; r < sealed.size(); ++r) {
+      for (bool tamper : {false, true}) {
+        Bytes out[2];
+        int out_len[2] = {-1, -1};
+        int ok[2];
+        for (int i = 0; i < 2; ++i) {
+          ASSERT_EQ(EVP_CIPHER_CTX_ctrl(ctx_[i].get(), EVP_CTRL_AEAD_TLS1_AAD,
+                                        13, headers[r].data()),
+                    16);
+          out[i] = sealed[r];
+          if (tamper) out[i].back() ^= 0x40;
+          ok[i] = EVP_CipherUpdate(ctx_[i].get(), out[i].data(), &out_len[i],
+                                   out[i].data(), out[i].size());
+          ERR_clear_error();
+        }
+        EXPECT_EQ(ok[0], tamper ? 0 : 1);
+        EXPECT_EQ(ok[0], ok[1]);
+        if (tamper) {
+          // The payload that failed authentication is wiped.
+          EXPECT_EQ(ToHex(out[0].data() + 8, out[0].size() - 24),
+                    std::string(2 * (out[0].size() - 24), '0'));
+          continue;
+        }
+        EXPECT_EQ(out_len[0], out_len[1]);
+        EXPECT_EQ(ToHex(out[0]), ToHex(out[1]));
+      }
+    }
+  }
+}
+
+// OpenSSH's aes*-gcm@openssh.com: whole IV once, then per packet
+// GCM_IV_GEN, 4 bytes of AAD through EVP_Cipher, the payload, and
+// EVP_Cipher(NULL, NULL, 0) to finish (negative on a bad tag).
+TEST_P(TlsRecordTest, OpenSshGcmPacketsMatchTheDefaultProvider) {
+  for (const char *name : {"AES-128-GCM", "AES-256-GCM"}) {
+    SCOPED_TRACE(name);
+    CipherPtr ciphers[2] = {env_->Aesmux(name), env_->Default(name)};
+    const Bytes key = RandomBytes(rng_, EVP_CIPHER_get_key_length(ciphers[0].get()));
+    Bytes iv = RandomBytes(rng_, 12);
+    iv[11] = 0xfe;  // the invocation counter carries within the packets
+    CipherCtxPtr enc[2], dec[2];
+    for (int i = 0; i < 2; ++i) {
+      enc[i] = NewCipherCtx();
+      dec[i] = NewCipherCtx();
+      ASSERT_TRUE(EVP_CipherInit(enc[i].get(), ciphers[i].get(), nullptr,
+                                 nullptr, 1));
+      ASSERT_TRUE(EVP_CipherInit(enc[i].get(), nullptr, key.data(), nullptr, -1));
+      ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(enc[i].get(), EVP_CTRL_GCM_SET_IV_FIXED,
+                                      -1, iv.data()));
+      ASSERT_TRUE(EVP_CipherInit(dec[i].get(), ciphers[i].get(), nullptr,
+                                 nullptr, 0));
+      ASSERT_TRUE(EVP_CipherInit(dec[i].get(), nullptr, key.data(), nullptr, -1));
+      ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(dec[i].get(), EVP_CTRL_GCM_SET_IV_FIXED,
+                                      -1, iv.data()));
+    }
+    for (int packet = 0; packet < 6; ++packet) {
+      const size_t len = 16 * (1 + rng_() % 100);
+      const Bytes aad = RandomBytes(rng_, 4), plain = RandomBytes(rng_, len);
+      Bytes sealed[2], tag[2];
+      for (int i = 0; i < 2; ++i) {
+        uint8_t last;
+        ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(enc[i].get(), EVP_CTRL_GCM_IV_GEN, 1,
+                                        &last));
+        sealed[i].resize(len);
+        tag[i].resize(16);
+        ASSERT_EQ(EVP_Cipher(enc[i].get(), nullptr, aad.data(), 4), 4);
+        ASSERT_EQ(EVP_Cipher(enc[i].get(), sealed[i].data(), plain.data(), len),
+                  static_cast<int>(len));
+        ASSERT_GE(EVP_Cipher(enc[i].get(), nullptr, nullptr, 0), 0);
+        ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(enc[i].get(), EVP_CTRL_GCM_GET_TAG, 16,
+                                        tag[i].data()));
+      }
+      EXPECT_EQ(sealed[0], sealed[1]);
+      EXPECT_EQ(tag[0], tag[1]);
+      for (int i = 0; i < 2; ++i) {
+        Bytes opened(len);
+        Bytes bad_tag = tag[i];
+        if (packet == 3) bad_tag[0] ^= 1;
+        uint8_t last;
+        ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(dec[i].get(), EVP_CTRL_GCM_IV_GEN, 1,
+                                        &last));
+        ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(dec[i].get(), EVP_CTRL_GCM_SET_TAG, 16,
+                                        bad_tag.data()));
+        ASSERT_EQ(EVP_Cipher(dec[i].get(), nullptr, aad.data(), 4), 4);
+        ASSERT_EQ(EVP_Cipher(dec[i].get(), opened.data(), sealed[i].data(), len),
+                  static_cast<int>(len));
+        const int finished = EVP_Cipher(dec[i].get(), nullptr, nullptr, 0);
+        if (packet == 3) {
+          EXPECT_LT(finished, 0);
+        } else {
+          EXPECT_GE(finished, 0);
+          EXPECT_EQ(opened, plain);
+        }
+        ERR_clear_error();
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, TlsRecordTest,
+                         ::testing::ValuesIn(KernelConfigs()),
+                         [](const auto &info) { return info.param; });
+
+}  // namespace
+}  // namespace aesmux::test
