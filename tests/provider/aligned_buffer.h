@@ -17,8 +17,8 @@ class AlignedBuffer {
   explicit AlignedBuffer(size_t size)
       : size_(size),
         data_(static_cast<uint8_t *>(std::aligned_alloc(
-            kAlignment, (size + kAlignment - 1) / kAlignment * kAlignment +
-                            kAlignment))) {
+            kAlignment,
+            (size + kAlignment - 1) / kAlignment * kAlignment + kAlignment))) {
     std::memset(data_.get(), 0, size_);
   }
   AlignedBuffer(const AlignedBuffer &other) : AlignedBuffer(other.size_) {

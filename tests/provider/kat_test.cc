@@ -53,8 +53,8 @@ const std::map<std::string, size_t> kExpectedStanzas = {
 
 struct CipherVector {
   int line = 0;
-  std::string cipher;  // as written, any letter case
-  std::string mode;    // upper case: "CBC", "CFB8", …
+  std::string cipher;        // as written, any letter case
+  std::string mode;          // upper case: "CBC", "CFB8", …
   std::string available_in;  // empty: any provider
   std::vector<uint8_t> key, plaintext, ciphertext, tag;
   std::optional<std::vector<uint8_t>> iv, next_iv;
@@ -88,8 +88,8 @@ bool Hex(const Stanza &stanza, std::string_view name,
   return out->has_value();
 }
 
-bool Hex(const Stanza &stanza, std::string_view name,
-         std::vector<uint8_t> *out, std::string *error) {
+bool Hex(const Stanza &stanza, std::string_view name, std::vector<uint8_t> *out,
+         std::string *error) {
   std::optional<std::vector<uint8_t>> value;
   if (!Hex(stanza, name, &value, error)) return false;
   *out = value.value_or(std::vector<uint8_t>{});
@@ -108,7 +108,9 @@ std::optional<CipherVector> ToCipherVector(const Stanza &stanza,
   }
   v.cipher = cipher->value;
   v.mode = ModeOf(v.cipher);
-  if (const Attribute *a = stanza.Find("Availablein")) v.available_in = a->value;
+  if (const Attribute *a = stanza.Find("Availablein")) {
+    v.available_in = a->value;
+  }
   if (const Attribute *a = stanza.Find("Result")) v.result = a->value;
   if (const Attribute *a = stanza.Find("Operation")) {
     if (a->value != "ENCRYPT" && a->value != "DECRYPT") {
@@ -177,7 +179,7 @@ struct Variant {
   std::string Describe() const {
     std::string text = encrypt ? "encrypt, " : "decrypt, ";
     text += out_misalign ? "misaligned " : "aligned ";
-    text += input == Input::kInPlace    ? "in place"
+    text += input == Input::kInPlace   ? "in place"
             : input == Input::kAligned ? "output, aligned input"
                                        : "output, misaligned input";
     text += fragmented ? ", fragmented" : ", whole";
@@ -191,9 +193,14 @@ std::vector<Variant> VariantsOf(const CipherVector &v) {
     // Data units of XTS cannot be cut, as evp_test knows.
     if (fragmented && v.mode == "XTS") continue;
     for (size_t out_misalign : {0, 1}) {
-      for (Input input : {Input::kInPlace, Input::kAligned, Input::kMisaligned}) {
-        if (v.encrypt) variants.push_back({true, out_misalign, input, fragmented});
-        if (v.decrypt) variants.push_back({false, out_misalign, input, fragmented});
+      for (Input input :
+           {Input::kInPlace, Input::kAligned, Input::kMisaligned}) {
+        if (v.encrypt) {
+          variants.push_back({true, out_misalign, input, fragmented});
+        }
+        if (v.decrypt) {
+          variants.push_back({false, out_misalign, input, fragmented});
+        }
       }
     }
   }
@@ -246,8 +253,9 @@ class StanzaRun {
 
   bool Update(uint8_t *out, size_t *produced, const uint8_t *in, size_t len) {
     int out_len = 0;
-    if (!EVP_CipherUpdate(ctx_.get(), out == nullptr ? nullptr : out + *produced,
-                          &out_len, in, static_cast<int>(len))) {
+    if (!EVP_CipherUpdate(ctx_.get(),
+                          out == nullptr ? nullptr : out + *produced, &out_len,
+                          in, static_cast<int>(len))) {
       return false;
     }
     *produced += static_cast<size_t>(out_len);
@@ -299,8 +307,9 @@ class StanzaRun {
       if (aead ? EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_AEAD_SET_IVLEN,
                                      static_cast<int>(v_.iv->size()),
                                      nullptr) <= 0
-               : v_.iv->size() != static_cast<size_t>(
-                                      EVP_CIPHER_CTX_get_iv_length(ctx_.get()))) {
+               : v_.iv->size() !=
+                     static_cast<size_t>(
+                         EVP_CIPHER_CTX_get_iv_length(ctx_.get()))) {
         return Fail("INVALID_IV_LENGTH");
       }
     }
@@ -325,9 +334,9 @@ class StanzaRun {
 
     for (const std::vector<uint8_t> &aad : v_.aad) {
       size_t offset = 0;
-      const std::vector<size_t> pieces =
-          variant_.fragmented ? Fragments(aad.size())
-                              : std::vector<size_t>{aad.size()};
+      const std::vector<size_t> pieces = variant_.fragmented
+                                             ? Fragments(aad.size())
+                                             : std::vector<size_t>{aad.size()};
       for (size_t piece : pieces) {
         size_t ignored = 0;
         if (!Update(nullptr, &ignored, data(aad) + offset, piece)) {
@@ -412,8 +421,9 @@ TEST(KatFileTest, StanzasPerMode) {
     total_skipped += count;
   }
   std::cout << "[ KAT      ] " << vectors->size() << " stanzas in "
-            << kVectorFile << "; not served by aesmux, skipped: "
-            << total_skipped << " (" << skipped_text.substr(1) << ")\n";
+            << kVectorFile
+            << "; not served by aesmux, skipped: " << total_skipped << " ("
+            << skipped_text.substr(1) << ")\n";
   EXPECT_GT(total_skipped, 0u);  // the file also holds CFB, OFB and CCM
 }
 
@@ -462,11 +472,11 @@ void KatTest::ReplayMode(const std::string &mode) {
 
   size_t runs = 0;
   for (const CipherVector *v : stanzas) {
-    SCOPED_TRACE(testing::Message() << kVectorFile << ":" << v->line << " ("
-                                    << v->cipher << ")");
+    SCOPED_TRACE(testing::Message()
+                 << kVectorFile << ":" << v->line << " (" << v->cipher << ")");
     CipherPtr aesmux = env_->Aesmux(v->cipher);
-    ASSERT_NE(aesmux, nullptr) << "aesmux does not serve '" << v->cipher
-                               << "': " << TakeErrors();
+    ASSERT_NE(aesmux, nullptr)
+        << "aesmux does not serve '" << v->cipher << "': " << TakeErrors();
     CipherPtr reference = env_->Default(v->cipher);
     ASSERT_NE(reference, nullptr) << TakeErrors();
     const std::string expected = v->result.empty() ? "success" : v->result;

@@ -30,8 +30,8 @@ std::vector<std::string> KernelConfig::Settings() const {
   std::vector<std::string> lines = {"kernels = " + kernels};
   if (routes()) {
     for (std::string_view family : kFamilies) {
-      lines.push_back(std::string(family) +
-                      ".fallback_max_len = " + std::to_string(fallback_max_len));
+      lines.push_back(std::string(family) + ".fallback_max_len = " +
+                      std::to_string(fallback_max_len));
     }
   }
   return lines;
@@ -44,9 +44,9 @@ std::vector<KernelConfig> AllKernelConfigs() {
   }
   configs.push_back({"none", "none", 0});
   for (const kernels::Tier &tier : kernels::kTiers) {
-    configs.push_back({std::string(tier.name) + "_route" +
-                           std::to_string(kRoutingThreshold),
-                       std::string(tier.name), kRoutingThreshold});
+    configs.push_back(
+        {std::string(tier.name) + "_route" + std::to_string(kRoutingThreshold),
+         std::string(tier.name), kRoutingThreshold});
   }
   return configs;
 }
@@ -55,8 +55,7 @@ void PrintTo(const KernelConfig &config, std::ostream *os) {
   *os << config.name;
 }
 
-std::string KernelConfigName(
-    const testing::TestParamInfo<KernelConfig> &info) {
+std::string KernelConfigName(const testing::TestParamInfo<KernelConfig> &info) {
   return info.param.name;
 }
 
@@ -67,8 +66,8 @@ std::string UnsupportedReason(const KernelConfig &config) {
   const kernels::CpuFeatures cpu = kernels::DetectCpuFeatures();
   if (kernels::Supported(*tier, cpu)) return {};
   return "this CPU lacks " +
-         kernels::DescribeCpuFeatures(tier->required & ~cpu) +
-         " for the " + config.kernels + " tier";
+         kernels::DescribeCpuFeatures(tier->required & ~cpu) + " for the " +
+         config.kernels + " tier";
 }
 
 std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
@@ -101,8 +100,7 @@ PathCounts RequestsServed(const ProviderEnv &env, std::string_view algorithm) {
 }
 
 testing::AssertionResult ServedAsConfigured(const KernelConfig &config,
-                                            PathCounts before,
-                                            PathCounts after,
+                                            PathCounts before, PathCounts after,
                                             bool expect_both_paths) {
   const uint64_t simd = after.simd - before.simd;
   const uint64_t fallback = after.fallback - before.fallback;

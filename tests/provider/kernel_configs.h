@@ -39,8 +39,7 @@ std::vector<KernelConfig> AllKernelConfigs();
 void PrintTo(const KernelConfig &config, std::ostream *os);
 
 // For INSTANTIATE_TEST_SUITE_P.
-std::string KernelConfigName(
-    const testing::TestParamInfo<KernelConfig> &info);
+std::string KernelConfigName(const testing::TestParamInfo<KernelConfig> &info);
 
 // Why this CPU cannot run `config`; empty if it can.
 std::string UnsupportedReason(const KernelConfig &config);
@@ -66,8 +65,7 @@ PathCounts RequestsServed(const ProviderEnv &env, std::string_view algorithm);
 // `expect_both_paths` (the caller knows it sent requests on both sides of
 // the threshold).
 testing::AssertionResult ServedAsConfigured(const KernelConfig &config,
-                                            PathCounts before,
-                                            PathCounts after,
+                                            PathCounts before, PathCounts after,
                                             bool expect_both_paths);
 
 }  // namespace aesmux::test

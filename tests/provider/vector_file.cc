@@ -87,8 +87,8 @@ std::optional<std::vector<Stanza>> ParseVectorFile(std::string_view text,
     const std::string where = "line " + std::to_string(line_number) + ": ";
     const size_t equals = line.find('=');
     if (equals == std::string_view::npos) {
-      *error = where + "expected 'Name = Value', got '" + std::string(line) +
-               "'";
+      *error =
+          where + "expected 'Name = Value', got '" + std::string(line) + "'";
       return std::nullopt;
     }
     const std::string_view name = Trim(line.substr(0, equals));

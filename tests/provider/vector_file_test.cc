@@ -62,8 +62,8 @@ TEST(VectorFileTest, RefusesRepeatedAttribute) {
 
 TEST(VectorFileTest, RefusesLineWithoutEquals) {
   std::string error;
-  EXPECT_FALSE(ParseVectorFile("Cipher = x\nKey 00\n", kSpec, &error)
-                   .has_value());
+  EXPECT_FALSE(
+      ParseVectorFile("Cipher = x\nKey 00\n", kSpec, &error).has_value());
   EXPECT_EQ(error, "line 2: expected 'Name = Value', got 'Key 00'");
 }
 
@@ -75,8 +75,8 @@ TEST(VectorFileTest, RefusesEmptyName) {
 
 TEST(VectorFileTest, RefusesTitleInsideStanza) {
   std::string error;
-  EXPECT_FALSE(ParseVectorFile("Cipher = x\nTitle = t\n", kSpec, &error)
-                   .has_value());
+  EXPECT_FALSE(
+      ParseVectorFile("Cipher = x\nTitle = t\n", kSpec, &error).has_value());
   EXPECT_EQ(error, "line 2: Title must be a stanza of its own");
 }
 
