@@ -47,6 +47,7 @@ void SimdGcm::Clear() {
 void SimdGcm::Start(std::span<const uint8_t> iv) {
   const auto &ops = key_.tier()->ops;
   std::memset(xi_, 0, sizeof(xi_));
+  SecureZero(keystream_, sizeof(keystream_));  // the last message's
   pending_len_ = 0;
   aad_len_ = data_len_ = 0;
 
@@ -161,14 +162,26 @@ SimdGcm::Status SimdGcm::Decrypt(uint8_t *out, const uint8_t *in, size_t len) {
   return Crypt<false>(out, in, len);
 }
 
+// The tag is computed on a copy of the GHASH state, leaving the counter,
+// the partial block and its keystream as they are: OpenSSL's
+// CRYPTO_gcm128_finish does the same, and the default provider lets a
+// decryption whose tag did not verify go on with more data.
 void SimdGcm::Finish(uint8_t tag[16]) {
-  FlushPending();
+  const auto &ops = key_.tier()->ops;
+  uint8_t xi[16];
+  std::memcpy(xi, xi_, sizeof(xi));
+  if (pending_len_ != 0) {
+    uint8_t block[16] = {};
+    std::memcpy(block, pending_, pending_len_);
+    ops.ghash(&gkey_, xi, block, 16);
+    SecureZero(block, sizeof(block));
+  }
   uint8_t lengths[16];
   StoreBigEndian64(lengths, aad_len_ * 8);
   StoreBigEndian64(lengths + 8, data_len_ * 8);
-  key_.tier()->ops.ghash(&gkey_, xi_, lengths, 16);
-  for (int i = 0; i < 16; ++i) tag[i] = xi_[i] ^ j0_keystream_[i];
-  SecureZero(keystream_, sizeof(keystream_));
+  ops.ghash(&gkey_, xi, lengths, 16);
+  for (int i = 0; i < 16; ++i) tag[i] = xi[i] ^ j0_keystream_[i];
+  SecureZero(xi, sizeof(xi));
 }
 
 }  // namespace aesmux::kernels

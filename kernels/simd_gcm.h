@@ -39,7 +39,9 @@ class SimdGcm {
   Status Aad(std::span<const uint8_t> aad);
   Status Encrypt(uint8_t *out, const uint8_t *in, size_t len);
   Status Decrypt(uint8_t *out, const uint8_t *in, size_t len);
-  // Completes the message and writes the full 16-byte tag.
+  // Writes the full 16-byte tag of the message so far. The message stays
+  // open: more data may follow (after a tag that did not verify), and a
+  // later Finish covers it.
   void Finish(uint8_t tag[16]);
 
  private:

@@ -103,7 +103,6 @@ bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
 bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
   if (!path_ && !Route(pending_aad_.size())) return false;
   const Path path = *path_;
-  path_.reset();
   bool ok;
   if (path == Path::kSimd) {
     uint8_t computed[16];
@@ -119,6 +118,9 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
     ok = fallback_.GcmFinish(direction_, tag, tag_len);
   }
   CountRequest(alg_, path, message_bytes_);
+  // A decryption whose tag did not match stays open on its path, as in the
+  // default provider: more data continues the same message.
+  if (ok || direction_ == Direction::kEncrypt) path_.reset();
   return ok;
 }
 

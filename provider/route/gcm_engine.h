@@ -44,7 +44,9 @@ class GcmEngine {
   bool Aad(std::span<const uint8_t> aad);
   bool Crypt(uint8_t *out, const uint8_t *in, size_t len);
   // Encrypting: writes the 16-byte tag. Decrypting: returns whether the first
-  // `tag_len` bytes of `tag` match (compared in constant time).
+  // `tag_len` bytes of `tag` match (compared in constant time); if they do
+  // not, the message is not over: like the default provider's, it goes on
+  // with further Crypt calls, and Finish may be called again.
   bool Finish(uint8_t tag[16], size_t tag_len);
 
  private:
