@@ -14,7 +14,7 @@
 #include <random>
 
 #include "tests/support/bytes.h"
-#include "tests/support/kernel_configs.h"
+#include "tests/provider/kernel_configs.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
@@ -25,13 +25,14 @@ constexpr const char *kAllAlgorithms[] = {
     "AES-256-CBC", "AES-128-CTR", "AES-192-CTR", "AES-256-CTR", "AES-128-XTS",
     "AES-256-XTS", "AES-128-GCM", "AES-192-GCM", "AES-256-GCM"};
 
-class ContractTest : public ::testing::TestWithParam<std::string> {
+class ContractTest : public ::testing::TestWithParam<KernelConfig> {
  protected:
   void SetUp() override {
-    AESMUX_SKIP_IF_KERNEL_CONFIG_UNAVAILABLE(GetParam());
-    env_ = std::make_unique<ProviderEnv>(
-        std::vector<std::string>{"kernels = " + GetParam()});
-    ASSERT_TRUE(env_->loaded()) << env_->error();
+    const std::string unsupported = UnsupportedReason(GetParam());
+    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
+    std::string error;
+    env_ = LoadAesmux(GetParam(), &error);
+    ASSERT_NE(env_, nullptr) << error;
     ERR_clear_error();
   }
 
@@ -538,8 +539,8 @@ TEST_P(ContractTest, XtsDataUnitsFrom16BytesTo16MiB) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ContractTest,
-                         ::testing::ValuesIn(KernelConfigs()),
-                         [](const auto &info) { return info.param; });
+                         ::testing::ValuesIn(AllKernelConfigs()),
+                         KernelConfigName);
 
 }  // namespace
 }  // namespace aesmux::test

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "tests/support/bytes.h"
-#include "tests/support/kernel_configs.h"
+#include "tests/provider/kernel_configs.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
@@ -59,16 +59,29 @@ void SealGcm(const ProviderEnv &env, size_t aad_len, size_t len) {
   ASSERT_TRUE(EVP_EncryptFinal_ex(ctx.get(), out.data(), &out_len));
 }
 
-class RoutingTest : public ::testing::TestWithParam<std::string> {
+std::vector<KernelConfig> UnroutedKernelConfigs() {
+  std::vector<KernelConfig> configs;
+  for (const KernelConfig &config : AllKernelConfigs()) {
+    if (!config.routes()) configs.push_back(config);
+  }
+  return configs;
+}
+
+class RoutingTest : public ::testing::TestWithParam<KernelConfig> {
  protected:
   void SetUp() override {
-    AESMUX_SKIP_IF_KERNEL_CONFIG_UNAVAILABLE(GetParam());
-    env_ = std::make_unique<ProviderEnv>(std::vector<std::string>{
-        "kernels = " + GetParam(), "cbc.fallback_max_len = 64",
-        "gcm.fallback_max_len = 100"});
+    const std::string unsupported = UnsupportedReason(GetParam());
+    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
+    // This suite sets its own thresholds.
+    KernelConfig config = GetParam();
+    config.fallback_max_len = 0;
+    std::vector<std::string> settings = config.Settings();
+    settings.push_back("cbc.fallback_max_len = 64");
+    settings.push_back("gcm.fallback_max_len = 100");
+    env_ = std::make_unique<ProviderEnv>(settings);
     ASSERT_TRUE(env_->loaded()) << env_->error();
   }
-  bool kernels_on() const { return GetParam() != "none"; }
+  bool kernels_on() const { return GetParam().kernels != "none"; }
   uint64_t Stat(const char *alg, const char *path, const char *field) {
     return env_->Stat(alg, path, field);
   }
@@ -142,8 +155,8 @@ TEST_P(RoutingTest, AForkedChildCountsOnlyItsOwnRequests) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, RoutingTest,
-                         ::testing::ValuesIn(KernelConfigs()),
-                         [](const auto &info) { return info.param; });
+                         ::testing::ValuesIn(UnroutedKernelConfigs()),
+                         KernelConfigName);
 
 // Runs `work` in a child process with aesmux writing statistics to a fresh
 // prefix; returns the child's statistics file as (algorithm path) → (requests,

@@ -13,19 +13,20 @@
 #include <random>
 
 #include "tests/support/bytes.h"
-#include "tests/support/kernel_configs.h"
+#include "tests/provider/kernel_configs.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
 namespace {
 
-class TlsRecordTest : public ::testing::TestWithParam<std::string> {
+class TlsRecordTest : public ::testing::TestWithParam<KernelConfig> {
  protected:
   void SetUp() override {
-    AESMUX_SKIP_IF_KERNEL_CONFIG_UNAVAILABLE(GetParam());
-    env_ = std::make_unique<ProviderEnv>(
-        std::vector<std::string>{"kernels = " + GetParam()});
-    ASSERT_TRUE(env_->loaded()) << env_->error();
+    const std::string unsupported = UnsupportedReason(GetParam());
+    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
+    std::string error;
+    env_ = LoadAesmux(GetParam(), &error);
+    ASSERT_NE(env_, nullptr) << error;
   }
 
   // Initialises one context per provider, as libssl does for CBC suites.
@@ -341,8 +342,8 @@ TEST_P(TlsRecordTest, OpenSshGcmPacketsMatchTheDefaultProvider) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, TlsRecordTest,
-                         ::testing::ValuesIn(KernelConfigs()),
-                         [](const auto &info) { return info.param; });
+                         ::testing::ValuesIn(AllKernelConfigs()),
+                         KernelConfigName);
 
 }  // namespace
 }  // namespace aesmux::test
