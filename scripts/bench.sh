@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Regenerates the benchmark table of BENCHMARKS.md: openssl speed -evp with
+# the default provider and with aesmux, side by side in alternating runs,
+# median of several runs per cell, ratios aesmux / default.
+#
+# usage: scripts/bench.sh [RUNS] [SECONDS]    (defaults: 3 runs of 1 s)
+# Environment: BENCH_ALGS (space-separated specs, "-decrypt" suffix allowed),
+#              BENCH_SIZES (bytes), AESMUX_KERNELS etc. as usual.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+runs=${1:-3}
+seconds=${2:-1}
+algs=${BENCH_ALGS:-"aes-128-ecb aes-128-cbc aes-128-cbc-decrypt aes-256-cbc \
+aes-128-ctr aes-256-ctr aes-128-xts aes-256-xts aes-128-gcm aes-256-gcm"}
+sizes=${BENCH_SIZES:-"16 64 256 1024 8192 16384"}
+
+install_deps
+build >/dev/null
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+echo "# $(date -u +%Y-%m-%d) · $cpu · $(nproc) cores · $(openssl version)"
+echo "# aesmux tier: $("$AESMUX_BUILD/provider/aesmux-info" | sed -n 's/^kernel tier: *//p')"
+echo "# openssl speed -evp, ${seconds}s per run, median of $runs alternating runs"
+echo
+printf '| algorithm | bytes | default MB/s | aesmux MB/s | ratio |\n'
+printf '|---|---:|---:|---:|---:|\n'
+for spec in $algs; do
+  alg=${spec%-decrypt}
+  flags=()
+  [ "$alg" != "$spec" ] && flags=(-decrypt)
+  for bytes in $sizes; do
+    base=() ours=()
+    for ((r = 0; r < runs; r++)); do
+      base+=("$(speed_bps default "$alg" "$bytes" "$seconds" "${flags[@]}")")
+      ours+=("$(speed_bps aesmux "$alg" "$bytes" "$seconds" "${flags[@]}")")
+    done
+    b=$(printf '%s\n' "${base[@]}" | median)
+    o=$(printf '%s\n' "${ours[@]}" | median)
+    awk -v s="$spec" -v n="$bytes" -v b="$b" -v o="$o" 'BEGIN {
+      printf "| %s | %d | %.0f | %.0f | %.2f |\n", s, n, b / 1e6, o / 1e6, o / b }'
+  done
+done
