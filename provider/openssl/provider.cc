@@ -88,7 +88,6 @@ const OSSL_ALGORITHM *Algorithms() {
 struct Instances {
   std::mutex mutex;
   int count = 0;
-  std::string stats_file;
 };
 Instances &TheInstances() {
   static auto *instances = new Instances;
@@ -99,23 +98,21 @@ void RegisterInstance(const route::Settings &settings) {
   Instances &instances = TheInstances();
   std::lock_guard lock(instances.mutex);
   ++instances.count;
-  if (!settings.stats_file.empty()) instances.stats_file = settings.stats_file;
+  if (!settings.stats_file.empty()) {
+    route::SetStatsFilePrefix(settings.stats_file);
+  }
 }
 
 void UnregisterInstance() {
   Instances &instances = TheInstances();
   std::lock_guard lock(instances.mutex);
-  if (--instances.count == 0 && !instances.stats_file.empty()) {
-    route::WriteStatsFile(instances.stats_file);
-  }
+  if (--instances.count == 0) route::WriteStatsFile();
 }
 
 __attribute__((destructor)) void WriteStatsOfLiveInstances() {
   Instances &instances = TheInstances();
   std::lock_guard lock(instances.mutex);
-  if (instances.count > 0 && !instances.stats_file.empty()) {
-    route::WriteStatsFile(instances.stats_file);
-  }
+  if (instances.count > 0) route::WriteStatsFile();
 }
 
 void Teardown(void *provctx) noexcept {
@@ -138,19 +135,28 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
   return kGettable;
 }
 
-// "stats.<ALGORITHM>.<path>.requests" / ".bytes" as uint64.
+// "stats.<ALGORITHM>.<path>.requests" / ".bytes" and
+// "stats.<ALGORITHM>.key_setups" as uint64.
 bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
   const std::string_view key(p->key);
   for (const route::AlgInfo &info : route::kAlgs) {
+    const std::string prefix = "stats." + std::string(info.name) + ".";
+    if (!key.starts_with(prefix)) continue;
+    const std::string_view rest = key.substr(prefix.size());
+    if (rest == "key_setups") {
+      return OSSL_PARAM_set_uint64(
+          p, snapshot.key_setups[static_cast<size_t>(info.alg)]);
+    }
     for (size_t path = 0; path < route::kNumPaths; ++path) {
-      const std::string prefix = "stats." + std::string(info.name) + "." +
-                                 std::string(route::kPathNames[path]) + ".";
-      if (!key.starts_with(prefix)) continue;
       const route::Counter &counter =
           snapshot.at(info.alg, static_cast<route::Path>(path));
-      const std::string_view field = key.substr(prefix.size());
-      if (field == "requests") return OSSL_PARAM_set_uint64(p, counter.requests);
-      if (field == "bytes") return OSSL_PARAM_set_uint64(p, counter.bytes);
+      const std::string path_name(route::kPathNames[path]);
+      if (rest == path_name + ".requests") {
+        return OSSL_PARAM_set_uint64(p, counter.requests);
+      }
+      if (rest == path_name + ".bytes") {
+        return OSSL_PARAM_set_uint64(p, counter.bytes);
+      }
     }
   }
   return true;  // unknown keys are left alone

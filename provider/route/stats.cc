@@ -17,6 +17,8 @@ namespace {
 struct ThreadCounters {
   std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> requests{};
   std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> bytes{};
+  std::array<std::atomic<uint64_t>, kNumAlgs> key_setups{};
+  uint64_t unwritten_bytes = 0;  // owner only: served since the last file write
   ThreadCounters *next = nullptr;
 };
 
@@ -24,6 +26,8 @@ struct Registry {
   std::mutex mutex;
   ThreadCounters *live = nullptr;  // guarded by mutex
   StatsSnapshot retired;           // guarded by mutex: exited threads
+  std::string file_prefix;         // guarded by mutex
+  std::atomic<bool> progress_writes{false};
 };
 
 // Intentionally never destroyed: threads may exit after static destructors.
@@ -51,6 +55,7 @@ thread_local ThreadSlot t_slot;
 
 void AddInto(StatsSnapshot &sum, const ThreadCounters &counters) {
   for (size_t a = 0; a < kNumAlgs; ++a) {
+    sum.key_setups[a] += counters.key_setups[a].load(std::memory_order_relaxed);
     for (size_t p = 0; p < kNumPaths; ++p) {
       sum.counters[a][p].requests +=
           counters.requests[a][p].load(std::memory_order_relaxed);
@@ -62,6 +67,7 @@ void AddInto(StatsSnapshot &sum, const ThreadCounters &counters) {
 
 void ZeroCounters(ThreadCounters &counters) {
   for (size_t a = 0; a < kNumAlgs; ++a) {
+    counters.key_setups[a].store(0, std::memory_order_relaxed);
     for (size_t p = 0; p < kNumPaths; ++p) {
       counters.requests[a][p].store(0, std::memory_order_relaxed);
       counters.bytes[a][p].store(0, std::memory_order_relaxed);
@@ -136,6 +142,15 @@ void CountRequest(Alg alg, Path path, uint64_t bytes) {
   const auto p = static_cast<size_t>(path);
   Bump(counters->requests[a][p], 1);
   Bump(counters->bytes[a][p], bytes);
+  counters->unwritten_bytes += bytes;
+  if (counters->unwritten_bytes >= kProgressBytes) {
+    counters->unwritten_bytes = 0;
+    Registry &registry = TheRegistry();
+    if (registry.progress_writes.load(std::memory_order_relaxed) &&
+        WriteStatsFile() != 0) {
+      registry.progress_writes.store(false, std::memory_order_relaxed);
+    }
+  }
 }
 
 StatsSnapshot ReadStats() {
@@ -166,7 +181,25 @@ std::string FormatStats(const StatsSnapshot &snapshot) {
   return out;
 }
 
-int WriteStatsFile(const std::string &prefix) {
+void CountKeySetup(Alg alg) {
+  Bump(t_slot.get()->key_setups[static_cast<size_t>(alg)], 1);
+}
+
+void SetStatsFilePrefix(const std::string &prefix) {
+  Registry &registry = TheRegistry();
+  std::lock_guard lock(registry.mutex);
+  registry.file_prefix = prefix;
+  registry.progress_writes.store(!prefix.empty(), std::memory_order_relaxed);
+}
+
+int WriteStatsFile() {
+  std::string prefix;
+  {
+    Registry &registry = TheRegistry();
+    std::lock_guard lock(registry.mutex);
+    prefix = registry.file_prefix;
+  }
+  if (prefix.empty()) return 0;
   const std::string path = prefix + "." + std::to_string(getpid());
   const std::string temporary = path + ".tmp";
   const std::string text = FormatStats(ReadStats());

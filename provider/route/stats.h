@@ -22,6 +22,9 @@ struct Counter {
 
 struct StatsSnapshot {
   std::array<std::array<Counter, kNumPaths>, kNumAlgs> counters{};
+  // Key schedules actually built (a key set again unchanged is not
+  // expanded again, and TLS 1.3's per-record IV re-init sets no key).
+  std::array<uint64_t, kNumAlgs> key_setups{};
 
   const Counter &at(Alg alg, Path path) const {
     return counters[static_cast<size_t>(alg)][static_cast<size_t>(path)];
@@ -30,15 +33,26 @@ struct StatsSnapshot {
 
 // Records one request of `bytes` bytes served by `path`.
 void CountRequest(Alg alg, Path path, uint64_t bytes);
+// Records one key schedule built for `alg`.
+void CountKeySetup(Alg alg);
 
 StatsSnapshot ReadStats();
 
 // One line per algorithm and path: "<algorithm> <path> <requests> <bytes>".
 std::string FormatStats(const StatsSnapshot &snapshot);
 
-// Writes FormatStats(ReadStats()) to "<prefix>.<pid>" (via a temporary file
-// and rename, so readers never see half a file). Returns 0 or -errno.
-int WriteStatsFile(const std::string &prefix);
+// The statistics file: FormatStats(ReadStats()) in "<prefix>.<pid>",
+// written through a temporary file and a rename, so readers never see half
+// a file. Once a prefix is set, the file is also rewritten while requests
+// are served, each time the process has served another kProgressBytes, so
+// that a process leaving through _exit() (sshd's session processes do)
+// still leaves a record missing at most that much. If a write fails (no
+// permission, a sandbox), progress writes stop: no further syscalls.
+inline constexpr uint64_t kProgressBytes = uint64_t{1} << 20;
+
+void SetStatsFilePrefix(const std::string &prefix);
+// Writes the file now, if a prefix is set. Returns 0 or -errno.
+int WriteStatsFile();
 
 }  // namespace aesmux::route
 

@@ -228,5 +228,17 @@ TEST(StatsFile, WrittenAtExitWhenTheProviderIsNeverUnloaded) {
   ExpectOnlyCbcFallback(lines, 1, 16);
 }
 
+// Processes that end with _exit() (sshd's session processes) run no exit
+// handlers; the file is rewritten every kProgressBytes while serving.
+TEST(StatsFile, KeptUpToDateForProcessesThatSkipExitHandlers) {
+  const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
+    auto *env = new ProviderEnv({"kernels = none", "stats_file = " + prefix});
+    if (!env->loaded()) std::_Exit(2);
+    for (int i = 0; i < 48; ++i) EncryptCbc(*env, 65536);  // 3 MiB
+    _exit(0);
+  });
+  ExpectOnlyCbcFallback(lines, 48, 48 * 65536);
+}
+
 }  // namespace
 }  // namespace aesmux::test
