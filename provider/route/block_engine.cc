@@ -1,5 +1,7 @@
 #include "provider/route/block_engine.h"
 
+#include <openssl/crypto.h>
+
 #include <cstring>
 
 #include "provider/route/stats.h"
@@ -46,6 +48,12 @@ bool BlockEngine::CopyFrom(const BlockEngine &other) {
 }
 
 void BlockEngine::SetKey(std::span<const uint8_t> key) {
+  // The same key again (openssl speed re-keys every operation; so do some
+  // applications) keeps its schedules.
+  if (key.size() == key_len_ &&
+      CRYPTO_memcmp(key.data(), key_.data(), key_len_) == 0) {
+    return;
+  }
   kernels::SecureZero(key_.data(), key_.size());
   std::memcpy(key_.data(), key.data(), key.size());
   key_len_ = key.size();
@@ -59,6 +67,7 @@ void BlockEngine::SetKey(std::span<const uint8_t> key) {
       simd_.Set(*tier, key);
     }
   }
+  CountKeySetup(alg_);
 }
 
 bool BlockEngine::Run(Direction direction, uint8_t *iv,

@@ -35,16 +35,24 @@ bool GcmEngine::CopyFrom(const GcmEngine &other) {
 }
 
 void GcmEngine::SetKey(std::span<const uint8_t> key) {
+  // Setting a key ends the current message, as in the default provider.
+  path_.reset();
+  // The same key again (openssl speed re-keys every operation) keeps its
+  // schedule and powers of H.
+  if (key.size() == key_len_ &&
+      CRYPTO_memcmp(key.data(), key_.data(), key_len_) == 0) {
+    return;
+  }
   kernels::SecureZero(key_.data(), key_.size());
   std::memcpy(key_.data(), key.data(), key.size());
   key_len_ = key.size();
   fallback_.Reset();
-  path_.reset();
   if (const kernels::Tier *tier = router_->tier()) {
     simd_.SetKey(*tier, key);
   } else {
     simd_.Clear();
   }
+  CountKeySetup(alg_);
 }
 
 bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {

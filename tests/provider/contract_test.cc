@@ -538,6 +538,76 @@ TEST_P(ContractTest, XtsDataUnitsFrom16BytesTo16MiB) {
   EXPECT_EQ(first, again);
 }
 
+// libssl's TLS 1.3 records: key once, then an IV-only re-init per record
+// (5-byte header as AAD, payload, tag). The key schedule and the powers of
+// H are built once, and every record matches the default provider.
+TEST_P(ContractTest, Tls13IvOnlyReinitKeepsTheKeySchedule) {
+  for (const char *name : {"AES-128-GCM", "AES-256-GCM"}) {
+    SCOPED_TRACE(name);
+    CipherPtr ciphers[2] = {Fetch(name), env_->Default(name)};
+    const Bytes key = RandomBytes(rng_, EVP_CIPHER_get_key_length(ciphers[0].get()));
+    const Bytes static_iv = RandomBytes(rng_, 12);
+    CipherCtxPtr ctx[2] = {NewCipherCtx(), NewCipherCtx()};
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(EVP_CipherInit_ex(ctx[i].get(), ciphers[i].get(), nullptr,
+                                    nullptr, nullptr, 1));
+      ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx[i].get(), EVP_CTRL_AEAD_SET_IVLEN, 12,
+                                      nullptr));
+      ASSERT_TRUE(EVP_CipherInit_ex(ctx[i].get(), nullptr, nullptr, key.data(),
+                                    nullptr, -1));
+    }
+    const uint64_t setups = env_->Stat(name, "key_setups");
+    for (uint64_t sequence = 0; sequence < 50; ++sequence) {
+      Bytes nonce = static_iv;
+      for (int b = 0; b < 8; ++b) nonce[11 - b] ^= uint8_t(sequence >> (8 * b));
+      const Bytes header = RandomBytes(rng_, 5);
+      const Bytes record = RandomBytes(rng_, 1 + rng_() % 2000);
+      Bytes out[2], tag[2];
+      for (int i = 0; i < 2; ++i) {
+        int len = 0;
+        out[i].resize(record.size());
+        tag[i].resize(16);
+        ASSERT_TRUE(EVP_CipherInit_ex(ctx[i].get(), nullptr, nullptr, nullptr,
+                                      nonce.data(), 1));
+        ASSERT_TRUE(EVP_CipherUpdate(ctx[i].get(), nullptr, &len, header.data(),
+                                     5));
+        ASSERT_TRUE(EVP_CipherUpdate(ctx[i].get(), out[i].data(), &len,
+                                     record.data(), record.size()));
+        ASSERT_TRUE(EVP_CipherFinal_ex(ctx[i].get(), out[i].data(), &len));
+        ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx[i].get(), EVP_CTRL_AEAD_GET_TAG, 16,
+                                        tag[i].data()));
+      }
+      EXPECT_EQ(out[0], out[1]);
+      EXPECT_EQ(tag[0], tag[1]);
+    }
+    EXPECT_EQ(env_->Stat(name, "key_setups"), setups);
+  }
+}
+
+// openssl speed -evp re-keys every operation with the same key: only a new
+// key builds a new schedule.
+TEST_P(ContractTest, TheSameKeyAgainIsNotExpandedAgain) {
+  for (const char *name : {"AES-128-GCM", "AES-256-CBC", "AES-128-XTS"}) {
+    SCOPED_TRACE(name);
+    CipherPtr cipher = Fetch(name);
+    Bytes key = RandomBytes(rng_, EVP_CIPHER_get_key_length(cipher.get()));
+    const Bytes iv = RandomBytes(rng_, EVP_CIPHER_get_iv_length(cipher.get()));
+    auto ctx = NewCipherCtx();
+    ASSERT_TRUE(EVP_EncryptInit_ex2(ctx.get(), cipher.get(), nullptr, nullptr,
+                                    nullptr));
+    const uint64_t setups = env_->Stat(name, "key_setups");
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_TRUE(EVP_EncryptInit_ex2(ctx.get(), nullptr, key.data(), iv.data(),
+                                      nullptr));
+    }
+    EXPECT_EQ(env_->Stat(name, "key_setups"), setups + 1);
+    key[3] ^= 1;
+    ASSERT_TRUE(EVP_EncryptInit_ex2(ctx.get(), nullptr, key.data(), iv.data(),
+                                    nullptr));
+    EXPECT_EQ(env_->Stat(name, "key_setups"), setups + 2);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, ContractTest,
                          ::testing::ValuesIn(AllKernelConfigs()),
                          KernelConfigName);

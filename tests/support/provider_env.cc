@@ -121,8 +121,12 @@ std::string ProviderEnv::ProviderParam(const char *key) const {
 
 uint64_t ProviderEnv::Stat(std::string_view alg, std::string_view path,
                            std::string_view field) const {
-  const std::string key = "stats." + std::string(alg) + "." +
-                          std::string(path) + "." + std::string(field);
+  return Stat(alg, std::string(path) + "." + std::string(field));
+}
+
+uint64_t ProviderEnv::Stat(std::string_view alg, std::string_view field) const {
+  const std::string key =
+      "stats." + std::string(alg) + "." + std::string(field);
   uint64_t value = ~uint64_t{0};
   OSSL_PARAM params[] = {OSSL_PARAM_uint64(key.c_str(), &value),
                          OSSL_PARAM_END};

@@ -52,6 +52,8 @@ class ProviderEnv {
   // A routing counter: Stat("AES-128-CBC", "simd", "requests").
   uint64_t Stat(std::string_view alg, std::string_view path,
                 std::string_view field) const;
+  // A per-algorithm counter: Stat("AES-128-GCM", "key_setups").
+  uint64_t Stat(std::string_view alg, std::string_view field) const;
 
  private:
   OSSL_LIB_CTX *libctx_ = nullptr;
