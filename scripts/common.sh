@@ -4,9 +4,11 @@
 AESMUX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AESMUX_BUILD=${AESMUX_BUILD:-$AESMUX_ROOT/build}
 
-# Debian packages the build and the tests need.
+# Debian packages the build and the tests need (the integration tests run
+# nginx, OpenSSH and Python's ssl module against aesmux).
 AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
-                 libssl-dev openssl libgtest-dev)
+                 libssl-dev openssl libgtest-dev
+                 nginx-light curl openssh-server openssh-client python3)
 
 log() { printf '\n==> %s\n' "$*"; }
 

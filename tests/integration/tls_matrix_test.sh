@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# openssl s_server / s_client over loopback, each TLS suite libssl can put on
+# AES, with aesmux on the client only, on the server only and on both. Each
+# run moves 2 MiB from server to client (s_server -WWW), compares bytes, and
+# checks aesmux's statistics: the side(s) running aesmux must show the
+# suite's AES algorithm served.
+#
+# usage: tls_matrix_test.sh BUILD_DIR
+BUILD=$1
+source "$(dirname "$0")/lib.sh"
+require openssl python3
+
+make_certificate
+mkdir -p "$WORK/www"
+make_payload "$WORK/www/payload.bin" 2
+expected=$(sha256 "$WORK/www/payload.bin")
+
+# suite | protocol flags | aesmux algorithm expected on the record layer
+# ("-" where libssl uses the default provider's stitched AES-CBC-HMAC).
+suites=(
+  "TLS_AES_128_GCM_SHA256|-tls1_3 -ciphersuites TLS_AES_128_GCM_SHA256|AES-128-GCM"
+  "TLS_AES_256_GCM_SHA384|-tls1_3 -ciphersuites TLS_AES_256_GCM_SHA384|AES-256-GCM"
+  "ECDHE-RSA-AES128-GCM-SHA256|-tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256|AES-128-GCM"
+  "ECDHE-RSA-AES256-GCM-SHA384|-tls1_2 -cipher ECDHE-RSA-AES256-GCM-SHA384|AES-256-GCM"
+  "ECDHE-RSA-AES128-SHA256 (etm)|-tls1_2 -cipher ECDHE-RSA-AES128-SHA256|AES-128-CBC"
+  "ECDHE-RSA-AES128-SHA256 (no_etm)|-tls1_2 -cipher ECDHE-RSA-AES128-SHA256 -no_etm|-AES-128-CBC"
+  "AES256-SHA (etm)|-tls1_2 -cipher AES256-SHA|AES-256-CBC"
+  "AES256-SHA (no_etm)|-tls1_2 -cipher AES256-SHA -no_etm|-AES-256-CBC"
+)
+
+run=0
+for entry in "${suites[@]}"; do
+  IFS='|' read -r name flags algorithm <<<"$entry"
+  for placement in client server both; do
+    run=$((run + 1))
+    label="$name, aesmux on $placement"
+    client_cnf=$DEFAULT_CONFIG server_cnf=$DEFAULT_CONFIG
+    client_stats=$WORK/stats-$run-client server_stats=$WORK/stats-$run-server
+    if [ "$placement" != server ]; then
+      client_cnf=$WORK/client-$run.cnf
+      aesmux_config "$client_cnf" "$client_stats"
+    fi
+    if [ "$placement" != client ]; then
+      server_cnf=$WORK/server-$run.cnf
+      aesmux_config "$server_cnf" "$server_stats"
+    fi
+    port=$(free_port)
+    # shellcheck disable=SC2086
+    (cd "$WORK/www" && OPENSSL_CONF=$server_cnf exec openssl s_server \
+       -accept "127.0.0.1:$port" -cert "$WORK/cert.pem" -key "$WORK/key.pem" \
+       -WWW -naccept 1 -quiet $flags) >"$WORK/server-$run.log" 2>&1 &
+    server=$!
+    SPAWNED+=("$server")
+    wait_for_port "$port"
+    # shellcheck disable=SC2086
+    printf 'GET /payload.bin HTTP/1.0\r\n\r\n' |
+      OPENSSL_CONF=$client_cnf timeout 60 openssl s_client \
+        -connect "127.0.0.1:$port" -quiet -verify_quiet $flags \
+        >"$WORK/response-$run" 2>"$WORK/client-$run.log" || true
+    wait "$server" 2>/dev/null || true
+    # The body follows the HTTP header.
+    /usr/bin/python3 - "$WORK/response-$run" "$WORK/body-$run" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+open(sys.argv[2], "wb").write(data.split(b"\r\n\r\n", 1)[-1])
+PY
+    if [ "$(sha256 "$WORK/body-$run")" = "$expected" ]; then
+      pass "$label: 2 MiB transferred intact"
+    else
+      fail "$label: payload differs ($(stat -c %s "$WORK/body-$run") bytes); client log: $(tail -3 "$WORK/client-$run.log")"
+      continue
+    fi
+    for side in client server; do
+      [ "$placement" = both ] || [ "$placement" = "$side" ] || continue
+      prefix=$WORK/stats-$run-$side
+      if [ "${algorithm:0:1}" = "-" ]; then
+        expect_records_elsewhere "$label ($side)" "$prefix" "${algorithm:1}" 1048576
+      else
+        expect_served "$label ($side)" "$prefix" "$algorithm" 1048576
+      fi
+    done
+  done
+done
+finish
