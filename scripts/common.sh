@@ -31,12 +31,18 @@ install_deps() {
 
 # Configures (once) and builds into $AESMUX_BUILD.
 build() {
-  log "building aesmux in $AESMUX_BUILD"
-  if [ ! -f "$AESMUX_BUILD/build.ninja" ]; then
-    cmake -S "$AESMUX_ROOT" -B "$AESMUX_BUILD" -G Ninja \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  build_in "$AESMUX_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+}
+
+# build_in DIR [cmake options...]: configures DIR once, then builds it.
+build_in() {
+  local dir=$1
+  shift
+  log "building aesmux in $dir"
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S "$AESMUX_ROOT" -B "$dir" -G Ninja "$@"
   fi
-  cmake --build "$AESMUX_BUILD"
+  cmake --build "$dir"
 }
 
 # Writes an openssl.cnf that loads the built aesmux next to the default

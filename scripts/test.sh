@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds aesmux and runs every test.
+# Installs what is missing, builds aesmux and runs every test: the unit,
+# EVP, command-line and integration suites on the normal build, then the
+# unit and EVP suites again under AddressSanitizer and UBSan.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -8,4 +10,11 @@ build
 
 log "running the test suites"
 ctest --test-dir "$AESMUX_BUILD" --output-on-failure --timeout 900 \
+  -j "$(nproc)" "$@"
+
+sanitize_build=${AESMUX_SANITIZE_BUILD:-$AESMUX_ROOT/build-sanitize}
+build_in "$sanitize_build" -DCMAKE_BUILD_TYPE=Debug -DAESMUX_SANITIZE=ON
+log "running the suites under AddressSanitizer and UBSan"
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  ctest --test-dir "$sanitize_build" --output-on-failure --timeout 1800 \
   -j "$(nproc)" "$@"

@@ -83,16 +83,14 @@ const OSSL_ALGORITHM *Algorithms() {
 // Statistics are process-wide; the file is written when the last provider
 // instance of the process goes away (normally at OPENSSL_cleanup, at exit),
 // or when the module is unloaded with instances still alive (a library
-// context the application never freed). Never destroyed: the module
-// destructor below may run after static destructors.
+// context the application never freed). Trivially destructible, so the
+// module destructor below may use it whatever the order of destruction.
 struct Instances {
   std::mutex mutex;
   int count = 0;
 };
-Instances &TheInstances() {
-  static auto *instances = new Instances;
-  return *instances;
-}
+constinit Instances g_instances;
+Instances &TheInstances() { return g_instances; }
 
 void RegisterInstance(const route::Settings &settings) {
   Instances &instances = TheInstances();

@@ -4,10 +4,12 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <mutex>
+#include <string_view>
 
 namespace aesmux::route {
 namespace {
@@ -22,15 +24,17 @@ struct ThreadCounters {
   ThreadCounters *next = nullptr;
 };
 
+// The registry of every thread's counters. Constant-initialized and
+// trivially destructible: it is never destroyed (threads may exit after
+// static destructors run) and owns no heap memory.
 struct Registry {
   std::mutex mutex;
   ThreadCounters *live = nullptr;  // guarded by mutex
   StatsSnapshot retired;           // guarded by mutex: exited threads
-  std::string file_prefix;         // guarded by mutex
+  std::array<char, 4096> file_prefix{};  // guarded by mutex; "" = none
   std::atomic<bool> progress_writes{false};
 };
 
-// Intentionally never destroyed: threads may exit after static destructors.
 Registry &TheRegistry();
 
 class ThreadSlot {
@@ -97,13 +101,14 @@ void AfterForkInChild() {
   registry.mutex.unlock();
 }
 
+constinit Registry g_registry;
+constinit std::once_flag g_fork_handlers;
+
 Registry &TheRegistry() {
-  static Registry *registry = [] {
-    auto *created = new Registry;
+  std::call_once(g_fork_handlers, [] {
     pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
-    return created;
-  }();
-  return *registry;
+  });
+  return g_registry;
 }
 
 ThreadCounters *ThreadSlot::Register() {
@@ -188,8 +193,12 @@ void CountKeySetup(Alg alg) {
 void SetStatsFilePrefix(const std::string &prefix) {
   Registry &registry = TheRegistry();
   std::lock_guard lock(registry.mutex);
-  registry.file_prefix = prefix;
-  registry.progress_writes.store(!prefix.empty(), std::memory_order_relaxed);
+  // A prefix that does not fit is refused rather than cut short.
+  const bool fits = prefix.size() < registry.file_prefix.size();
+  const std::string_view stored = fits ? std::string_view(prefix) : "";
+  std::copy(stored.begin(), stored.end(), registry.file_prefix.begin());
+  registry.file_prefix[stored.size()] = '\0';
+  registry.progress_writes.store(!stored.empty(), std::memory_order_relaxed);
 }
 
 int WriteStatsFile() {
@@ -197,7 +206,7 @@ int WriteStatsFile() {
   {
     Registry &registry = TheRegistry();
     std::lock_guard lock(registry.mutex);
-    prefix = registry.file_prefix;
+    prefix = registry.file_prefix.data();
   }
   if (prefix.empty()) return 0;
   const std::string path = prefix + "." + std::to_string(getpid());

@@ -221,7 +221,9 @@ TEST(StatsFile, WrittenWhenTheProviderIsUnloaded) {
 // statistics are still written when the process exits.
 TEST(StatsFile, WrittenAtExitWhenTheProviderIsNeverUnloaded) {
   const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
-    auto *env = new ProviderEnv({"kernels = none", "stats_file = " + prefix});
+    // Deliberately never freed (kept reachable for LeakSanitizer).
+    static ProviderEnv *env =
+        new ProviderEnv({"kernels = none", "stats_file = " + prefix});
     if (!env->loaded()) std::_Exit(2);
     EncryptCbc(*env, 16);
   });
@@ -232,7 +234,8 @@ TEST(StatsFile, WrittenAtExitWhenTheProviderIsNeverUnloaded) {
 // handlers; the file is rewritten every kProgressBytes while serving.
 TEST(StatsFile, KeptUpToDateForProcessesThatSkipExitHandlers) {
   const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
-    auto *env = new ProviderEnv({"kernels = none", "stats_file = " + prefix});
+    static ProviderEnv *env =
+        new ProviderEnv({"kernels = none", "stats_file = " + prefix});
     if (!env->loaded()) std::_Exit(2);
     for (int i = 0; i < 48; ++i) EncryptCbc(*env, 65536);  // 3 MiB
     _exit(0);
