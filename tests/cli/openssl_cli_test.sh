@@ -33,6 +33,11 @@ config() {  # config FILE [aesmux section lines...]
 config "$work/aesmux.cnf"
 export OPENSSL_CONF=$work/aesmux.cnf
 
+# 0. The module exports exactly one symbol.
+exported=$(nm -D --defined-only "$module" | awk '{ print $3 }' | tr '\n' ' ')
+[ "$exported" = "OSSL_provider_init " ] && pass "exports only OSSL_provider_init" ||
+  fail "aesmux.so exports: $exported"
+
 # 1. Listed, with every algorithm.
 count=$(openssl list -cipher-algorithms | grep -c '@ aesmux' || true)
 [ "$count" -eq 14 ] && pass "14 algorithms listed" ||
