@@ -21,7 +21,7 @@ using route::Segment;
 
 // Runs whole blocks through the router; raises CIPHER_OPERATION_FAILED when
 // no path could serve them.
-bool RunBlocks(GenericCtx *ctx, std::span<const Segment> segments) {
+inline bool RunBlocks(GenericCtx *ctx, std::span<const Segment> segments) {
   uint8_t *iv = ctx->family == Family::kCbc ? ctx->iv : nullptr;
   if (ctx->engine.Run(ctx->direction(), iv, segments)) return true;
   ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
@@ -94,6 +94,20 @@ int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
     return TlsRecordUpdate(ctx, out, outl, outsize, in, inl);
   }
 
+  // The common case, kept short for small requests: nothing held, whole
+  // blocks in, and no block to hold back.
+  if (ctx->buf_len == 0 && (inl & (kAesBlock - 1)) == 0 && inl != 0 &&
+      (ctx->encrypt || !ctx->pad)) {
+    if (outsize < inl) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+      return 0;
+    }
+    const Segment segment{out, in, inl};
+    if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
+    *outl = inl;
+    return 1;
+  }
+
   // Complete a held partial block first.
   if (ctx->buf_len != 0) {
     const size_t take = std::min(inl, kAesBlock - ctx->buf_len);
@@ -137,8 +151,10 @@ int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
   in += whole;
   inl -= whole;
   // What is left is less than a block: hold it.
-  std::memcpy(ctx->buf + ctx->buf_len, in, inl);
-  ctx->buf_len += inl;
+  if (inl != 0) {
+    std::memcpy(ctx->buf + ctx->buf_len, in, inl);
+    ctx->buf_len += inl;
+  }
   *outl = produced + whole;
   return 1;
 }

@@ -34,12 +34,20 @@ bool CtrSegment(const Segment &segment, uint8_t *keystream, Blocks blocks,
 
 }  // namespace
 
+BlockEngine::BlockEngine(const Router &router, Alg alg)
+    : router_(&router),
+      alg_(alg),
+      family_(Info(alg).family),
+      simd_min_len_(router.SimdMinLen(alg)) {}
+
 BlockEngine::~BlockEngine() { kernels::SecureZero(key_.data(), key_.size()); }
 
 bool BlockEngine::CopyFrom(const BlockEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
   router_ = other.router_;
   alg_ = other.alg_;
+  family_ = other.family_;
+  simd_min_len_ = other.simd_min_len_;
   key_ = other.key_;
   key_len_ = other.key_len_;
   simd_ = other.simd_;
@@ -74,58 +82,57 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
                       std::span<const Segment> segments, uint8_t *keystream) {
   uint64_t total = 0;
   for (const Segment &segment : segments) total += segment.len;
-  const Path path = router_->Choose(alg_, total);
-  const bool served =
-      path == Path::kSimd
-          ? RunSimd(direction, iv, segments, keystream)
-          : RunFallback(direction, iv, segments, keystream);
-  if (served) CountRequest(alg_, path, total);
-  return served;
+  if (total >= simd_min_len_ && simd_.is_set() | simd_xts_.is_set()) {
+    for (const Segment &segment : segments) {
+      RunSimd(direction, iv, segment, keystream);
+    }
+    CountRequest(alg_, Path::kSimd, total);
+    return true;
+  }
+  if (!RunFallback(direction, iv, segments, keystream)) return false;
+  CountRequest(alg_, Path::kFallback, total);
+  return true;
 }
 
-bool BlockEngine::RunSimd(Direction direction, uint8_t *iv,
-                          std::span<const Segment> segments,
+void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
                           uint8_t *keystream) {
   const bool encrypt = direction == Direction::kEncrypt;
-  for (const Segment &s : segments) {
-    switch (Info(alg_).family) {
-      case Family::kEcb:
-        encrypt ? simd_.EcbEncrypt(s.out, s.in, s.len)
-                : simd_.EcbDecrypt(s.out, s.in, s.len);
-        break;
-      case Family::kCbc:
-        encrypt ? simd_.CbcEncrypt(iv, s.out, s.in, s.len)
-                : simd_.CbcDecrypt(iv, s.out, s.in, s.len);
-        break;
-      case Family::kCtr:
-        CtrSegment(
-            s, keystream,
-            [&](uint8_t *out, const uint8_t *in, size_t len) {
-              simd_.Ctr(iv, out, in, len);
-              return true;
-            },
-            [&](uint8_t *block) {
-              simd_.EncryptBlock(block, iv);
-              IncrementCounter128(iv);
-              return true;
-            });
-        break;
-      case Family::kXts:
-        encrypt ? simd_xts_.Encrypt(iv, s.out, s.in, s.len)
-                : simd_xts_.Decrypt(iv, s.out, s.in, s.len);
-        break;
-      case Family::kGcm:
-        return false;  // GCM runs in GcmEngine
-    }
+  switch (family_) {
+    case Family::kEcb:
+      encrypt ? simd_.EcbEncrypt(s.out, s.in, s.len)
+              : simd_.EcbDecrypt(s.out, s.in, s.len);
+      return;
+    case Family::kCbc:
+      encrypt ? simd_.CbcEncrypt(iv, s.out, s.in, s.len)
+              : simd_.CbcDecrypt(iv, s.out, s.in, s.len);
+      return;
+    case Family::kCtr:
+      CtrSegment(
+          s, keystream,
+          [&](uint8_t *out, const uint8_t *in, size_t len) {
+            simd_.Ctr(iv, out, in, len);
+            return true;
+          },
+          [&](uint8_t *block) {
+            simd_.EncryptBlock(block, iv);
+            IncrementCounter128(iv);
+            return true;
+          });
+      return;
+    case Family::kXts:
+      encrypt ? simd_xts_.Encrypt(iv, s.out, s.in, s.len)
+              : simd_xts_.Decrypt(iv, s.out, s.in, s.len);
+      return;
+    case Family::kGcm:
+      return;  // GCM runs in GcmEngine
   }
-  return true;
 }
 
 bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
                               std::span<const Segment> segments,
                               uint8_t *keystream) {
   const EVP_CIPHER *cipher = router_->fallback().cipher(alg_);
-  const Family family = Info(alg_).family;
+  const Family family = family_;
   uint8_t *chaining = family == Family::kEcb ? nullptr : iv;
   // CTR is its own inverse: keep one keyed direction to avoid rekeying.
   if (family == Family::kCtr) direction = Direction::kEncrypt;

@@ -29,7 +29,7 @@ struct Segment {
 
 class BlockEngine {
  public:
-  BlockEngine(const Router &router, Alg alg) : router_(&router), alg_(alg) {}
+  BlockEngine(const Router &router, Alg alg);
   ~BlockEngine();
   BlockEngine(const BlockEngine &) = delete;
   BlockEngine &operator=(const BlockEngine &) = delete;
@@ -55,14 +55,20 @@ class BlockEngine {
            std::span<const Segment> segments, uint8_t *keystream = nullptr);
 
  private:
-  bool RunSimd(Direction direction, uint8_t *iv,
-               std::span<const Segment> segments, uint8_t *keystream);
-  bool RunFallback(Direction direction, uint8_t *iv,
-                   std::span<const Segment> segments, uint8_t *keystream);
+  void RunSimd(Direction direction, uint8_t *iv, const Segment &segment,
+               uint8_t *keystream);
+  // Out of line: the fallback path is the rare one.
+  [[gnu::noinline]] bool RunFallback(Direction direction, uint8_t *iv,
+                                     std::span<const Segment> segments,
+                                     uint8_t *keystream);
   std::span<const uint8_t> key() const { return {key_.data(), key_len_}; }
 
   const Router *router_;
   Alg alg_;
+  Family family_;
+  // Requests of at least this many bytes run on the kernels (when there is
+  // a tier): the router's decision, precomputed for this algorithm.
+  uint64_t simd_min_len_;
   std::array<uint8_t, 64> key_{};
   size_t key_len_ = 0;
   kernels::SimdKey simd_;        // ECB, CBC, CTR

@@ -32,6 +32,15 @@ class Router {
     return len <= max && max != 0 ? Path::kFallback : Path::kSimd;
   }
 
+  // The shortest request Choose() sends to the kernels for `alg` (never,
+  // when there is no tier): for engines that precompute the decision.
+  uint64_t SimdMinLen(Alg alg) const {
+    if (settings_.tier == nullptr) return ~uint64_t{0};
+    const uint64_t max = settings_.family(Info(alg).family).fallback_max_len;
+    if (max == 0) return 0;
+    return max == ~uint64_t{0} ? max : max + 1;
+  }
+
   // Whether Choose(alg, len) can differ between lengths: when it cannot,
   // a GCM message is routed as soon as it starts, without buffering AAD.
   bool LengthMatters(Alg alg) const {

@@ -12,17 +12,16 @@
 #include <string_view>
 
 namespace aesmux::route {
+
+namespace stats_internal {
+thread_local ThreadCounters *t_counters = nullptr;
+}  // namespace stats_internal
+
 namespace {
 
-// One thread's counters. Only the owning thread writes them (relaxed
-// load+store, no locked instruction); readers load them relaxed.
-struct ThreadCounters {
-  std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> requests{};
-  std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> bytes{};
-  std::array<std::atomic<uint64_t>, kNumAlgs> key_setups{};
-  uint64_t unwritten_bytes = 0;  // owner only: served since the last file write
-  ThreadCounters *next = nullptr;
-};
+using stats_internal::Bump;
+using stats_internal::t_counters;
+using stats_internal::ThreadCounters;
 
 // The registry of every thread's counters. Constant-initialized and
 // trivially destructible: it is never destroyed (threads may exit after
@@ -37,20 +36,17 @@ struct Registry {
 
 Registry &TheRegistry();
 
+// Retires this thread's counters when the thread exits. Touched only when a
+// thread registers, so the fast path never pays for its guard.
 class ThreadSlot {
  public:
-  ThreadCounters *get() {
-    if (counters_ == nullptr) counters_ = Register();
-    return counters_;
-  }
-  ThreadCounters *peek() const { return counters_; }
-  void Forget() { counters_ = nullptr; }
+  void Hold(ThreadCounters *counters) { counters_ = counters; }
   ~ThreadSlot() {
     if (counters_ != nullptr) Retire(counters_);
+    t_counters = nullptr;
   }
 
  private:
-  static ThreadCounters *Register();
   static void Retire(ThreadCounters *counters);
   ThreadCounters *counters_ = nullptr;
 };
@@ -86,7 +82,7 @@ void BeforeFork() { TheRegistry().mutex.lock(); }
 void AfterForkInParent() { TheRegistry().mutex.unlock(); }
 void AfterForkInChild() {
   Registry &registry = TheRegistry();
-  ThreadCounters *mine = t_slot.peek();
+  ThreadCounters *mine = t_counters;
   for (ThreadCounters *node = registry.live; node != nullptr;) {
     ThreadCounters *next = node->next;
     if (node != mine) delete node;
@@ -111,15 +107,6 @@ Registry &TheRegistry() {
   return g_registry;
 }
 
-ThreadCounters *ThreadSlot::Register() {
-  auto *counters = new ThreadCounters;
-  Registry &registry = TheRegistry();
-  std::lock_guard lock(registry.mutex);
-  counters->next = registry.live;
-  registry.live = counters;
-  return counters;
-}
-
 void ThreadSlot::Retire(ThreadCounters *counters) {
   Registry &registry = TheRegistry();
   std::lock_guard lock(registry.mutex);
@@ -134,29 +121,34 @@ void ThreadSlot::Retire(ThreadCounters *counters) {
   delete counters;
 }
 
-void Bump(std::atomic<uint64_t> &counter, uint64_t amount) {
-  counter.store(counter.load(std::memory_order_relaxed) + amount,
-                std::memory_order_relaxed);
-}
 
 }  // namespace
 
-void CountRequest(Alg alg, Path path, uint64_t bytes) {
-  ThreadCounters *counters = t_slot.get();
-  const auto a = static_cast<size_t>(alg);
-  const auto p = static_cast<size_t>(path);
-  Bump(counters->requests[a][p], 1);
-  Bump(counters->bytes[a][p], bytes);
-  counters->unwritten_bytes += bytes;
-  if (counters->unwritten_bytes >= kProgressBytes) {
-    counters->unwritten_bytes = 0;
-    Registry &registry = TheRegistry();
-    if (registry.progress_writes.load(std::memory_order_relaxed) &&
-        WriteStatsFile() != 0) {
-      registry.progress_writes.store(false, std::memory_order_relaxed);
-    }
+namespace stats_internal {
+
+ThreadCounters *RegisterThread() {
+  auto *counters = new ThreadCounters;
+  Registry &registry = TheRegistry();
+  {
+    std::lock_guard lock(registry.mutex);
+    counters->next = registry.live;
+    registry.live = counters;
+  }
+  t_slot.Hold(counters);
+  t_counters = counters;
+  return counters;
+}
+
+void WriteProgress() {
+  t_counters->unwritten_bytes = 0;
+  Registry &registry = TheRegistry();
+  if (registry.progress_writes.load(std::memory_order_relaxed) &&
+      WriteStatsFile() != 0) {
+    registry.progress_writes.store(false, std::memory_order_relaxed);
   }
 }
+
+}  // namespace stats_internal
 
 StatsSnapshot ReadStats() {
   Registry &registry = TheRegistry();
@@ -187,7 +179,9 @@ std::string FormatStats(const StatsSnapshot &snapshot) {
 }
 
 void CountKeySetup(Alg alg) {
-  Bump(t_slot.get()->key_setups[static_cast<size_t>(alg)], 1);
+  ThreadCounters *counters = t_counters;
+  if (counters == nullptr) counters = stats_internal::RegisterThread();
+  Bump(counters->key_setups[static_cast<size_t>(alg)], 1);
 }
 
 void SetStatsFilePrefix(const std::string &prefix) {

@@ -8,6 +8,7 @@
 #define AESMUX_PROVIDER_ROUTE_STATS_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -31,7 +32,8 @@ struct StatsSnapshot {
   }
 };
 
-// Records one request of `bytes` bytes served by `path`.
+// Records one request of `bytes` bytes served by `path` (inline below: it
+// runs for every request).
 void CountRequest(Alg alg, Path path, uint64_t bytes);
 // Records one key schedule built for `alg`.
 void CountKeySetup(Alg alg);
@@ -53,6 +55,46 @@ inline constexpr uint64_t kProgressBytes = uint64_t{1} << 20;
 void SetStatsFilePrefix(const std::string &prefix);
 // Writes the file now, if a prefix is set. Returns 0 or -errno.
 int WriteStatsFile();
+
+// The counting fast path; everything else lives in stats.cc.
+namespace stats_internal {
+
+// One thread's counters. Only the owning thread writes them (relaxed
+// load+store, no locked instruction); readers load them relaxed.
+struct ThreadCounters {
+  std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> requests{};
+  std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> bytes{};
+  std::array<std::atomic<uint64_t>, kNumAlgs> key_setups{};
+  uint64_t unwritten_bytes = 0;  // owner only: served since the last write
+  ThreadCounters *next = nullptr;
+};
+
+// This thread's counters, or null before its first request. A plain
+// pointer, so that reaching it from a dlopen()ed module is one TLS
+// descriptor access.
+extern thread_local ThreadCounters *t_counters;
+
+ThreadCounters *RegisterThread();
+void WriteProgress();
+
+inline void Bump(std::atomic<uint64_t> &counter, uint64_t amount) {
+  counter.store(counter.load(std::memory_order_relaxed) + amount,
+                std::memory_order_relaxed);
+}
+
+}  // namespace stats_internal
+
+inline void CountRequest(Alg alg, Path path, uint64_t bytes) {
+  using namespace stats_internal;
+  ThreadCounters *counters = t_counters;
+  if (counters == nullptr) counters = RegisterThread();
+  const auto a = static_cast<size_t>(alg);
+  const auto p = static_cast<size_t>(path);
+  Bump(counters->requests[a][p], 1);
+  Bump(counters->bytes[a][p], bytes);
+  counters->unwritten_bytes += bytes;
+  if (counters->unwritten_bytes >= kProgressBytes) WriteProgress();
+}
 
 }  // namespace aesmux::route
 
