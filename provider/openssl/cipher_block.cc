@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "provider/openssl/dispatch.h"
 #include "provider/openssl/generic_ctx.h"
 #include "provider/openssl/tls_cbc.h"
 
@@ -268,36 +269,22 @@ int BlockCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
   return 1;
 }
 
-template <Alg kAlg>
-const OSSL_DISPATCH kDispatch[] = {
-    {OSSL_FUNC_CIPHER_NEWCTX, DispatchFn(NewCtx<kAlg>)},
-    {OSSL_FUNC_CIPHER_FREECTX, DispatchFn(FreeGenericCtx)},
-    {OSSL_FUNC_CIPHER_DUPCTX, DispatchFn(DupGenericCtx)},
-    {OSSL_FUNC_CIPHER_ENCRYPT_INIT, DispatchFn(GenericEncryptInit)},
-    {OSSL_FUNC_CIPHER_DECRYPT_INIT, DispatchFn(GenericDecryptInit)},
-    {OSSL_FUNC_CIPHER_UPDATE, DispatchFn(BlockUpdate)},
-    {OSSL_FUNC_CIPHER_FINAL, DispatchFn(BlockFinal)},
-    {OSSL_FUNC_CIPHER_CIPHER, DispatchFn(BlockCipher)},
-    {OSSL_FUNC_CIPHER_GET_PARAMS, DispatchFn(GetAlgorithmParams<kAlg>)},
-    {OSSL_FUNC_CIPHER_GET_CTX_PARAMS, DispatchFn(GenericGetCtxParams)},
-    {OSSL_FUNC_CIPHER_SET_CTX_PARAMS, DispatchFn(GenericSetCtxParams)},
-    {OSSL_FUNC_CIPHER_GETTABLE_PARAMS, DispatchFn(AlgorithmGettableParams)},
-    {OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS,
-     DispatchFn(GenericGettableCtxParams)},
-    {OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS,
-     DispatchFn(GenericSettableCtxParams)},
-    {0, nullptr}};
+struct BlockFamily : GenericFamily {
+  static constexpr auto Update = BlockUpdate;
+  static constexpr auto Final = BlockFinal;
+  static constexpr auto Cipher = BlockCipher;
+};
 
 }  // namespace
 
 const OSSL_DISPATCH *BlockDispatch(Alg alg) {
   switch (alg) {
-    case Alg::kAes128Ecb: return kDispatch<Alg::kAes128Ecb>;
-    case Alg::kAes192Ecb: return kDispatch<Alg::kAes192Ecb>;
-    case Alg::kAes256Ecb: return kDispatch<Alg::kAes256Ecb>;
-    case Alg::kAes128Cbc: return kDispatch<Alg::kAes128Cbc>;
-    case Alg::kAes192Cbc: return kDispatch<Alg::kAes192Cbc>;
-    case Alg::kAes256Cbc: return kDispatch<Alg::kAes256Cbc>;
+    case Alg::kAes128Ecb: return kCipherDispatch<Alg::kAes128Ecb, BlockFamily>;
+    case Alg::kAes192Ecb: return kCipherDispatch<Alg::kAes192Ecb, BlockFamily>;
+    case Alg::kAes256Ecb: return kCipherDispatch<Alg::kAes256Ecb, BlockFamily>;
+    case Alg::kAes128Cbc: return kCipherDispatch<Alg::kAes128Cbc, BlockFamily>;
+    case Alg::kAes192Cbc: return kCipherDispatch<Alg::kAes192Cbc, BlockFamily>;
+    case Alg::kAes256Cbc: return kCipherDispatch<Alg::kAes256Cbc, BlockFamily>;
     default: return nullptr;
   }
 }

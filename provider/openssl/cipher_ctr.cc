@@ -5,6 +5,7 @@
 #include <openssl/err.h>
 #include <openssl/proverr.h>
 
+#include "provider/openssl/dispatch.h"
 #include "provider/openssl/generic_ctx.h"
 
 namespace aesmux::openssl {
@@ -74,33 +75,19 @@ int CtrFinal(void *vctx, unsigned char *, size_t *outl, size_t) noexcept {
   return 1;
 }
 
-template <Alg kAlg>
-const OSSL_DISPATCH kDispatch[] = {
-    {OSSL_FUNC_CIPHER_NEWCTX, DispatchFn(NewCtx<kAlg>)},
-    {OSSL_FUNC_CIPHER_FREECTX, DispatchFn(FreeGenericCtx)},
-    {OSSL_FUNC_CIPHER_DUPCTX, DispatchFn(DupGenericCtx)},
-    {OSSL_FUNC_CIPHER_ENCRYPT_INIT, DispatchFn(GenericEncryptInit)},
-    {OSSL_FUNC_CIPHER_DECRYPT_INIT, DispatchFn(GenericDecryptInit)},
-    {OSSL_FUNC_CIPHER_UPDATE, DispatchFn(CtrUpdate)},
-    {OSSL_FUNC_CIPHER_FINAL, DispatchFn(CtrFinal)},
-    {OSSL_FUNC_CIPHER_CIPHER, DispatchFn(CtrCipher)},
-    {OSSL_FUNC_CIPHER_GET_PARAMS, DispatchFn(GetAlgorithmParams<kAlg>)},
-    {OSSL_FUNC_CIPHER_GET_CTX_PARAMS, DispatchFn(GenericGetCtxParams)},
-    {OSSL_FUNC_CIPHER_SET_CTX_PARAMS, DispatchFn(GenericSetCtxParams)},
-    {OSSL_FUNC_CIPHER_GETTABLE_PARAMS, DispatchFn(AlgorithmGettableParams)},
-    {OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS,
-     DispatchFn(GenericGettableCtxParams)},
-    {OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS,
-     DispatchFn(GenericSettableCtxParams)},
-    {0, nullptr}};
+struct CtrFamily : GenericFamily {
+  static constexpr auto Update = CtrUpdate;
+  static constexpr auto Final = CtrFinal;
+  static constexpr auto Cipher = CtrCipher;
+};
 
 }  // namespace
 
 const OSSL_DISPATCH *CtrDispatch(Alg alg) {
   switch (alg) {
-    case Alg::kAes128Ctr: return kDispatch<Alg::kAes128Ctr>;
-    case Alg::kAes192Ctr: return kDispatch<Alg::kAes192Ctr>;
-    case Alg::kAes256Ctr: return kDispatch<Alg::kAes256Ctr>;
+    case Alg::kAes128Ctr: return kCipherDispatch<Alg::kAes128Ctr, CtrFamily>;
+    case Alg::kAes192Ctr: return kCipherDispatch<Alg::kAes192Ctr, CtrFamily>;
+    case Alg::kAes256Ctr: return kCipherDispatch<Alg::kAes256Ctr, CtrFamily>;
     default: return nullptr;
   }
 }

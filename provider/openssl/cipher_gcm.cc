@@ -16,6 +16,7 @@
 #include <cstring>
 #include <new>
 
+#include "provider/openssl/dispatch.h"
 #include "provider/openssl/generic_ctx.h"
 #include "provider/route/gcm_engine.h"
 
@@ -268,11 +269,6 @@ void *GcmNewCtx(void *provctx, Alg alg) noexcept {
   return ctx;
 }
 
-template <Alg kAlg>
-void *GcmNewCtxFor(void *provctx) noexcept {
-  return GcmNewCtx(provctx, kAlg);
-}
-
 void GcmFreeCtx(void *vctx) noexcept { delete static_cast<GcmCtx *>(vctx); }
 
 void *GcmDupCtx(void *vctx) noexcept {
@@ -509,31 +505,31 @@ const OSSL_PARAM *GcmSettableCtxParams(void *, void *) noexcept {
   return kSettable;
 }
 
-template <Alg kAlg>
-const OSSL_DISPATCH kDispatch[] = {
-    {OSSL_FUNC_CIPHER_NEWCTX, DispatchFn(GcmNewCtxFor<kAlg>)},
-    {OSSL_FUNC_CIPHER_FREECTX, DispatchFn(GcmFreeCtx)},
-    {OSSL_FUNC_CIPHER_DUPCTX, DispatchFn(GcmDupCtx)},
-    {OSSL_FUNC_CIPHER_ENCRYPT_INIT, DispatchFn(GcmEncryptInit)},
-    {OSSL_FUNC_CIPHER_DECRYPT_INIT, DispatchFn(GcmDecryptInit)},
-    {OSSL_FUNC_CIPHER_UPDATE, DispatchFn(GcmUpdate)},
-    {OSSL_FUNC_CIPHER_FINAL, DispatchFn(GcmFinal)},
-    {OSSL_FUNC_CIPHER_CIPHER, DispatchFn(GcmCipher)},
-    {OSSL_FUNC_CIPHER_GET_PARAMS, DispatchFn(GetAlgorithmParams<kAlg>)},
-    {OSSL_FUNC_CIPHER_GET_CTX_PARAMS, DispatchFn(GcmGetCtxParams)},
-    {OSSL_FUNC_CIPHER_SET_CTX_PARAMS, DispatchFn(GcmSetCtxParams)},
-    {OSSL_FUNC_CIPHER_GETTABLE_PARAMS, DispatchFn(AlgorithmGettableParams)},
-    {OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS, DispatchFn(GcmGettableCtxParams)},
-    {OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS, DispatchFn(GcmSettableCtxParams)},
-    {0, nullptr}};
+struct GcmFamily {
+  template <Alg kAlg>
+  static void *NewCtx(void *provctx) noexcept {
+    return GcmNewCtx(provctx, kAlg);
+  }
+  static constexpr auto FreeCtx = GcmFreeCtx;
+  static constexpr auto DupCtx = GcmDupCtx;
+  static constexpr auto EncryptInit = GcmEncryptInit;
+  static constexpr auto DecryptInit = GcmDecryptInit;
+  static constexpr auto Update = GcmUpdate;
+  static constexpr auto Final = GcmFinal;
+  static constexpr auto Cipher = GcmCipher;
+  static constexpr auto GetCtxParams = GcmGetCtxParams;
+  static constexpr auto SetCtxParams = GcmSetCtxParams;
+  static constexpr auto GettableCtxParams = GcmGettableCtxParams;
+  static constexpr auto SettableCtxParams = GcmSettableCtxParams;
+};
 
 }  // namespace
 
 const OSSL_DISPATCH *GcmDispatch(Alg alg) {
   switch (alg) {
-    case Alg::kAes128Gcm: return kDispatch<Alg::kAes128Gcm>;
-    case Alg::kAes192Gcm: return kDispatch<Alg::kAes192Gcm>;
-    case Alg::kAes256Gcm: return kDispatch<Alg::kAes256Gcm>;
+    case Alg::kAes128Gcm: return kCipherDispatch<Alg::kAes128Gcm, GcmFamily>;
+    case Alg::kAes192Gcm: return kCipherDispatch<Alg::kAes192Gcm, GcmFamily>;
+    case Alg::kAes256Gcm: return kCipherDispatch<Alg::kAes256Gcm, GcmFamily>;
     default: return nullptr;
   }
 }

@@ -6,6 +6,7 @@
 #include <openssl/err.h>
 #include <openssl/proverr.h>
 
+#include "provider/openssl/dispatch.h"
 #include "provider/openssl/generic_ctx.h"
 
 namespace aesmux::openssl {
@@ -115,31 +116,22 @@ int XtsFinal(void *, unsigned char *, size_t *outl, size_t) noexcept {
   return 1;
 }
 
-template <Alg kAlg>
-const OSSL_DISPATCH kDispatch[] = {
-    {OSSL_FUNC_CIPHER_NEWCTX, DispatchFn(NewCtx<kAlg>)},
-    {OSSL_FUNC_CIPHER_FREECTX, DispatchFn(FreeGenericCtx)},
-    {OSSL_FUNC_CIPHER_DUPCTX, DispatchFn(DupGenericCtx)},
-    {OSSL_FUNC_CIPHER_ENCRYPT_INIT, DispatchFn(XtsEncryptInit)},
-    {OSSL_FUNC_CIPHER_DECRYPT_INIT, DispatchFn(XtsDecryptInit)},
-    {OSSL_FUNC_CIPHER_UPDATE, DispatchFn(XtsUpdate)},
-    {OSSL_FUNC_CIPHER_FINAL, DispatchFn(XtsFinal)},
-    {OSSL_FUNC_CIPHER_CIPHER, DispatchFn(XtsCipher)},
-    {OSSL_FUNC_CIPHER_GET_PARAMS, DispatchFn(GetAlgorithmParams<kAlg>)},
-    {OSSL_FUNC_CIPHER_GET_CTX_PARAMS, DispatchFn(GenericGetCtxParams)},
-    {OSSL_FUNC_CIPHER_SET_CTX_PARAMS, DispatchFn(XtsSetCtxParams)},
-    {OSSL_FUNC_CIPHER_GETTABLE_PARAMS, DispatchFn(AlgorithmGettableParams)},
-    {OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS,
-     DispatchFn(GenericGettableCtxParams)},
-    {OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS, DispatchFn(XtsSettableCtxParams)},
-    {0, nullptr}};
+struct XtsFamily : GenericFamily {
+  static constexpr auto EncryptInit = XtsEncryptInit;
+  static constexpr auto DecryptInit = XtsDecryptInit;
+  static constexpr auto Update = XtsUpdate;
+  static constexpr auto Final = XtsFinal;
+  static constexpr auto Cipher = XtsCipher;
+  static constexpr auto SetCtxParams = XtsSetCtxParams;
+  static constexpr auto SettableCtxParams = XtsSettableCtxParams;
+};
 
 }  // namespace
 
 const OSSL_DISPATCH *XtsDispatch(Alg alg) {
   switch (alg) {
-    case Alg::kAes128Xts: return kDispatch<Alg::kAes128Xts>;
-    case Alg::kAes256Xts: return kDispatch<Alg::kAes256Xts>;
+    case Alg::kAes128Xts: return kCipherDispatch<Alg::kAes128Xts, XtsFamily>;
+    case Alg::kAes256Xts: return kCipherDispatch<Alg::kAes256Xts, XtsFamily>;
     default: return nullptr;
   }
 }

@@ -73,15 +73,22 @@ const OSSL_PARAM *GenericSettableCtxParams(void *vctx, void *provctx) noexcept;
 // not the context's IV length.
 bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len);
 
-template <route::Alg kAlg>
-void *NewCtx(void *provctx) noexcept {
-  return NewGenericCtx(provctx, kAlg);
-}
-
-template <route::Alg kAlg>
-int GetAlgorithmParams(OSSL_PARAM params[]) noexcept {
-  return SetAlgorithmParams(kAlg, params) ? 1 : 0;
-}
+// The dispatch functions the generic families share (dispatch.h); each
+// family adds its Update, Final and Cipher, and XTS replaces a few more.
+struct GenericFamily {
+  template <route::Alg kAlg>
+  static void *NewCtx(void *provctx) noexcept {
+    return NewGenericCtx(provctx, kAlg);
+  }
+  static constexpr auto FreeCtx = FreeGenericCtx;
+  static constexpr auto DupCtx = DupGenericCtx;
+  static constexpr auto EncryptInit = GenericEncryptInit;
+  static constexpr auto DecryptInit = GenericDecryptInit;
+  static constexpr auto GetCtxParams = GenericGetCtxParams;
+  static constexpr auto SetCtxParams = GenericSetCtxParams;
+  static constexpr auto GettableCtxParams = GenericGettableCtxParams;
+  static constexpr auto SettableCtxParams = GenericSettableCtxParams;
+};
 
 // Per-family dispatch tables, for the algorithm table in provider.cc.
 const OSSL_DISPATCH *BlockDispatch(route::Alg alg);  // ECB, CBC

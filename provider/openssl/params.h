@@ -37,6 +37,11 @@ bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
 bool SetAlgorithmParams(route::Alg alg, OSSL_PARAM params[]);
 const OSSL_PARAM *AlgorithmGettableParams(void *provctx);
 
+template <route::Alg kAlg>
+int GetAlgorithmParams(OSSL_PARAM params[]) noexcept {
+  return SetAlgorithmParams(kAlg, params) ? 1 : 0;
+}
+
 // OpenSSL needs plain function pointers in its dispatch tables.
 template <typename F>
 constexpr void (*DispatchFn(F *function))(void) {

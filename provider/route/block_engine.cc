@@ -40,8 +40,6 @@ BlockEngine::BlockEngine(const Router &router, Alg alg)
       family_(Info(alg).family),
       simd_min_len_(router.SimdMinLen(alg)) {}
 
-BlockEngine::~BlockEngine() { kernels::SecureZero(key_.data(), key_.size()); }
-
 bool BlockEngine::CopyFrom(const BlockEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
   router_ = other.router_;
@@ -49,7 +47,6 @@ bool BlockEngine::CopyFrom(const BlockEngine &other) {
   family_ = other.family_;
   simd_min_len_ = other.simd_min_len_;
   key_ = other.key_;
-  key_len_ = other.key_len_;
   simd_ = other.simd_;
   simd_xts_ = other.simd_xts_;
   return true;
@@ -58,13 +55,7 @@ bool BlockEngine::CopyFrom(const BlockEngine &other) {
 void BlockEngine::SetKey(std::span<const uint8_t> key) {
   // The same key again (openssl speed re-keys every operation; so do some
   // applications) keeps its schedules.
-  if (key.size() == key_len_ &&
-      CRYPTO_memcmp(key.data(), key_.data(), key_len_) == 0) {
-    return;
-  }
-  kernels::SecureZero(key_.data(), key_.size());
-  std::memcpy(key_.data(), key.data(), key.size());
-  key_len_ = key.size();
+  if (!key_.Replace(key)) return;
   fallback_.Reset();
   simd_.Clear();
   simd_xts_.Clear();
@@ -142,16 +133,16 @@ bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
       ok = CtrSegment(
           s, keystream,
           [&](uint8_t *out, const uint8_t *in, size_t len) {
-            return fallback_.Blocks(cipher, key(), direction, chaining, out,
+            return fallback_.Blocks(cipher, key_.bytes(), direction, chaining, out,
                                     in, len);
           },
           [&](uint8_t *block) {
             static constexpr uint8_t kZeros[16] = {};
-            return fallback_.Blocks(cipher, key(), direction, chaining, block,
+            return fallback_.Blocks(cipher, key_.bytes(), direction, chaining, block,
                                     kZeros, 16);
           });
     } else {
-      ok = fallback_.Blocks(cipher, key(), direction, chaining, s.out, s.in,
+      ok = fallback_.Blocks(cipher, key_.bytes(), direction, chaining, s.out, s.in,
                             s.len);
     }
     if (!ok) return false;

@@ -16,6 +16,7 @@
 #include "kernels/simd_key.h"
 #include "provider/fallback/fallback.h"
 #include "provider/route/algorithm.h"
+#include "provider/route/raw_key.h"
 #include "provider/route/router.h"
 
 namespace aesmux::route {
@@ -30,7 +31,6 @@ struct Segment {
 class BlockEngine {
  public:
   BlockEngine(const Router &router, Alg alg);
-  ~BlockEngine();
   BlockEngine(const BlockEngine &) = delete;
   BlockEngine &operator=(const BlockEngine &) = delete;
 
@@ -39,7 +39,7 @@ class BlockEngine {
 
   // Sets the key; its length is the algorithm's key length.
   void SetKey(std::span<const uint8_t> key);
-  bool has_key() const { return key_len_ != 0; }
+  bool has_key() const { return !key_.empty(); }
 
   // Serves one request.
   // ECB, CBC: every segment is whole blocks; `iv` is the CBC chaining value
@@ -61,7 +61,6 @@ class BlockEngine {
   [[gnu::noinline]] bool RunFallback(Direction direction, uint8_t *iv,
                                      std::span<const Segment> segments,
                                      uint8_t *keystream);
-  std::span<const uint8_t> key() const { return {key_.data(), key_len_}; }
 
   const Router *router_;
   Alg alg_;
@@ -69,8 +68,7 @@ class BlockEngine {
   // Requests of at least this many bytes run on the kernels (when there is
   // a tier): the router's decision, precomputed for this algorithm.
   uint64_t simd_min_len_;
-  std::array<uint8_t, 64> key_{};
-  size_t key_len_ = 0;
+  RawKey key_;
   kernels::SimdKey simd_;        // ECB, CBC, CTR
   kernels::SimdXtsKey simd_xts_; // XTS
   fallback::FallbackContext fallback_;

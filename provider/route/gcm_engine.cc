@@ -14,16 +14,11 @@ constexpr size_t kMaxPendingAad = 64 * 1024;
 
 }  // namespace
 
-GcmEngine::~GcmEngine() {
-  kernels::SecureZero(key_.data(), key_.size());
-}
-
 bool GcmEngine::CopyFrom(const GcmEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
   router_ = other.router_;
   alg_ = other.alg_;
   key_ = other.key_;
-  key_len_ = other.key_len_;
   simd_ = other.simd_;
   direction_ = other.direction_;
   iv_ = other.iv_;
@@ -39,13 +34,7 @@ void GcmEngine::SetKey(std::span<const uint8_t> key) {
   path_.reset();
   // The same key again (openssl speed re-keys every operation) keeps its
   // schedule and powers of H.
-  if (key.size() == key_len_ &&
-      CRYPTO_memcmp(key.data(), key_.data(), key_len_) == 0) {
-    return;
-  }
-  kernels::SecureZero(key_.data(), key_.size());
-  std::memcpy(key_.data(), key.data(), key.size());
-  key_len_ = key.size();
+  if (!key_.Replace(key)) return;
   fallback_.Reset();
   if (const kernels::Tier *tier = router_->tier()) {
     simd_.SetKey(*tier, key);
@@ -71,7 +60,7 @@ bool GcmEngine::Route(uint64_t len) {
   const std::span<const uint8_t> iv(iv_.data(), iv_len_);
   if (path == Path::kSimd) {
     simd_.Start(iv);
-  } else if (!fallback_.GcmStart(router_->fallback().cipher(alg_), key(),
+  } else if (!fallback_.GcmStart(router_->fallback().cipher(alg_), key_.bytes(),
                                  direction_, iv)) {
     return false;
   }

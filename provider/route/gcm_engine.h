@@ -20,6 +20,7 @@
 #include "kernels/simd_gcm.h"
 #include "provider/fallback/fallback.h"
 #include "provider/route/algorithm.h"
+#include "provider/route/raw_key.h"
 #include "provider/route/router.h"
 
 namespace aesmux::route {
@@ -27,7 +28,6 @@ namespace aesmux::route {
 class GcmEngine {
  public:
   GcmEngine(const Router &router, Alg alg) : router_(&router), alg_(alg) {}
-  ~GcmEngine();
   GcmEngine(const GcmEngine &) = delete;
   GcmEngine &operator=(const GcmEngine &) = delete;
 
@@ -35,7 +35,7 @@ class GcmEngine {
   bool CopyFrom(const GcmEngine &other);
 
   void SetKey(std::span<const uint8_t> key);
-  bool has_key() const { return key_len_ != 0; }
+  bool has_key() const { return !key_.empty(); }
 
   // Begins a message; `iv` is 1..128 bytes.
   bool Start(Direction direction, std::span<const uint8_t> iv);
@@ -53,12 +53,10 @@ class GcmEngine {
   // Routes the current message and replays the buffered AAD to its path.
   bool Route(uint64_t len);
   bool FeedAad(std::span<const uint8_t> aad);
-  std::span<const uint8_t> key() const { return {key_.data(), key_len_}; }
 
   const Router *router_;
   Alg alg_;
-  std::array<uint8_t, 32> key_{};
-  size_t key_len_ = 0;
+  RawKey key_;
   kernels::SimdGcm simd_;
   fallback::FallbackContext fallback_;
 

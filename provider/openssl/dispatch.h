@@ -1,0 +1,40 @@
+// One OSSL_DISPATCH table per algorithm, built from the functions of its
+// family: every cipher registers all 14 classic dispatch functions.
+#ifndef AESMUX_PROVIDER_OPENSSL_DISPATCH_H_
+#define AESMUX_PROVIDER_OPENSSL_DISPATCH_H_
+
+#include <openssl/core_dispatch.h>
+
+#include "provider/openssl/params.h"
+#include "provider/route/algorithm.h"
+
+namespace aesmux::openssl {
+
+// `Family` supplies static members: template NewCtx<Alg>, FreeCtx, DupCtx,
+// EncryptInit, DecryptInit, Update, Final, Cipher, GetCtxParams,
+// SetCtxParams, GettableCtxParams, SettableCtxParams. The algorithm
+// constants (get_params) come from params.h.
+template <route::Alg kAlg, typename Family>
+inline const OSSL_DISPATCH kCipherDispatch[] = {
+    {OSSL_FUNC_CIPHER_NEWCTX,
+     DispatchFn(Family::template NewCtx<kAlg>)},
+    {OSSL_FUNC_CIPHER_FREECTX, DispatchFn(Family::FreeCtx)},
+    {OSSL_FUNC_CIPHER_DUPCTX, DispatchFn(Family::DupCtx)},
+    {OSSL_FUNC_CIPHER_ENCRYPT_INIT, DispatchFn(Family::EncryptInit)},
+    {OSSL_FUNC_CIPHER_DECRYPT_INIT, DispatchFn(Family::DecryptInit)},
+    {OSSL_FUNC_CIPHER_UPDATE, DispatchFn(Family::Update)},
+    {OSSL_FUNC_CIPHER_FINAL, DispatchFn(Family::Final)},
+    {OSSL_FUNC_CIPHER_CIPHER, DispatchFn(Family::Cipher)},
+    {OSSL_FUNC_CIPHER_GET_PARAMS, DispatchFn(GetAlgorithmParams<kAlg>)},
+    {OSSL_FUNC_CIPHER_GET_CTX_PARAMS, DispatchFn(Family::GetCtxParams)},
+    {OSSL_FUNC_CIPHER_SET_CTX_PARAMS, DispatchFn(Family::SetCtxParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_PARAMS, DispatchFn(AlgorithmGettableParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS,
+     DispatchFn(Family::GettableCtxParams)},
+    {OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS,
+     DispatchFn(Family::SettableCtxParams)},
+    {0, nullptr}};
+
+}  // namespace aesmux::openssl
+
+#endif  // AESMUX_PROVIDER_OPENSSL_DISPATCH_H_

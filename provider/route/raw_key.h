@@ -1,0 +1,49 @@
+// RawKey: an engine's copy of the key as the application gave it, which
+// the fallback path is keyed from lazily. Wiped when replaced or destroyed.
+#ifndef AESMUX_PROVIDER_ROUTE_RAW_KEY_H_
+#define AESMUX_PROVIDER_ROUTE_RAW_KEY_H_
+
+#include <openssl/crypto.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include "kernels/simd_key.h"
+
+namespace aesmux::route {
+
+class RawKey {
+ public:
+  RawKey() = default;
+  RawKey(const RawKey &) = default;
+  RawKey &operator=(const RawKey &) = default;
+  ~RawKey() { kernels::SecureZero(bytes_.data(), bytes_.size()); }
+
+  // Stores `key` (at most 64 bytes). Returns false, storing nothing, when
+  // it equals the key already held (compared in constant time), so that
+  // callers can keep what they derived from it.
+  bool Replace(std::span<const uint8_t> key) {
+    if (key.size() == len_ &&
+        CRYPTO_memcmp(key.data(), bytes_.data(), len_) == 0) {
+      return false;
+    }
+    kernels::SecureZero(bytes_.data(), bytes_.size());
+    std::memcpy(bytes_.data(), key.data(), key.size());
+    len_ = key.size();
+    return true;
+  }
+
+  bool empty() const { return len_ == 0; }
+  std::span<const uint8_t> bytes() const { return {bytes_.data(), len_}; }
+
+ private:
+  std::array<uint8_t, 64> bytes_{};
+  size_t len_ = 0;
+};
+
+}  // namespace aesmux::route
+
+#endif  // AESMUX_PROVIDER_ROUTE_RAW_KEY_H_
