@@ -91,12 +91,12 @@ int SumStats(const std::string &prefix) {
     }
   }
   closedir(d);
-  std::printf("%d process(es)\n%-14s %-9s %12s %16s\n", files, "algorithm",
+  std::printf("%d process(es)\n%-14s %-24s %12s %16s\n", files, "algorithm",
               "path", "requests", "bytes");
   for (const auto &[key, counter] : sum) {
     if (counter.first == 0) continue;
     const size_t space = key.find(' ');
-    std::printf("%-14s %-9s %12llu %16llu\n", key.substr(0, space).c_str(),
+    std::printf("%-14s %-24s %12llu %16llu\n", key.substr(0, space).c_str(),
                 key.substr(space + 1).c_str(), counter.first, counter.second);
   }
   return files > 0 ? 0 : 1;

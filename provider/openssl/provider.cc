@@ -138,20 +138,43 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
   return kGettable;
 }
 
-// "stats.<ALGORITHM>.<path>.requests" / ".bytes" as uint64.
+// "stats.<ALGORITHM>.<path>.requests" / ".bytes" as uint64, and the same
+// for hand-offs: "stats.<ALGORITHM>.afalg-fallback:<reason>.requests".
 bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
   const std::string_view key(p->key);
-  for (const route::AlgInfo &info : route::kAlgs) {
-    for (size_t path = 0; path < route::kNumPaths; ++path) {
-      const std::string prefix = "stats." + std::string(info.name) + "." +
-                                 std::string(route::kPathNames[path]) + ".";
-      if (!key.starts_with(prefix)) continue;
-      const route::Counter &counter =
-          snapshot.at(info.alg, static_cast<route::Path>(path));
-      const std::string_view field = key.substr(prefix.size());
-      if (field == "requests") return OSSL_PARAM_set_uint64(p, counter.requests);
-      if (field == "bytes") return OSSL_PARAM_set_uint64(p, counter.bytes);
+  auto set = [&](const std::string &name, const route::Counter &counter,
+                 bool *matched) {
+    const std::string prefix = "stats." + name + ".";
+    if (!key.starts_with(prefix)) return true;
+    const std::string_view field = key.substr(prefix.size());
+    if (field == "requests") {
+      *matched = true;
+      return OSSL_PARAM_set_uint64(p, counter.requests) != 0;
     }
+    if (field == "bytes") {
+      *matched = true;
+      return OSSL_PARAM_set_uint64(p, counter.bytes) != 0;
+    }
+    return true;
+  };
+  for (const route::AlgInfo &info : route::kAlgs) {
+    const std::string alg(info.name);
+    bool matched = false;
+    for (size_t path = 0; path < route::kNumPaths && !matched; ++path) {
+      if (!set(alg + "." + std::string(route::kPathNames[path]),
+               snapshot.at(info.alg, static_cast<route::Path>(path)),
+               &matched)) {
+        return false;
+      }
+    }
+    for (size_t h = 0; h < route::kNumHandoffs && !matched; ++h) {
+      const auto handoff = static_cast<route::Handoff>(h);
+      if (!set(alg + "." + route::HandoffStatName(handoff),
+               snapshot.at(info.alg, handoff), &matched)) {
+        return false;
+      }
+    }
+    if (matched) return true;
   }
   return true;  // unknown keys are left alone
 }

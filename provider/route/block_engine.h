@@ -20,13 +20,6 @@
 
 namespace aesmux::route {
 
-// A piece of one request: consecutive segments form one stream.
-struct Segment {
-  uint8_t *out;
-  const uint8_t *in;
-  size_t len;
-};
-
 class BlockEngine {
  public:
   BlockEngine(const Router &router, Alg alg) : router_(&router), alg_(alg) {}

@@ -17,6 +17,10 @@ namespace {
 struct ThreadCounters {
   std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> requests{};
   std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> bytes{};
+  std::array<std::array<std::atomic<uint64_t>, kNumHandoffs>, kNumAlgs>
+      handoff_requests{};
+  std::array<std::array<std::atomic<uint64_t>, kNumHandoffs>, kNumAlgs>
+      handoff_bytes{};
   ThreadCounters *next = nullptr;
 };
 
@@ -57,6 +61,12 @@ void AddInto(StatsSnapshot &sum, const ThreadCounters &counters) {
       sum.counters[a][p].bytes +=
           counters.bytes[a][p].load(std::memory_order_relaxed);
     }
+    for (size_t h = 0; h < kNumHandoffs; ++h) {
+      sum.handoffs[a][h].requests +=
+          counters.handoff_requests[a][h].load(std::memory_order_relaxed);
+      sum.handoffs[a][h].bytes +=
+          counters.handoff_bytes[a][h].load(std::memory_order_relaxed);
+    }
   }
 }
 
@@ -65,6 +75,10 @@ void ZeroCounters(ThreadCounters &counters) {
     for (size_t p = 0; p < kNumPaths; ++p) {
       counters.requests[a][p].store(0, std::memory_order_relaxed);
       counters.bytes[a][p].store(0, std::memory_order_relaxed);
+    }
+    for (size_t h = 0; h < kNumHandoffs; ++h) {
+      counters.handoff_requests[a][h].store(0, std::memory_order_relaxed);
+      counters.handoff_bytes[a][h].store(0, std::memory_order_relaxed);
     }
   }
 }
@@ -138,6 +152,18 @@ void CountRequest(Alg alg, Path path, uint64_t bytes) {
   Bump(counters->bytes[a][p], bytes);
 }
 
+void CountHandoff(Alg alg, Handoff handoff, uint64_t bytes) {
+  ThreadCounters *counters = t_slot.get();
+  const auto a = static_cast<size_t>(alg);
+  const auto h = static_cast<size_t>(handoff);
+  Bump(counters->handoff_requests[a][h], 1);
+  Bump(counters->handoff_bytes[a][h], bytes);
+}
+
+std::string HandoffStatName(Handoff handoff) {
+  return "afalg-fallback:" + std::string(HandoffName(handoff));
+}
+
 StatsSnapshot ReadStats() {
   Registry &registry = TheRegistry();
   std::lock_guard lock(registry.mutex);
@@ -158,6 +184,19 @@ std::string FormatStats(const StatsSnapshot &snapshot) {
       std::snprintf(line, sizeof(line), "%s %s %llu %llu\n",
                     std::string(info.name).c_str(),
                     std::string(kPathNames[p]).c_str(),
+                    static_cast<unsigned long long>(counter.requests),
+                    static_cast<unsigned long long>(counter.bytes));
+      out += line;
+    }
+  }
+  for (const AlgInfo &info : kAlgs) {
+    for (size_t h = 0; h < kNumHandoffs; ++h) {
+      const Counter &counter = snapshot.at(info.alg, static_cast<Handoff>(h));
+      if (counter.requests == 0) continue;
+      char line[160];
+      std::snprintf(line, sizeof(line), "%s %s %llu %llu\n",
+                    std::string(info.name).c_str(),
+                    HandoffStatName(static_cast<Handoff>(h)).c_str(),
                     static_cast<unsigned long long>(counter.requests),
                     static_cast<unsigned long long>(counter.bytes));
       out += line;

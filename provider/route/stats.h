@@ -1,4 +1,5 @@
-// Routing statistics: requests and bytes per algorithm and path.
+// Routing statistics: requests and bytes per algorithm and path, and per
+// algorithm the requests the afalg path handed on, by reason.
 //
 // Counting is per thread (no shared cache line is written on the hot path);
 // reading sums every live thread plus the totals of threads that have
@@ -22,18 +23,31 @@ struct Counter {
 
 struct StatsSnapshot {
   std::array<std::array<Counter, kNumPaths>, kNumAlgs> counters{};
+  std::array<std::array<Counter, kNumHandoffs>, kNumAlgs> handoffs{};
 
   const Counter &at(Alg alg, Path path) const {
     return counters[static_cast<size_t>(alg)][static_cast<size_t>(path)];
+  }
+  const Counter &at(Alg alg, Handoff handoff) const {
+    return handoffs[static_cast<size_t>(alg)][static_cast<size_t>(handoff)];
   }
 };
 
 // Records one request of `bytes` bytes served by `path`.
 void CountRequest(Alg alg, Path path, uint64_t bytes);
 
+// Records that the afalg path handed a request of `bytes` bytes on.
+void CountHandoff(Alg alg, Handoff handoff, uint64_t bytes);
+
 StatsSnapshot ReadStats();
 
-// One line per algorithm and path: "<algorithm> <path> <requests> <bytes>".
+// The name of a hand-off counter in the statistics, in the place of a path:
+// "afalg-fallback:<reason>".
+std::string HandoffStatName(Handoff handoff);
+
+// One line per algorithm and path: "<algorithm> <path> <requests> <bytes>",
+// then one line "<algorithm> afalg-fallback:<reason> <requests> <bytes>" per
+// hand-off counter that is not zero.
 std::string FormatStats(const StatsSnapshot &snapshot);
 
 // Writes FormatStats(ReadStats()) to "<prefix>.<pid>" (via a temporary file
