@@ -1,6 +1,7 @@
 // aesmux-info: what aesmux would do on this machine, and where its work went.
 //
-//   aesmux-info                 provider, kernel tier and CPU features, as
+//   aesmux-info                 provider, kernel tier, CPU features and
+//                               whether the afalg path serves each family, as
 //                               loaded by OpenSSL with the current
 //                               configuration (OPENSSL_CONF, AESMUX_*)
 //   aesmux-info --stats PREFIX  sums the statistics files PREFIX.<pid>
@@ -58,6 +59,11 @@ int ShowProvider() {
     std::cout << tier.name << (usable ? "" : " (unsupported here)") << " ";
   }
   std::cout << "\n";
+  for (const char *family : {"ecb", "cbc", "ctr", "xts", "gcm"}) {
+    const std::string key = std::string("afalg.") + family;
+    std::cout << "afalg " << family << ":    " << Param(provider, key.c_str())
+              << "\n";
+  }
   OSSL_PROVIDER_unload(provider);
   return 0;
 }

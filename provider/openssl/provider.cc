@@ -134,6 +134,11 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("tier", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("tier-reason", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("stats", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.ecb", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.cbc", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.ctr", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.xts", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.gcm", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_END};
   return kGettable;
 }
@@ -208,6 +213,15 @@ int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
   if ((p = OSSL_PARAM_locate(params, "tier-reason")) != nullptr &&
       !OSSL_PARAM_set_utf8_ptr(p, settings.tier_reason.c_str())) {
     return 0;
+  }
+  // "afalg.<family>": whether the afalg path serves the family, and why.
+  for (size_t f = 0; f < route::kNumFamilies; ++f) {
+    const std::string key = "afalg." + std::string(route::kFamilyNames[f]);
+    if ((p = OSSL_PARAM_locate(params, key.c_str())) != nullptr &&
+        !OSSL_PARAM_set_utf8_ptr(
+            p, provctx->router.afalg_state(static_cast<Family>(f)).c_str())) {
+      return 0;
+    }
   }
   bool wants_stats = false;
   for (p = params; p->key != nullptr; ++p) {

@@ -32,7 +32,20 @@ bool CtrSegment(const Segment &segment, uint8_t *keystream, Blocks blocks,
 
 }  // namespace
 
-BlockEngine::~BlockEngine() { kernels::SecureZero(key_.data(), key_.size()); }
+// Whether any output overlaps any input.
+bool InPlace(std::span<const Segment> segments) {
+  for (const Segment &a : segments) {
+    for (const Segment &b : segments) {
+      if (a.out < b.in + b.len && b.in < a.out + a.len) return true;
+    }
+  }
+  return false;
+}
+
+BlockEngine::~BlockEngine() {
+  kernels::SecureZero(key_.data(), key_.size());
+  if (!staging_.empty()) kernels::SecureZero(staging_.data(), staging_.size());
+}
 
 bool BlockEngine::CopyFrom(const BlockEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
@@ -42,6 +55,7 @@ bool BlockEngine::CopyFrom(const BlockEngine &other) {
   key_len_ = other.key_len_;
   simd_ = other.simd_;
   simd_xts_ = other.simd_xts_;
+  afalg_.ShareFrom(other.afalg_);
   return true;
 }
 
@@ -50,6 +64,7 @@ void BlockEngine::SetKey(std::span<const uint8_t> key) {
   std::memcpy(key_.data(), key.data(), key.size());
   key_len_ = key.size();
   fallback_.Reset();
+  afalg_.Reset();
   simd_.Clear();
   simd_xts_.Clear();
   if (const kernels::Tier *tier = router_->tier()) {
@@ -65,13 +80,48 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
                       std::span<const Segment> segments, uint8_t *keystream) {
   uint64_t total = 0;
   for (const Segment &segment : segments) total += segment.len;
-  const Path path = router_->Choose(alg_, total);
+  Path path = router_->Choose(alg_, total);
+  if (path == Path::kAfalg) {
+    if (RunAfalg(direction, iv, segments, keystream, total)) return true;
+    path = router_->ChooseCpu(alg_, total);
+  }
   const bool served =
       path == Path::kSimd
           ? RunSimd(direction, iv, segments, keystream)
           : RunFallback(direction, iv, segments, keystream);
   if (served) CountRequest(alg_, path, total);
   return served;
+}
+
+bool BlockEngine::RunAfalg(Direction direction, uint8_t *iv,
+                           std::span<const Segment> &segments,
+                           uint8_t *keystream, uint64_t total) {
+  if (segments.size() > staged_segments_.size()) {
+    CountHandoff(alg_, Handoff::kUnsupported, total);
+    return false;
+  }
+  if (InPlace(segments)) {
+    if (staging_.size() < total) staging_.resize(total);
+    size_t offset = 0;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      std::memcpy(staging_.data() + offset, segments[i].in, segments[i].len);
+      staged_segments_[i] = {segments[i].out, staging_.data() + offset,
+                             segments[i].len};
+      offset += segments[i].len;
+    }
+    segments = std::span<const Segment>(staged_segments_.data(),
+                                        segments.size());
+  }
+  afalg::Service &service = afalg::Service::Get();
+  const afalg::Outcome outcome =
+      afalg_.Blocks(alg_, key(), direction, iv, segments, keystream);
+  service.Report(alg_, outcome);
+  if (outcome.ok()) {
+    CountRequest(alg_, Path::kAfalg, total);
+    return true;
+  }
+  CountHandoff(alg_, outcome.reason, total);
+  return false;
 }
 
 bool BlockEngine::RunSimd(Direction direction, uint8_t *iv,
