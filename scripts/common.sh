@@ -6,7 +6,7 @@ AESMUX_BUILD=${AESMUX_BUILD:-$AESMUX_ROOT/build}
 
 # Debian packages the build and the tests need.
 AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
-                 libssl-dev openssl libgtest-dev)
+                 libssl-dev openssl libgtest-dev liburing-dev)
 
 log() { printf '\n==> %s\n' "$*"; }
 

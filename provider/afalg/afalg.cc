@@ -155,7 +155,10 @@ FamilyStatus Service::status(Family family) const {
 void Service::Probe(Family family, bool force) {
   std::lock_guard lock(mutex_);
   const FamilyStatus &status = status_[static_cast<size_t>(family)];
-  if (status.probed && !(force && status.listing_only)) return;
+  if (status.probed && status.generation == ProcessGeneration() &&
+      !(force && status.listing_only)) {
+    return;
+  }
   ProbeLocked(family, force);
 }
 
@@ -170,6 +173,7 @@ void Service::ProbeLocked(Family family, bool force) {
   FamilyStatus &status = status_[static_cast<size_t>(family)];
   status = FamilyStatus{};
   status.probed = true;
+  status.generation = ProcessGeneration();
   const KernelAlgorithm kernel = KernelAlgorithmFor(family);
   const std::string name = kernel.name;
 
@@ -276,6 +280,7 @@ void Service::ProbeLocked(Family family, bool force) {
     return;
   }
   status.available = true;
+  offload_[static_cast<size_t>(family)].store(!status.cpu_software);
   if (status.Usable(force)) Arm();
 }
 
@@ -413,7 +418,9 @@ struct Pieces {
 };
 
 // Runs one prepared request on this thread's ring.
-Outcome RunRequest(Request &request, size_t expected, uint64_t total) {
+Outcome RunRequest(Request &request, size_t expected, uint64_t total,
+                   Family family) {
+  request.punt = Service::Get().offload(family);
   int error = 0;
   Ring *ring = Ring::ForThisThread(&error);
   if (ring == nullptr) return Outcome::Fail(Handoff::kSetup, error);
@@ -510,7 +517,7 @@ Outcome Key::Blocks(Alg alg, std::span<const uint8_t> key,
     request.op_fd = tfm_->Acquire();
     if (request.op_fd < 0) return Outcome::Fail(Handoff::kSetup, request.op_fd);
     PrepareSend(request, op, chain, iv_len, -1, pieces.tx_count);
-    const Outcome outcome = RunRequest(request, sent, total);
+    const Outcome outcome = RunRequest(request, sent, total, family);
     tfm_->Release(request.op_fd, outcome.ok());
     if (!outcome.ok()) return outcome;
 
@@ -587,7 +594,8 @@ Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
   PrepareSend(request, encrypt ? ALG_OP_ENCRYPT : ALG_OP_DECRYPT, iv.data(),
               iv.size(), static_cast<int64_t>(aad.size()), tx);
   const size_t expected = aad.size() + len + (encrypt ? kTagLen : 0);
-  const Outcome outcome = RunRequest(request, expected, aad.size() + len);
+  const Outcome outcome =
+      RunRequest(request, expected, aad.size() + len, Family::kGcm);
   tfm_->Release(request.op_fd, outcome.ok());
   return outcome;
 }

@@ -79,6 +79,9 @@ struct FamilyStatus {
   // Whether probing stopped at /proc/crypto because auto found only CPU
   // software there.
   bool listing_only = false;
+  // The process that probed (process.h): a forked child that loads a
+  // provider probes again, for itself.
+  uint64_t generation = 0;
 
   // Whether this family may run here under `force` (anything that binds)
   // or `auto` (only an offload driver).
@@ -108,6 +111,12 @@ class Service {
   void Probe(route::Family family, bool force);
   FamilyStatus status(route::Family family) const;
 
+  // Whether `family` binds to an offload driver (no lock: per request).
+  bool offload(route::Family family) const {
+    return offload_[static_cast<size_t>(family)].load(
+        std::memory_order_relaxed);
+  }
+
   // Largest request (bytes sent, AAD and tag included) one op socket takes.
   size_t max_request() const { return max_request_.load(); }
 
@@ -132,6 +141,7 @@ class Service {
   std::string proc_crypto_;  // last read, guarded by mutex_
   bool proc_crypto_read_ = false;
   std::atomic<size_t> max_request_{64 * 1024};
+  std::array<std::atomic<bool>, route::kNumFamilies> offload_{};
 
   struct Health {
     std::atomic<int64_t> resting_until_ns{0};

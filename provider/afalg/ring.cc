@@ -96,7 +96,6 @@ int Ring::Init() {
   const int ret = io_uring_queue_init(kEntries, &ring_, 0);
   if (ret < 0) return ret;
   generation_ = ProcessGeneration();
-  skip_success_ = (ring_.features & IORING_FEAT_CQE_SKIP) != 0;
   io_uring_probe *probe = io_uring_get_probe_ring(&ring_);
   const bool has_ops = probe != nullptr &&
                        io_uring_opcode_supported(probe, IORING_OP_SENDMSG) &&
@@ -129,9 +128,10 @@ bool Ring::ours() const { return generation_ == ProcessGeneration(); }
 int Ring::Run(Request &request) {
   request.result = 0;
   request.read_seen = request.send_seen = request.done = false;
+  const bool in_job = ASYNC_get_current_job() != nullptr;
+  if (!in_job) request.punt = false;
   if (const int ret = Queue(request); ret < 0) return ret;
-  return ASYNC_get_current_job() != nullptr ? WaitInJob(request)
-                                            : WaitSync(request);
+  return in_job ? WaitInJob(request) : WaitSync(request);
 }
 
 int Ring::Queue(Request &request) {
@@ -148,7 +148,10 @@ int Ring::Queue(Request &request) {
   // MSG_DONTWAIT: a send that does not fit the socket's buffer fails (and
   // shows as a short read) instead of waiting for a read that cannot start.
   io_uring_prep_sendmsg(send, request.op_fd, &request.msg, MSG_DONTWAIT);
-  send->flags |= IOSQE_IO_LINK | (skip_success_ ? IOSQE_CQE_SKIP_SUCCESS : 0);
+  // No CQE_SKIP_SUCCESS: when a skipped sendmsg fails, kernels do not post
+  // the cancelled read's CQE either, and a request must not be given back
+  // to its owner while the kernel may still complete part of it.
+  send->flags |= IOSQE_IO_LINK;
   io_uring_sqe_set_data64(send, reinterpret_cast<uint64_t>(&request) | kSendTag);
   io_uring_prep_readv(read, request.op_fd, request.rx.data(), request.rx_count,
                       0);
@@ -209,13 +212,8 @@ void Ring::Complete(const io_uring_cqe &cqe) {
     request->read_seen = true;
     if (request->result >= 0) request->result = cqe.res;
   }
-  // With CQE_SKIP_SUCCESS the sendmsg posts only when it failed, and then
-  // the read is cancelled; wait for both before the request may go away.
-  const bool send_settled =
-      request->send_seen ||
-      (skip_success_ && request->read_seen && cqe.res != -ECANCELED &&
-       request->result != -ECANCELED);
-  if (request->read_seen && send_settled) {
+  // Both CQEs in: the kernel is done with the request's buffers.
+  if (request->read_seen && request->send_seen) {
     request->done = true;
     --in_flight_;
   }
@@ -240,7 +238,8 @@ int Ring::WaitSync(Request &request) {
     int ret;
     if (queued_ != 0) {
       CountEnter();
-      ret = io_uring_submit_and_wait(&ring_, 1);
+      // Both of the request's CQEs, in the same syscall.
+      ret = io_uring_submit_and_wait(&ring_, 2);
       if (ret >= 0) {
         queued_ = 0;
       } else if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {

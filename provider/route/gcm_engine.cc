@@ -40,7 +40,6 @@ bool GcmEngine::CopyFrom(const GcmEngine &other) {
   afalg_.ShareFrom(other.afalg_);
   expected_tag_ = other.expected_tag_;
   afalg_ran_ = other.afalg_ran_;
-  kernel_bad_tag_ = other.kernel_bad_tag_;
   afalg_input_ = other.afalg_input_;
   afalg_tag_ = other.afalg_tag_;
   return true;
@@ -69,7 +68,6 @@ bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
   pending_aad_.clear();
   message_bytes_ = 0;
   afalg_ran_ = false;
-  kernel_bad_tag_ = false;
   if (!router_->LengthMatters(alg_)) return Route(0);
   return true;
 }
@@ -172,8 +170,11 @@ bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
     afalg_ran_ = true;
     return true;
   }
+  // Replayed on a CPU path, from the copy: for a rejected tag (EBADMSG) too,
+  // since the caller gets the plaintext before final, as from the default
+  // provider, and since the message may go on (then the kernel checked the
+  // tag against its first part only). That path's Finish gives the verdict.
   CountHandoff(alg_, outcome.reason, total);
-  kernel_bad_tag_ = outcome.reason == Handoff::kBadTag;
   if (!StartCpu(router_->ChooseCpu(alg_, total))) return false;
   return CryptCpu(out, afalg_input_.data(), len);
 }
@@ -222,7 +223,6 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
     } else {
       ok = fallback_.GcmFinish(direction_, tag, tag_len);
     }
-    ok = ok && !kernel_bad_tag_;
   }
   CountRequest(alg_, path, message_bytes_);
   expected_tag_.reset();

@@ -16,10 +16,11 @@
 // is replayed from that copy on the CPU's path and goes on there (counted as
 // gcm_split). Messages the kernel cannot take (IV not 12 bytes, tag not 16
 // bytes or not yet known, too long) go to the CPU's path at once; one it
-// fails is run there from the copy. A tag the kernel rejects (EBADMSG) makes
-// Finish fail; the plaintext the caller gets meanwhile comes from a replay
-// on the CPU's path, as the default provider hands out plaintext before
-// checking the tag.
+// fails is run there from the copy. When the kernel rejects the tag
+// (EBADMSG), the message is replayed on the CPU's path too: the caller
+// gets its plaintext before final, as from the default provider, and that
+// path's Finish fails on the bad tag (or succeeds, if the kernel only saw
+// the first part of a message that went on).
 #ifndef AESMUX_PROVIDER_ROUTE_GCM_ENGINE_H_
 #define AESMUX_PROVIDER_ROUTE_GCM_ENGINE_H_
 
@@ -100,7 +101,6 @@ class GcmEngine {
   afalg::Key afalg_;
   std::optional<std::array<uint8_t, 16>> expected_tag_;
   bool afalg_ran_ = false;        // the kernel has served the first payload
-  bool kernel_bad_tag_ = false;   // … and rejected the tag
   std::vector<uint8_t> afalg_input_;  // that payload's input
   std::array<uint8_t, 16> afalg_tag_{};  // the tag it made or verified
 };

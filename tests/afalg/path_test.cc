@@ -84,11 +84,10 @@ TEST_P(AfalgPathTest, AgreesWithTheDefaultProvider) {
 }
 
 // EVP_Cipher (OpenSSH's call) on CBC and CTR, in place, packet by packet.
-TEST_P(AfalgPathTest, EvpCipherPacketsInPlace) {
+class AfalgPacketTest : public AfalgPathTest {};
+
+TEST_P(AfalgPacketTest, EvpCipherPacketsInPlace) {
   const route::AlgInfo &alg = GetParam();
-  if (alg.family != route::Family::kCbc && alg.family != route::Family::kCtr) {
-    GTEST_SKIP() << "EVP_Cipher packets are a CBC/CTR use";
-  }
   const std::string name(alg.name);
   std::mt19937_64 rng(42);
   const Bytes key = RandomBytes(rng, alg.key_len), iv = RandomBytes(rng, 16);
@@ -101,12 +100,12 @@ TEST_P(AfalgPathTest, EvpCipherPacketsInPlace) {
   for (int packet = 0; packet < 16; ++packet) {
     Bytes data = RandomBytes(rng, 16 * (1 + rng() % 2048));
     Bytes reference(data.size());
-    ASSERT_EQ(EVP_Cipher(theirs.get(), reference.data(), data.data(),
+    ASSERT_GT(EVP_Cipher(theirs.get(), reference.data(), data.data(),
                          static_cast<unsigned>(data.size())),
-              1);
-    ASSERT_EQ(EVP_Cipher(ours.get(), data.data(), data.data(),
+              0);
+    ASSERT_GT(EVP_Cipher(ours.get(), data.data(), data.data(),
                          static_cast<unsigned>(data.size())),
-              1);
+              0);
     ASSERT_EQ(ToHex(data), ToHex(reference)) << "packet " << packet;
   }
 }
@@ -122,6 +121,12 @@ std::string AlgName(const testing::TestParamInfo<route::AlgInfo> &info) {
 INSTANTIATE_TEST_SUITE_P(Algorithms, AfalgPathTest,
                          ::testing::ValuesIn(route::kAlgs.begin(),
                                              route::kAlgs.end() - 3),
+                         AlgName);
+
+// CBC and CTR only: what OpenSSH sends through EVP_Cipher.
+INSTANTIATE_TEST_SUITE_P(SshModes, AfalgPacketTest,
+                         ::testing::ValuesIn(route::kAlgs.begin() + 3,
+                                             route::kAlgs.begin() + 9),
                          AlgName);
 
 }  // namespace
