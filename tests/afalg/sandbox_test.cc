@@ -36,6 +36,17 @@ int EveryAlgorithmAgrees(const ProviderEnv &env) {
 }
 
 TEST(AfalgSandbox, DefaultConfigurationMakesNoAfalgSyscallAfterInit) {
+  {
+    auto env = LoadAfalgEnv({});
+    ASSERT_TRUE(env->loaded()) << env->error();
+    for (const char *family : {"afalg.ecb", "afalg.cbc", "afalg.ctr",
+                               "afalg.xts", "afalg.gcm"}) {
+      if (env->ProviderParam(family).starts_with("on")) {
+        GTEST_SKIP() << "this kernel has an offload driver, so auto uses it: "
+                     << family << " " << env->ProviderParam(family);
+      }
+    }
+  }
   const std::string result = RunInChild([] {
     auto env = LoadAfalgEnv({});
     if (!env->loaded()) return 2;
