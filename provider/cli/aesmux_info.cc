@@ -79,6 +79,7 @@ int SumStats(const std::string &prefix) {
     return 1;
   }
   std::map<std::string, std::pair<unsigned long long, unsigned long long>> sum;
+  std::map<std::string, int> notes;  // "afalg cbc: …" → processes
   int files = 0;
   while (dirent *entry = readdir(d)) {
     const std::string name = entry->d_name;
@@ -87,6 +88,10 @@ int SumStats(const std::string &prefix) {
     std::string line;
     ++files;
     while (std::getline(in, line)) {
+      if (line.starts_with("# ")) {
+        ++notes[line.substr(2)];
+        continue;
+      }
       std::istringstream fields(line);
       std::string alg, path;
       unsigned long long requests = 0, bytes = 0;
@@ -104,6 +109,10 @@ int SumStats(const std::string &prefix) {
     const size_t space = key.find(' ');
     std::printf("%-14s %-24s %12llu %16llu\n", key.substr(0, space).c_str(),
                 key.substr(space + 1).c_str(), counter.first, counter.second);
+  }
+  for (const auto &[note, processes] : notes) {
+    std::printf("%s (%d process%s)\n", note.c_str(), processes,
+                processes == 1 ? "" : "es");
   }
   return files > 0 ? 0 : 1;
 }

@@ -89,24 +89,33 @@ struct Instances {
   std::mutex mutex;
   int count = 0;
   std::string stats_file;
+  // "# afalg <family>: <state>" lines of the latest instance.
+  std::string afalg_notes;
 };
 Instances &TheInstances() {
   static auto *instances = new Instances;
   return *instances;
 }
 
-void RegisterInstance(const route::Settings &settings) {
+void RegisterInstance(const route::Router &router) {
+  std::string notes;
+  for (size_t f = 0; f < route::kNumFamilies; ++f) {
+    notes += "# afalg " + std::string(route::kFamilyNames[f]) + ": " +
+             router.afalg_state(static_cast<Family>(f)) + "\n";
+  }
   Instances &instances = TheInstances();
   std::lock_guard lock(instances.mutex);
   ++instances.count;
+  const route::Settings &settings = router.settings();
   if (!settings.stats_file.empty()) instances.stats_file = settings.stats_file;
+  instances.afalg_notes = std::move(notes);
 }
 
 void UnregisterInstance() {
   Instances &instances = TheInstances();
   std::lock_guard lock(instances.mutex);
   if (--instances.count == 0 && !instances.stats_file.empty()) {
-    route::WriteStatsFile(instances.stats_file);
+    route::WriteStatsFile(instances.stats_file, instances.afalg_notes);
   }
 }
 
@@ -114,7 +123,7 @@ __attribute__((destructor)) void WriteStatsOfLiveInstances() {
   Instances &instances = TheInstances();
   std::lock_guard lock(instances.mutex);
   if (instances.count > 0 && !instances.stats_file.empty()) {
-    route::WriteStatsFile(instances.stats_file);
+    route::WriteStatsFile(instances.stats_file, instances.afalg_notes);
   }
 }
 
@@ -315,9 +324,10 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     ReportLoadFailure(PROV_R_UNABLE_TO_INITIALISE_CIPHERS, error);
     return 0;
   }
-  RegisterInstance(*settings);
-  *provctx = new ProviderContext(handle, std::move(fallback),
-                                 std::move(*settings));
+  auto *context = new ProviderContext(handle, std::move(fallback),
+                                      std::move(*settings));
+  RegisterInstance(context->router);
+  *provctx = context;
   *out = kProviderDispatch;
   return 1;
 }

@@ -205,10 +205,10 @@ std::string FormatStats(const StatsSnapshot &snapshot) {
   return out;
 }
 
-int WriteStatsFile(const std::string &prefix) {
+int WriteStatsFile(const std::string &prefix, const std::string &notes) {
   const std::string path = prefix + "." + std::to_string(getpid());
   const std::string temporary = path + ".tmp";
-  const std::string text = FormatStats(ReadStats());
+  const std::string text = FormatStats(ReadStats()) + notes;
 
   const int fd = open(temporary.c_str(),
                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

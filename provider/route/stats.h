@@ -50,9 +50,10 @@ std::string HandoffStatName(Handoff handoff);
 // hand-off counter that is not zero.
 std::string FormatStats(const StatsSnapshot &snapshot);
 
-// Writes FormatStats(ReadStats()) to "<prefix>.<pid>" (via a temporary file
-// and rename, so readers never see half a file). Returns 0 or -errno.
-int WriteStatsFile(const std::string &prefix);
+// Writes FormatStats(ReadStats()), then `notes` (lines starting with '#',
+// such as why the afalg path is off), to "<prefix>.<pid>" (via a temporary
+// file and rename, so readers never see half a file). Returns 0 or -errno.
+int WriteStatsFile(const std::string &prefix, const std::string &notes = {});
 
 }  // namespace aesmux::route
 
