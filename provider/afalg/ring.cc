@@ -3,7 +3,6 @@
 #include <linux/if_alg.h>
 #include <openssl/async.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -79,8 +78,14 @@ void PrepareSend(Request &request, uint32_t op, const uint8_t *iv,
 
 Ring *Ring::ForThisThread(int *error) {
   if (t_ring.ring != nullptr) {
-    if (t_ring.ring->ours()) return t_ring.ring.get();
-    (void)t_ring.ring.release();  // the parent's, in a forked child
+    Ring &ring = *t_ring.ring;
+    if (!ring.ours()) {
+      (void)t_ring.ring.release();  // the parent's, in a forked child
+    } else if (ring.poisoned_ && ring.in_flight_ == 0) {
+      t_ring.ring.reset();  // broken and idle: make a new one
+    } else {
+      return t_ring.ring.get();
+    }
   }
   std::unique_ptr<Ring> ring(new Ring);
   if (const int ret = ring->Init(); ret < 0) {
