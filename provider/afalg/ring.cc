@@ -289,9 +289,16 @@ int Ring::WaitInJob(Request &request) {
   }
   for (;;) {
     if (!ASYNC_pause_job()) return WaitSync(request);
-    if (queued_ != 0) Flush();
+    // Done already (another job's submission carried it): leave what other
+    // jobs queued since for the next job that needs a submission, so that
+    // one io_uring_enter carries a whole round of requests.
     Reap();
     if (request.done) return 0;
+    if (queued_ != 0) {
+      Flush();
+      Reap();
+      if (request.done) return 0;
+    }
     if (queued_ == 0 && signalled_) {
       // Waiting for the kernel: drain the eventfd so the application blocks
       // until a completion is posted, then look again (one may have come

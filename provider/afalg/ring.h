@@ -11,10 +11,10 @@
 // - inside an OpenSSL ASYNC job, the request is queued without a syscall,
 //   the job's wait fd is the ring's eventfd (made readable at once if no
 //   one has done so since it was last drained, so the application resumes
-//   the jobs promptly), and the job pauses. The first job resumed submits
-//   everything the other jobs queued meanwhile in one io_uring_enter; each
-//   job returns when its completion is in, pausing again on the eventfd
-//   otherwise. Jobs must be resumed on the thread that started them (OpenSSL
+//   the jobs promptly), and the job pauses. A resumed job whose request is
+//   still queued submits everything the jobs queued meanwhile in one
+//   io_uring_enter; a job whose request is complete returns without a
+//   syscall; one whose request is in flight pauses again on the eventfd. Jobs must be resumed on the thread that started them (OpenSSL
 //   keeps ASYNC jobs per thread).
 //
 // A ring belongs to the process that made it; in a forked child the
