@@ -7,7 +7,7 @@ AESMUX_BUILD=${AESMUX_BUILD:-$AESMUX_ROOT/build}
 # Debian packages the build and the tests need (the integration tests run
 # nginx, OpenSSH and Python's ssl module against aesmux).
 AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
-                 libssl-dev openssl libgtest-dev
+                 libssl-dev openssl libgtest-dev liburing-dev
                  nginx-light curl openssh-server openssh-client python3)
 
 log() { printf '\n==> %s\n' "$*"; }

@@ -1,6 +1,7 @@
 // aesmux-info: what aesmux would do on this machine, and where its work went.
 //
-//   aesmux-info                 provider, kernel tier and CPU features, as
+//   aesmux-info                 provider, kernel tier, CPU features and
+//                               whether the afalg path serves each family, as
 //                               loaded by OpenSSL with the current
 //                               configuration (OPENSSL_CONF, AESMUX_*)
 //   aesmux-info --stats PREFIX  sums the statistics files PREFIX.<pid>
@@ -58,6 +59,11 @@ int ShowProvider() {
     std::cout << tier.name << (usable ? "" : " (unsupported here)") << " ";
   }
   std::cout << "\n";
+  for (const char *family : {"ecb", "cbc", "ctr", "xts", "gcm"}) {
+    const std::string key = std::string("afalg.") + family;
+    std::cout << "afalg " << family << ":    " << Param(provider, key.c_str())
+              << "\n";
+  }
   OSSL_PROVIDER_unload(provider);
   return 0;
 }
@@ -73,6 +79,7 @@ int SumStats(const std::string &prefix) {
     return 1;
   }
   std::map<std::string, std::pair<unsigned long long, unsigned long long>> sum;
+  std::map<std::string, int> notes;  // "afalg cbc: …" → processes
   int files = 0;
   while (dirent *entry = readdir(d)) {
     const std::string name = entry->d_name;
@@ -81,6 +88,10 @@ int SumStats(const std::string &prefix) {
     std::string line;
     ++files;
     while (std::getline(in, line)) {
+      if (line.starts_with("# ")) {
+        ++notes[line.substr(2)];
+        continue;
+      }
       std::istringstream fields(line);
       std::string alg, path;
       unsigned long long requests = 0, bytes = 0;
@@ -91,13 +102,17 @@ int SumStats(const std::string &prefix) {
     }
   }
   closedir(d);
-  std::printf("%d process(es)\n%-14s %-9s %12s %16s\n", files, "algorithm",
+  std::printf("%d process(es)\n%-14s %-24s %12s %16s\n", files, "algorithm",
               "path", "requests", "bytes");
   for (const auto &[key, counter] : sum) {
     if (counter.first == 0) continue;
     const size_t space = key.find(' ');
-    std::printf("%-14s %-9s %12llu %16llu\n", key.substr(0, space).c_str(),
+    std::printf("%-14s %-24s %12llu %16llu\n", key.substr(0, space).c_str(),
                 key.substr(space + 1).c_str(), counter.first, counter.second);
+  }
+  for (const auto &[note, processes] : notes) {
+    std::printf("%s (%d process%s)\n", note.c_str(), processes,
+                processes == 1 ? "" : "es");
   }
   return files > 0 ? 0 : 1;
 }

@@ -187,6 +187,7 @@ int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
     const size_t payload_len = len - kTlsExplicitIvLen - kTagLen;
     uint8_t *record_tag = payload + payload_len;
     ctx->tag_len = kTagLen;
+    if (!ctx->encrypt) ctx->engine.ExpectTag({record_tag, kTagLen});
     if (!ctx->engine.Aad({ctx->tls_aad, ctx->tls_aad_len}) ||
         !ctx->engine.Crypt(payload, payload, payload_len) ||
         !ctx->engine.Finish(record_tag, kTagLen)) {
@@ -421,6 +422,7 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
       return 0;
     }
     ctx->tag_len = size;
+    ctx->engine.ExpectTag({ctx->tag, size});
   }
 
   bool found = false;

@@ -92,13 +92,21 @@ struct Instances {
 constinit Instances g_instances;
 Instances &TheInstances() { return g_instances; }
 
-void RegisterInstance(const route::Settings &settings) {
+void RegisterInstance(const route::Router &router) {
+  // "# afalg <family>: <state>" lines of the latest instance.
+  std::string notes;
+  for (size_t f = 0; f < route::kNumFamilies; ++f) {
+    notes += "# afalg " + std::string(route::kFamilyNames[f]) + ": " +
+             router.afalg_state(static_cast<Family>(f)) + "\n";
+  }
   Instances &instances = TheInstances();
   std::lock_guard lock(instances.mutex);
   ++instances.count;
+  const route::Settings &settings = router.settings();
   if (!settings.stats_file.empty()) {
     route::SetStatsFilePrefix(settings.stats_file);
   }
+  route::SetStatsFileNotes(notes);
 }
 
 void UnregisterInstance() {
@@ -129,11 +137,17 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("tier", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("tier-reason", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("stats", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.ecb", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.cbc", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.ctr", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.xts", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.gcm", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_END};
   return kGettable;
 }
 
-// "stats.<ALGORITHM>.<path>.requests" / ".bytes" and
+// "stats.<ALGORITHM>.<path>.requests" / ".bytes", the same for hand-offs
+// ("stats.<ALGORITHM>.afalg-fallback:<reason>.requests"), and
 // "stats.<ALGORITHM>.key_setups" as uint64.
 bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
   const std::string_view key(p->key);
@@ -145,16 +159,27 @@ bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
       return OSSL_PARAM_set_uint64(
           p, snapshot.key_setups[static_cast<size_t>(info.alg)]);
     }
+    // "<name>.requests" or "<name>.bytes" of a counter called `name`.
+    auto field = [&](const std::string &name,
+                     const route::Counter &counter) -> int {
+      if (rest == name + ".requests") {
+        return OSSL_PARAM_set_uint64(p, counter.requests) ? 1 : 0;
+      }
+      if (rest == name + ".bytes") {
+        return OSSL_PARAM_set_uint64(p, counter.bytes) ? 1 : 0;
+      }
+      return -1;  // not this counter
+    };
     for (size_t path = 0; path < route::kNumPaths; ++path) {
-      const route::Counter &counter =
-          snapshot.at(info.alg, static_cast<route::Path>(path));
-      const std::string path_name(route::kPathNames[path]);
-      if (rest == path_name + ".requests") {
-        return OSSL_PARAM_set_uint64(p, counter.requests);
-      }
-      if (rest == path_name + ".bytes") {
-        return OSSL_PARAM_set_uint64(p, counter.bytes);
-      }
+      const int set = field(std::string(route::kPathNames[path]),
+                            snapshot.at(info.alg, static_cast<route::Path>(path)));
+      if (set >= 0) return set == 1;
+    }
+    for (size_t h = 0; h < route::kNumHandoffs; ++h) {
+      const auto handoff = static_cast<route::Handoff>(h);
+      const int set = field(route::HandoffStatName(handoff),
+                            snapshot.at(info.alg, handoff));
+      if (set >= 0) return set == 1;
     }
   }
   return true;  // unknown keys are left alone
@@ -189,6 +214,15 @@ int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
   if ((p = OSSL_PARAM_locate(params, "tier-reason")) != nullptr &&
       !OSSL_PARAM_set_utf8_ptr(p, settings.tier_reason.c_str())) {
     return 0;
+  }
+  // "afalg.<family>": whether the afalg path serves the family, and why.
+  for (size_t f = 0; f < route::kNumFamilies; ++f) {
+    const std::string key = "afalg." + std::string(route::kFamilyNames[f]);
+    if ((p = OSSL_PARAM_locate(params, key.c_str())) != nullptr &&
+        !OSSL_PARAM_set_utf8_ptr(
+            p, provctx->router.afalg_state(static_cast<Family>(f)).c_str())) {
+      return 0;
+    }
   }
   bool wants_stats = false;
   for (p = params; p->key != nullptr; ++p) {
@@ -282,9 +316,10 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     ReportLoadFailure(PROV_R_UNABLE_TO_INITIALISE_CIPHERS, error);
     return 0;
   }
-  RegisterInstance(*settings);
-  *provctx = new ProviderContext(handle, std::move(fallback),
-                                 std::move(*settings));
+  auto *context = new ProviderContext(handle, std::move(fallback),
+                                      std::move(*settings));
+  RegisterInstance(context->router);
+  *provctx = context;
   *out = kProviderDispatch;
   return 1;
 }

@@ -63,17 +63,53 @@ constexpr const AlgInfo &Info(Alg alg) {
 enum class Path : uint8_t {
   kSimd,      // our nasm kernels
   kFallback,  // OpenSSL's default provider in a private library context
+  kAfalg,     // the kernel crypto API through AF_ALG sockets and io_uring
 };
-inline constexpr size_t kNumPaths = 2;
+inline constexpr size_t kNumPaths = 3;
 
 inline constexpr std::array<std::string_view, kNumPaths> kPathNames = {
-    "simd", "fallback"};
+    "simd", "fallback", "afalg"};
 
 constexpr std::string_view PathName(Path path) {
   return kPathNames[static_cast<size_t>(path)];
 }
 
+// Why the afalg path handed a request it was chosen for to the next path.
+// The request is then served (and counted) there; these count the hand-offs.
+enum class Handoff : uint8_t {
+  kForked,       // a forked child that has not set up AF_ALG (afalg_fork)
+  kUnhealthy,    // the path failed recently and is resting (backoff)
+  kTooLong,      // longer than one AF_ALG request may be (XTS, GCM)
+  kUnsupported,  // a shape AF_ALG cannot take: GCM IV not 12 bytes, tag
+                 // not 16 bytes or not known before the payload
+  kGcmSplit,     // a GCM message went on after its first payload
+  kBadTag,       // the kernel rejected a GCM tag; the message is replayed
+                 // on the next path for its plaintext, and fails there too
+  kRingFull,     // no room in this thread's io_uring ring
+  kSetup,        // socket, bind, key, accept or ring set-up failed
+  kSubmit,       // io_uring_enter failed
+  kBusy,         // EBUSY from the kernel
+  kRefused,      // EINVAL from the kernel: the driver refused the request
+  kIoError,      // any other error or a short result
+};
+inline constexpr size_t kNumHandoffs = 12;
+
+inline constexpr std::array<std::string_view, kNumHandoffs> kHandoffNames = {
+    "forked", "unhealthy", "too_long", "unsupported", "gcm_split", "bad_tag",
+    "ring_full", "setup", "submit", "ebusy", "einval", "io_error"};
+
+constexpr std::string_view HandoffName(Handoff handoff) {
+  return kHandoffNames[static_cast<size_t>(handoff)];
+}
+
 enum class Direction : uint8_t { kDecrypt, kEncrypt };
+
+// A piece of one request: consecutive segments form one stream.
+struct Segment {
+  uint8_t *out;
+  const uint8_t *in;
+  size_t len;
+};
 
 }  // namespace aesmux::route
 

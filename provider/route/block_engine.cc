@@ -32,13 +32,28 @@ bool CtrSegment(const Segment &segment, uint8_t *keystream, Blocks blocks,
   return true;
 }
 
+// Whether any output overlaps any input.
+bool InPlace(std::span<const Segment> segments) {
+  for (const Segment &a : segments) {
+    for (const Segment &b : segments) {
+      if (a.out < b.in + b.len && b.in < a.out + a.len) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 BlockEngine::BlockEngine(const Router &router, Alg alg)
     : router_(&router),
       alg_(alg),
       family_(Info(alg).family),
-      simd_min_len_(router.SimdMinLen(alg)) {}
+      simd_min_len_(router.SimdMinLen(alg)),
+      afalg_min_len_(router.AfalgMinLen(alg)) {}
+
+BlockEngine::~BlockEngine() {
+  if (!staging_.empty()) kernels::SecureZero(staging_.data(), staging_.size());
+}
 
 bool BlockEngine::CopyFrom(const BlockEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
@@ -46,9 +61,11 @@ bool BlockEngine::CopyFrom(const BlockEngine &other) {
   alg_ = other.alg_;
   family_ = other.family_;
   simd_min_len_ = other.simd_min_len_;
+  afalg_min_len_ = other.afalg_min_len_;
   key_ = other.key_;
   simd_ = other.simd_;
   simd_xts_ = other.simd_xts_;
+  afalg_.ShareFrom(other.afalg_);
   return true;
 }
 
@@ -57,6 +74,7 @@ void BlockEngine::SetKey(std::span<const uint8_t> key) {
   // applications) keeps its schedules.
   if (!key_.Replace(key)) return;
   fallback_.Reset();
+  afalg_.Reset();
   simd_.Clear();
   simd_xts_.Clear();
   if (const kernels::Tier *tier = router_->tier()) {
@@ -73,6 +91,24 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
                       std::span<const Segment> segments, uint8_t *keystream) {
   uint64_t total = 0;
   for (const Segment &segment : segments) total += segment.len;
+  if (total >= afalg_min_len_) {
+    // Long enough for the afalg path: the router decides (health, fork).
+    Path path = router_->Choose(alg_, total);
+    if (path == Path::kAfalg) {
+      if (RunAfalg(direction, iv, segments, keystream, total)) return true;
+      path = router_->ChooseCpu(alg_, total);
+    }
+    if (path == Path::kFallback) {
+      if (!RunFallback(direction, iv, segments, keystream)) return false;
+      CountRequest(alg_, Path::kFallback, total);
+      return true;
+    }
+    for (const Segment &segment : segments) {
+      RunSimd(direction, iv, segment, keystream);
+    }
+    CountRequest(alg_, Path::kSimd, total);
+    return true;
+  }
   if (total >= simd_min_len_ && simd_.is_set() | simd_xts_.is_set()) {
     for (const Segment &segment : segments) {
       RunSimd(direction, iv, segment, keystream);
@@ -83,6 +119,37 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
   if (!RunFallback(direction, iv, segments, keystream)) return false;
   CountRequest(alg_, Path::kFallback, total);
   return true;
+}
+
+bool BlockEngine::RunAfalg(Direction direction, uint8_t *iv,
+                           std::span<const Segment> &segments,
+                           uint8_t *keystream, uint64_t total) {
+  if (segments.size() > staged_segments_.size()) {
+    CountHandoff(alg_, Handoff::kUnsupported, total);
+    return false;
+  }
+  if (InPlace(segments)) {
+    if (staging_.size() < total) staging_.resize(total);
+    size_t offset = 0;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      std::memcpy(staging_.data() + offset, segments[i].in, segments[i].len);
+      staged_segments_[i] = {segments[i].out, staging_.data() + offset,
+                             segments[i].len};
+      offset += segments[i].len;
+    }
+    segments = std::span<const Segment>(staged_segments_.data(),
+                                        segments.size());
+  }
+  afalg::Service &service = afalg::Service::Get();
+  const afalg::Outcome outcome =
+      afalg_.Blocks(alg_, key_.bytes(), direction, iv, segments, keystream);
+  service.Report(alg_, outcome);
+  if (outcome.ok()) {
+    CountRequest(alg_, Path::kAfalg, total);
+    return true;
+  }
+  CountHandoff(alg_, outcome.reason, total);
+  return false;
 }
 
 void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,

@@ -4,7 +4,15 @@
 // A request carries all of its chaining state (CBC IV, CTR counter), so
 // consecutive requests of one stream may run on different paths. The raw
 // key is kept (and wiped on destruction) so the fallback path can be keyed
-// lazily and the decryption schedule built when the direction changes.
+// lazily (the afalg path too) and the decryption schedule built when the
+// direction changes.
+//
+// A request the afalg path fails is run again, whole, on the CPU's path,
+// from its original input: an in-place request (an output overlapping an
+// input) is first copied to a staging buffer that the kernel only reads,
+// so the caller's buffer may be overwritten by a failed kernel request
+// without losing the input. The copy costs a memcpy of the request
+// (BENCHMARKS.md measures it).
 #ifndef AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
 #define AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
 
@@ -12,8 +20,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "kernels/simd_key.h"
+#include "provider/afalg/afalg.h"
 #include "provider/fallback/fallback.h"
 #include "provider/route/algorithm.h"
 #include "provider/route/raw_key.h"
@@ -21,16 +31,10 @@
 
 namespace aesmux::route {
 
-// A piece of one request: consecutive segments form one stream.
-struct Segment {
-  uint8_t *out;
-  const uint8_t *in;
-  size_t len;
-};
-
 class BlockEngine {
  public:
   BlockEngine(const Router &router, Alg alg);
+  ~BlockEngine();
   BlockEngine(const BlockEngine &) = delete;
   BlockEngine &operator=(const BlockEngine &) = delete;
 
@@ -55,6 +59,12 @@ class BlockEngine {
            std::span<const Segment> segments, uint8_t *keystream = nullptr);
 
  private:
+  // Runs on the afalg path; false (with the hand-off counted) if it did not
+  // serve the request, `segments` then pointing at the request's intact
+  // input (staged if it was in place).
+  bool RunAfalg(Direction direction, uint8_t *iv,
+                std::span<const Segment> &segments, uint8_t *keystream,
+                uint64_t total);
   void RunSimd(Direction direction, uint8_t *iv, const Segment &segment,
                uint8_t *keystream);
   // Out of line: the fallback path is the rare one.
@@ -67,11 +77,17 @@ class BlockEngine {
   Family family_;
   // Requests of at least this many bytes run on the kernels (when there is
   // a tier): the router's decision, precomputed for this algorithm.
-  uint64_t simd_min_len_;
+  uint64_t simd_min_len_ = ~uint64_t{0};
+  // Requests of at least this many bytes may go to the afalg path.
+  uint64_t afalg_min_len_ = ~uint64_t{0};
   RawKey key_;
   kernels::SimdKey simd_;        // ECB, CBC, CTR
   kernels::SimdXtsKey simd_xts_; // XTS
   fallback::FallbackContext fallback_;
+  afalg::Key afalg_;
+  // In-place requests' inputs, for the afalg path (wiped on destruction).
+  std::vector<uint8_t> staging_;
+  std::array<Segment, 4> staged_segments_{};
 };
 
 }  // namespace aesmux::route

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "provider/route/stats.h"
@@ -11,8 +12,15 @@ namespace {
 
 // AAD beyond this much forces the routing decision, bounding the buffer.
 constexpr size_t kMaxPendingAad = 64 * 1024;
+constexpr size_t kAfalgIvLen = 12;
+
+void Wipe(std::vector<uint8_t> &bytes) {
+  if (!bytes.empty()) kernels::SecureZero(bytes.data(), bytes.size());
+}
 
 }  // namespace
+
+GcmEngine::~GcmEngine() { Wipe(afalg_input_); }
 
 bool GcmEngine::CopyFrom(const GcmEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
@@ -26,16 +34,23 @@ bool GcmEngine::CopyFrom(const GcmEngine &other) {
   path_ = other.path_;
   pending_aad_ = other.pending_aad_;
   message_bytes_ = other.message_bytes_;
+  afalg_.ShareFrom(other.afalg_);
+  expected_tag_ = other.expected_tag_;
+  afalg_ran_ = other.afalg_ran_;
+  afalg_input_ = other.afalg_input_;
+  afalg_tag_ = other.afalg_tag_;
   return true;
 }
 
 void GcmEngine::SetKey(std::span<const uint8_t> key) {
   // Setting a key ends the current message, as in the default provider.
   path_.reset();
+  expected_tag_.reset();
   // The same key again (openssl speed re-keys every operation) keeps its
   // schedule and powers of H.
   if (!key_.Replace(key)) return;
   fallback_.Reset();
+  afalg_.Reset();
   if (const kernels::Tier *tier = router_->tier()) {
     simd_.SetKey(*tier, key);
   } else {
@@ -51,12 +66,31 @@ bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
   path_.reset();
   pending_aad_.clear();
   message_bytes_ = 0;
+  afalg_ran_ = false;
   if (!router_->LengthMatters(alg_)) return Route(0);
   return true;
 }
 
+void GcmEngine::ExpectTag(std::span<const uint8_t> tag) {
+  if (tag.size() != 16) {
+    expected_tag_.reset();
+    return;
+  }
+  expected_tag_.emplace();
+  std::memcpy(expected_tag_->data(), tag.data(), 16);
+}
+
 bool GcmEngine::Route(uint64_t len) {
   const Path path = router_->Choose(alg_, len);
+  if (path == Path::kAfalg) {
+    // The message goes to the kernel whole, at its first payload.
+    path_ = Path::kAfalg;
+    return true;
+  }
+  return StartCpu(path);
+}
+
+bool GcmEngine::StartCpu(Path path) {
   const std::span<const uint8_t> iv(iv_.data(), iv_len_);
   if (path == Path::kSimd) {
     simd_.Start(iv);
@@ -73,9 +107,16 @@ bool GcmEngine::Route(uint64_t len) {
 
 bool GcmEngine::Aad(std::span<const uint8_t> aad) {
   message_bytes_ += aad.size();
+  if (path_ == Path::kAfalg) return false;  // AAD after payload
   if (path_) return FeedAad(aad);
   pending_aad_.insert(pending_aad_.end(), aad.begin(), aad.end());
-  return pending_aad_.size() <= kMaxPendingAad || Route(pending_aad_.size());
+  if (pending_aad_.size() <= kMaxPendingAad) return true;
+  // Too much to buffer: this message starts now, on a CPU path.
+  const uint64_t len = pending_aad_.size();
+  if (router_->Choose(alg_, len) == Path::kAfalg) {
+    CountHandoff(alg_, Handoff::kTooLong, len);
+  }
+  return StartCpu(router_->ChooseCpu(alg_, len));
 }
 
 bool GcmEngine::FeedAad(std::span<const uint8_t> aad) {
@@ -87,7 +128,17 @@ bool GcmEngine::FeedAad(std::span<const uint8_t> aad) {
 
 bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
   if (!path_ && !Route(pending_aad_.size() + len)) return false;
+  if (*path_ == Path::kAfalg) {
+    if (!afalg_ran_) return CryptAfalg(out, in, len);
+    // The message goes on: the kernel cannot continue it.
+    CountHandoff(alg_, Handoff::kGcmSplit, message_bytes_);
+    if (!ReplayOnCpu()) return false;
+  }
   message_bytes_ += len;
+  return CryptCpu(out, in, len);
+}
+
+bool GcmEngine::CryptCpu(uint8_t *out, const uint8_t *in, size_t len) {
   if (*path_ == Path::kSimd) {
     const auto status = direction_ == Direction::kEncrypt
                             ? simd_.Encrypt(out, in, len)
@@ -97,24 +148,84 @@ bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
   return fallback_.GcmCrypt(out, in, len);
 }
 
+bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
+  const uint64_t total = pending_aad_.size() + len;
+  const bool encrypt = direction_ == Direction::kEncrypt;
+  // Kept for a replay, and so that an in-place request keeps its input.
+  Wipe(afalg_input_);
+  afalg_input_.assign(in, in + len);
+  message_bytes_ += len;
+  afalg::Outcome outcome;
+  if (iv_len_ != kAfalgIvLen || (!encrypt && !expected_tag_.has_value())) {
+    outcome = afalg::Outcome::Fail(Handoff::kUnsupported, -EOPNOTSUPP);
+  } else {
+    if (!encrypt) afalg_tag_ = *expected_tag_;
+    outcome = afalg_.Gcm(alg_, key_.bytes(), direction_, {iv_.data(), iv_len_},
+                         pending_aad_, out, afalg_input_.data(), len,
+                         afalg_tag_.data());
+    afalg::Service::Get().Report(alg_, outcome);
+  }
+  if (outcome.ok()) {
+    afalg_ran_ = true;
+    return true;
+  }
+  // Replayed on a CPU path, from the copy: for a rejected tag (EBADMSG) too,
+  // since the caller gets the plaintext before final, as from the default
+  // provider, and since the message may go on (then the kernel checked the
+  // tag against its first part only). That path's Finish gives the verdict.
+  CountHandoff(alg_, outcome.reason, total);
+  if (!StartCpu(router_->ChooseCpu(alg_, total))) return false;
+  return CryptCpu(out, afalg_input_.data(), len);
+}
+
+bool GcmEngine::ReplayOnCpu() {
+  if (!StartCpu(router_->ChooseCpu(alg_, message_bytes_))) return false;
+  std::vector<uint8_t> discard(afalg_input_.size());
+  const bool ok = CryptCpu(discard.data(), afalg_input_.data(),
+                           afalg_input_.size());
+  Wipe(discard);
+  afalg_ran_ = false;
+  return ok;
+}
+
 bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
   if (!path_ && !Route(pending_aad_.size())) return false;
-  const Path path = *path_;
-  bool ok;
-  if (path == Path::kSimd) {
-    uint8_t computed[16];
-    simd_.Finish(computed);
+  if (*path_ == Path::kAfalg && !afalg_ran_ &&
+      !CryptAfalg(nullptr, nullptr, 0)) {
+    return false;
+  }
+  bool ok = false;
+  bool done = false;
+  if (*path_ == Path::kAfalg) {
     if (direction_ == Direction::kEncrypt) {
-      std::memcpy(tag, computed, 16);
-      ok = true;
-    } else {
-      ok = CRYPTO_memcmp(computed, tag, tag_len) == 0;
+      std::memcpy(tag, afalg_tag_.data(), 16);
+      ok = done = true;
+    } else if (tag_len == 16 &&
+               CRYPTO_memcmp(tag, afalg_tag_.data(), 16) == 0) {
+      ok = done = true;  // the kernel verified this very tag
+    } else if (!ReplayOnCpu()) {
+      // The caller changed the tag since the payload: check it on a CPU path.
+      return false;
     }
-    kernels::SecureZero(computed, sizeof(computed));
-  } else {
-    ok = fallback_.GcmFinish(direction_, tag, tag_len);
+  }
+  const Path path = *path_;
+  if (!done) {
+    if (path == Path::kSimd) {
+      uint8_t computed[16];
+      simd_.Finish(computed);
+      if (direction_ == Direction::kEncrypt) {
+        std::memcpy(tag, computed, 16);
+        ok = true;
+      } else {
+        ok = CRYPTO_memcmp(computed, tag, tag_len) == 0;
+      }
+      kernels::SecureZero(computed, sizeof(computed));
+    } else {
+      ok = fallback_.GcmFinish(direction_, tag, tag_len);
+    }
   }
   CountRequest(alg_, path, message_bytes_);
+  expected_tag_.reset();
   // A decryption whose tag did not match stays open on its path, as in the
   // default provider: more data continues the same message.
   if (ok || direction_ == Direction::kEncrypt) path_.reset();

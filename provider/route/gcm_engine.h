@@ -7,6 +7,20 @@
 // AAD is buffered. When the decision cannot depend on the length (the
 // default settings), the message is routed at Start() and nothing is
 // buffered.
+//
+// The afalg path needs a message whole: AAD, payload and, to decrypt, the
+// tag, in one AF_ALG request. A message routed there runs on the kernel at
+// its first payload (with the tag the caller set before it, see ExpectTag),
+// and the result is kept for Finish. Since a caller may still send more
+// payload, the first payload's input is copied; if more comes, the message
+// is replayed from that copy on the CPU's path and goes on there (counted as
+// gcm_split). Messages the kernel cannot take (IV not 12 bytes, tag not 16
+// bytes or not yet known, too long) go to the CPU's path at once; one it
+// fails is run there from the copy. When the kernel rejects the tag
+// (EBADMSG), the message is replayed on the CPU's path too: the caller
+// gets its plaintext before final, as from the default provider, and that
+// path's Finish fails on the bad tag (or succeeds, if the kernel only saw
+// the first part of a message that went on).
 #ifndef AESMUX_PROVIDER_ROUTE_GCM_ENGINE_H_
 #define AESMUX_PROVIDER_ROUTE_GCM_ENGINE_H_
 
@@ -18,6 +32,7 @@
 #include <vector>
 
 #include "kernels/simd_gcm.h"
+#include "provider/afalg/afalg.h"
 #include "provider/fallback/fallback.h"
 #include "provider/route/algorithm.h"
 #include "provider/route/raw_key.h"
@@ -28,6 +43,7 @@ namespace aesmux::route {
 class GcmEngine {
  public:
   GcmEngine(const Router &router, Alg alg) : router_(&router), alg_(alg) {}
+  ~GcmEngine();
   GcmEngine(const GcmEngine &) = delete;
   GcmEngine &operator=(const GcmEngine &) = delete;
 
@@ -39,6 +55,10 @@ class GcmEngine {
 
   // Begins a message; `iv` is 1..128 bytes.
   bool Start(Direction direction, std::span<const uint8_t> iv);
+  // Decrypting: the tag the next Finish will check, when the caller knows it
+  // before the payload (TLS, OpenSSH); only then can the message go to the
+  // afalg path. Forgotten at Finish.
+  void ExpectTag(std::span<const uint8_t> tag);
   // Each returns false when the message cannot go on: AAD after payload,
   // a length beyond GCM's limits, or a failure of the fallback path.
   bool Aad(std::span<const uint8_t> aad);
@@ -50,9 +70,17 @@ class GcmEngine {
   bool Finish(uint8_t tag[16], size_t tag_len);
 
  private:
-  // Routes the current message and replays the buffered AAD to its path.
+  // Routes the current message (to the afalg path: nothing more happens
+  // until the payload) or starts it on a CPU path with the buffered AAD.
   bool Route(uint64_t len);
+  bool StartCpu(Path path);
   bool FeedAad(std::span<const uint8_t> aad);
+  bool CryptCpu(uint8_t *out, const uint8_t *in, size_t len);
+  // The message's first payload (or none, from Finish) on the kernel.
+  bool CryptAfalg(uint8_t *out, const uint8_t *in, size_t len);
+  // Moves a message the kernel has served so far to a CPU path: AAD and the
+  // first payload (from its copy) replayed there.
+  bool ReplayOnCpu();
 
   const Router *router_;
   Alg alg_;
@@ -67,6 +95,13 @@ class GcmEngine {
   std::optional<Path> path_;     // unset until routed
   std::vector<uint8_t> pending_aad_;
   uint64_t message_bytes_ = 0;
+
+  // The afalg path.
+  afalg::Key afalg_;
+  std::optional<std::array<uint8_t, 16>> expected_tag_;
+  bool afalg_ran_ = false;            // the kernel served the first payload
+  std::vector<uint8_t> afalg_input_;  // that payload's input
+  std::array<uint8_t, 16> afalg_tag_{};  // the tag it made or verified
 };
 
 }  // namespace aesmux::route

@@ -70,7 +70,23 @@ bool ChooseTier(std::string_view requested, kernels::CpuFeatures cpu,
   return true;
 }
 
+std::optional<AfalgPolicy> ParseAfalgPolicy(std::string_view text) {
+  if (text == "auto") return AfalgPolicy::kAuto;
+  if (text == "off") return AfalgPolicy::kOff;
+  if (text == "force") return AfalgPolicy::kForce;
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string_view AfalgPolicyName(AfalgPolicy policy) {
+  switch (policy) {
+    case AfalgPolicy::kAuto: return "auto";
+    case AfalgPolicy::kOff: return "off";
+    case AfalgPolicy::kForce: return "force";
+  }
+  return "?";
+}
 
 std::optional<uint64_t> ParseByteCount(std::string_view text) {
   size_t digits = 0;
@@ -129,6 +145,47 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
       return std::nullopt;
     }
     settings.families[f].fallback_max_len = *bytes;
+  }
+
+  AfalgPolicy afalg = AfalgPolicy::kAuto;
+  if (auto value = Lookup(config, env, "afalg", "AESMUX_AFALG", &source)) {
+    auto policy = ParseAfalgPolicy(*value);
+    if (!policy) {
+      *error = source + " = '" + *value + "': expected auto|off|force";
+      return std::nullopt;
+    }
+    afalg = *policy;
+  }
+  for (size_t f = 0; f < kNumFamilies; ++f) {
+    const std::string family(kFamilyNames[f]);
+    settings.families[f].afalg = afalg;
+    if (auto value = Lookup(config, env, family + ".afalg",
+                            EnvName(family, "AFALG"), &source)) {
+      auto policy = ParseAfalgPolicy(*value);
+      if (!policy) {
+        *error = source + " = '" + *value + "': expected auto|off|force";
+        return std::nullopt;
+      }
+      settings.families[f].afalg = *policy;
+    }
+    if (auto value = Lookup(config, env, family + ".afalg_min_len",
+                            EnvName(family, "AFALG_MIN_LEN"), &source)) {
+      auto bytes = ParseByteCount(*value);
+      if (!bytes) {
+        *error = source + " = '" + *value +
+                 "': expected a byte count such as 0, 512, 16K or 1M";
+        return std::nullopt;
+      }
+      settings.families[f].afalg_min_len = *bytes;
+    }
+  }
+  if (auto value =
+          Lookup(config, env, "afalg_fork", "AESMUX_AFALG_FORK", &source)) {
+    if (*value != "off" && *value != "rebuild") {
+      *error = source + " = '" + *value + "': expected off|rebuild";
+      return std::nullopt;
+    }
+    settings.afalg_fork_rebuild = *value == "rebuild";
   }
 
   if (auto value =

@@ -8,10 +8,19 @@
 //   key (openssl.cnf)          environment                     default
 //   kernels                    AESMUX_KERNELS                  auto
 //   <family>.fallback_max_len  AESMUX_<FAMILY>_FALLBACK_MAX_LEN 0 (never)
+//   afalg                      AESMUX_AFALG                    auto
+//   <family>.afalg             AESMUX_<FAMILY>_AFALG           (afalg)
+//   <family>.afalg_min_len     AESMUX_<FAMILY>_AFALG_MIN_LEN   (see below)
+//   afalg_fork                 AESMUX_AFALG_FORK               off
 //   stats_file                 AESMUX_STATS_FILE               (none)
 //
 // <family> is one of ecb, cbc, ctr, xts, gcm. Byte counts are decimal with an
 // optional K, M or G suffix (powers of 1024).
+//
+// afalg policies: off (never), auto (only when the kernel's implementation
+// is an offload driver, not CPU software), force (whatever binds). Requests
+// of at least afalg_min_len bytes go to the afalg path; unset, it is 4K
+// under auto and 0 (every non-empty request) under force.
 #ifndef AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 #define AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 
@@ -27,10 +36,25 @@
 
 namespace aesmux::route {
 
+enum class AfalgPolicy : uint8_t { kAuto, kOff, kForce };
+
+std::string_view AfalgPolicyName(AfalgPolicy policy);
+
 struct FamilySettings {
   // Requests of at most this many bytes go to the fallback path; 0: never.
   uint64_t fallback_max_len = 0;
+  AfalgPolicy afalg = AfalgPolicy::kAuto;
+  // Requests of at least this many bytes go to the afalg path (when it is
+  // on for the family); unset: the policy's default.
+  std::optional<uint64_t> afalg_min_len;
 };
+
+// afalg_min_len when unset, under auto (an offload driver was found).
+// There are no measurements on offload hardware behind it: it is biased
+// towards the CPU, as the kernel's own drivers bias theirs (docs: qce's
+// aes_sw_max_len), since each AF_ALG request also costs a round trip
+// through io_uring and the CPU path is fast on machines with AES-NI.
+inline constexpr uint64_t kDefaultAutoAfalgMinLen = 4096;
 
 struct Settings {
   // The kernel tier for every key, or nullptr when kernels are off (forced
@@ -41,6 +65,9 @@ struct Settings {
   std::array<FamilySettings, kNumFamilies> families{};
   // Prefix of the statistics file written at exit; empty: none.
   std::string stats_file;
+  // Whether a forked child may set up its own AF_ALG sockets and io_uring
+  // ring (afalg_fork = rebuild) or keeps the afalg path off (off).
+  bool afalg_fork_rebuild = false;
 
   const FamilySettings &family(Family f) const {
     return families[static_cast<size_t>(f)];

@@ -31,6 +31,7 @@ struct Registry {
   ThreadCounters *live = nullptr;  // guarded by mutex
   StatsSnapshot retired;           // guarded by mutex: exited threads
   std::array<char, 4096> file_prefix{};  // guarded by mutex; "" = none
+  std::array<char, 2048> file_notes{};   // guarded by mutex
   std::atomic<bool> progress_writes{false};
 };
 
@@ -62,6 +63,12 @@ void AddInto(StatsSnapshot &sum, const ThreadCounters &counters) {
       sum.counters[a][p].bytes +=
           counters.bytes[a][p].load(std::memory_order_relaxed);
     }
+    for (size_t h = 0; h < kNumHandoffs; ++h) {
+      sum.handoffs[a][h].requests +=
+          counters.handoff_requests[a][h].load(std::memory_order_relaxed);
+      sum.handoffs[a][h].bytes +=
+          counters.handoff_bytes[a][h].load(std::memory_order_relaxed);
+    }
   }
 }
 
@@ -71,6 +78,10 @@ void ZeroCounters(ThreadCounters &counters) {
     for (size_t p = 0; p < kNumPaths; ++p) {
       counters.requests[a][p].store(0, std::memory_order_relaxed);
       counters.bytes[a][p].store(0, std::memory_order_relaxed);
+    }
+    for (size_t h = 0; h < kNumHandoffs; ++h) {
+      counters.handoff_requests[a][h].store(0, std::memory_order_relaxed);
+      counters.handoff_bytes[a][h].store(0, std::memory_order_relaxed);
     }
   }
 }
@@ -175,6 +186,19 @@ std::string FormatStats(const StatsSnapshot &snapshot) {
       out += line;
     }
   }
+  for (const AlgInfo &info : kAlgs) {
+    for (size_t h = 0; h < kNumHandoffs; ++h) {
+      const Counter &counter = snapshot.at(info.alg, static_cast<Handoff>(h));
+      if (counter.requests == 0) continue;
+      char line[160];
+      std::snprintf(line, sizeof(line), "%s %s %llu %llu\n",
+                    std::string(info.name).c_str(),
+                    HandoffStatName(static_cast<Handoff>(h)).c_str(),
+                    static_cast<unsigned long long>(counter.requests),
+                    static_cast<unsigned long long>(counter.bytes));
+      out += line;
+    }
+  }
   return out;
 }
 
@@ -182,6 +206,27 @@ void CountKeySetup(Alg alg) {
   ThreadCounters *counters = t_counters;
   if (counters == nullptr) counters = stats_internal::RegisterThread();
   Bump(counters->key_setups[static_cast<size_t>(alg)], 1);
+}
+
+void CountHandoff(Alg alg, Handoff handoff, uint64_t bytes) {
+  ThreadCounters *counters = t_counters;
+  if (counters == nullptr) counters = stats_internal::RegisterThread();
+  const auto a = static_cast<size_t>(alg);
+  const auto h = static_cast<size_t>(handoff);
+  Bump(counters->handoff_requests[a][h], 1);
+  Bump(counters->handoff_bytes[a][h], bytes);
+}
+
+std::string HandoffStatName(Handoff handoff) {
+  return "afalg-fallback:" + std::string(HandoffName(handoff));
+}
+
+void SetStatsFileNotes(const std::string &notes) {
+  Registry &registry = TheRegistry();
+  std::lock_guard lock(registry.mutex);
+  const size_t len = std::min(notes.size(), registry.file_notes.size() - 1);
+  std::copy(notes.begin(), notes.begin() + len, registry.file_notes.begin());
+  registry.file_notes[len] = '\0';
 }
 
 void SetStatsFilePrefix(const std::string &prefix) {
@@ -197,15 +242,17 @@ void SetStatsFilePrefix(const std::string &prefix) {
 
 int WriteStatsFile() {
   std::string prefix;
+  std::string notes;
   {
     Registry &registry = TheRegistry();
     std::lock_guard lock(registry.mutex);
     prefix = registry.file_prefix.data();
+    notes = registry.file_notes.data();
   }
   if (prefix.empty()) return 0;
   const std::string path = prefix + "." + std::to_string(getpid());
   const std::string temporary = path + ".tmp";
-  const std::string text = FormatStats(ReadStats());
+  const std::string text = FormatStats(ReadStats()) + notes;
 
   const int fd = open(temporary.c_str(),
                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -1,4 +1,5 @@
-// Routing statistics: requests and bytes per algorithm and path.
+// Routing statistics: requests and bytes per algorithm and path, and per
+// algorithm the requests the afalg path handed on, by reason.
 //
 // Counting is per thread (no shared cache line is written on the hot path);
 // reading sums every live thread plus the totals of threads that have
@@ -26,9 +27,13 @@ struct StatsSnapshot {
   // Key schedules actually built (a key set again unchanged is not
   // expanded again, and TLS 1.3's per-record IV re-init sets no key).
   std::array<uint64_t, kNumAlgs> key_setups{};
+  std::array<std::array<Counter, kNumHandoffs>, kNumAlgs> handoffs{};
 
   const Counter &at(Alg alg, Path path) const {
     return counters[static_cast<size_t>(alg)][static_cast<size_t>(path)];
+  }
+  const Counter &at(Alg alg, Handoff handoff) const {
+    return handoffs[static_cast<size_t>(alg)][static_cast<size_t>(handoff)];
   }
 };
 
@@ -37,10 +42,18 @@ struct StatsSnapshot {
 void CountRequest(Alg alg, Path path, uint64_t bytes);
 // Records one key schedule built for `alg`.
 void CountKeySetup(Alg alg);
+// Records that the afalg path handed a request of `bytes` bytes on.
+void CountHandoff(Alg alg, Handoff handoff, uint64_t bytes);
 
 StatsSnapshot ReadStats();
 
-// One line per algorithm and path: "<algorithm> <path> <requests> <bytes>".
+// The name of a hand-off counter in the statistics, in the place of a path:
+// "afalg-fallback:<reason>".
+std::string HandoffStatName(Handoff handoff);
+
+// One line per algorithm and path: "<algorithm> <path> <requests> <bytes>",
+// then one line "<algorithm> afalg-fallback:<reason> <requests> <bytes>" per
+// hand-off counter that is not zero.
 std::string FormatStats(const StatsSnapshot &snapshot);
 
 // The statistics file: FormatStats(ReadStats()) in "<prefix>.<pid>",
@@ -53,6 +66,9 @@ std::string FormatStats(const StatsSnapshot &snapshot);
 inline constexpr uint64_t kProgressBytes = uint64_t{1} << 20;
 
 void SetStatsFilePrefix(const std::string &prefix);
+// Lines starting with '#' appended to the file (such as why the afalg path
+// is off); replaces earlier notes.
+void SetStatsFileNotes(const std::string &notes);
 // Writes the file now, if a prefix is set. Returns 0 or -errno.
 int WriteStatsFile();
 
@@ -65,6 +81,10 @@ struct ThreadCounters {
   std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> requests{};
   std::array<std::array<std::atomic<uint64_t>, kNumPaths>, kNumAlgs> bytes{};
   std::array<std::atomic<uint64_t>, kNumAlgs> key_setups{};
+  std::array<std::array<std::atomic<uint64_t>, kNumHandoffs>, kNumAlgs>
+      handoff_requests{};
+  std::array<std::array<std::atomic<uint64_t>, kNumHandoffs>, kNumAlgs>
+      handoff_bytes{};
   uint64_t unwritten_bytes = 0;  // owner only: served since the last write
   ThreadCounters *next = nullptr;
 };

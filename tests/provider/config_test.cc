@@ -6,6 +6,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/tiers.h"
 #include "provider/route/settings.h"
@@ -140,6 +142,60 @@ TEST(LoadSettings, EveryTierCanBeForcedByName) {
   }
 }
 
+TEST(LoadSettings, AfalgDefaultsToAutoWithThePolicysThreshold) {
+  const Values none;
+  std::string error;
+  auto settings = LoadSettings(From(none), From(none), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  for (const FamilySettings &family : settings->families) {
+    EXPECT_EQ(family.afalg, AfalgPolicy::kAuto);
+    EXPECT_FALSE(family.afalg_min_len.has_value());
+  }
+  EXPECT_FALSE(settings->afalg_fork_rebuild);
+}
+
+TEST(LoadSettings, AfalgPolicyPerFamilyOverridesTheGlobalOne) {
+  const Values config = {{"afalg", "force"},
+                         {"gcm.afalg", "off"},
+                         {"xts.afalg_min_len", "16K"},
+                         {"afalg_fork", "rebuild"}};
+  const Values env = {{"AESMUX_CTR_AFALG", "auto"},
+                      {"AESMUX_CBC_AFALG_MIN_LEN", "0"}};
+  std::string error;
+  auto settings = LoadSettings(From(config), From(env), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kEcb).afalg, AfalgPolicy::kForce);
+  EXPECT_EQ(settings->family(Family::kCbc).afalg, AfalgPolicy::kForce);
+  EXPECT_EQ(settings->family(Family::kCtr).afalg, AfalgPolicy::kAuto);
+  EXPECT_EQ(settings->family(Family::kXts).afalg, AfalgPolicy::kForce);
+  EXPECT_EQ(settings->family(Family::kGcm).afalg, AfalgPolicy::kOff);
+  EXPECT_EQ(settings->family(Family::kXts).afalg_min_len, 16384u);
+  EXPECT_EQ(settings->family(Family::kCbc).afalg_min_len, 0u);
+  EXPECT_FALSE(settings->family(Family::kEcb).afalg_min_len.has_value());
+  EXPECT_TRUE(settings->afalg_fork_rebuild);
+}
+
+TEST(LoadSettings, BadAfalgValuesNameTheirSource) {
+  const Values none;
+  std::string error;
+  for (const auto &[key, value] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"afalg", "on"},
+           {"cbc.afalg", "yes"},
+           {"gcm.afalg_min_len", "big"},
+           {"afalg_fork", "always"}}) {
+    const Values config = {{key, value}};
+    EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
+        << key;
+    EXPECT_NE(error.find(key + " = '" + value + "'"), std::string::npos)
+        << error;
+  }
+  const Values bad_env = {{"AESMUX_AFALG", "Force"}};
+  EXPECT_FALSE(LoadSettings(From(none), From(bad_env), kAllFeatures, &error));
+  EXPECT_NE(error.find("AESMUX_AFALG"), std::string::npos) << error;
+  EXPECT_NE(error.find("auto|off|force"), std::string::npos) << error;
+}
+
 // The same rules through a real load of the module.
 TEST(ProviderLoad, BadValueInOpensslCnfRefusesToLoadWithTheKeyInTheMessage) {
   test::ProviderEnv env({"cbc.fallback_max_len = many"});
@@ -179,6 +235,25 @@ TEST(ProviderLoad, BadEnvironmentValueRefusesToLoad) {
   EXPECT_FALSE(env.loaded());
   EXPECT_NE(env.error().find("AESMUX_ECB_FALLBACK_MAX_LEN"), std::string::npos)
       << env.error();
+}
+
+}  // namespace
+}  // namespace aesmux::route
+
+namespace aesmux::route {
+namespace {
+
+TEST(ProviderLoad, ReportsWhyTheAfalgPathIsOffForEachFamily) {
+  test::ProviderEnv env({"afalg = auto", "gcm.afalg = off"});
+  ASSERT_TRUE(env.loaded()) << env.error();
+  EXPECT_EQ(env.ProviderParam("afalg.gcm"), "off (afalg = off)");
+  for (const char *family : {"afalg.ecb", "afalg.cbc", "afalg.ctr",
+                             "afalg.xts"}) {
+    const std::string state = env.ProviderParam(family);
+    EXPECT_TRUE(state.starts_with("on (auto)") ||
+                state.starts_with("off (auto): "))
+        << family << ": " << state;
+  }
 }
 
 }  // namespace

@@ -78,7 +78,11 @@ std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
     std::string name = "AESMUX_";
     for (char c : family) name += static_cast<char>(std::toupper(c));
     unsetenv((name + "_FALLBACK_MAX_LEN").c_str());
+    unsetenv((name + "_AFALG").c_str());
+    unsetenv((name + "_AFALG_MIN_LEN").c_str());
   }
+  unsetenv("AESMUX_AFALG");
+  unsetenv("AESMUX_AFALG_FORK");
   auto env = std::make_unique<ProviderEnv>(config.Settings());
   if (!env->loaded()) {
     *error = "aesmux did not load: " + env->error();

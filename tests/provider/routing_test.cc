@@ -182,14 +182,21 @@ StatsLines RunChildAndReadStats(const std::function<void(const std::string &)> &
   EXPECT_TRUE(file.good()) << path;
   StatsLines lines;
   std::string line;
+  int afalg_notes = 0;
   while (std::getline(file, line)) {
+    if (line.starts_with("# afalg ")) {
+      ++afalg_notes;
+      continue;
+    }
     std::istringstream fields(line);
     std::string alg, path_name;
     uint64_t requests = 0, bytes = 0;
     EXPECT_TRUE(fields >> alg >> path_name >> requests >> bytes) << line;
     lines[alg + " " + path_name] = {requests, bytes};
   }
-  EXPECT_EQ(lines.size(), 14u * 2) << "one line per algorithm and path";
+  // No hand-off lines: nothing here was chosen for the afalg path.
+  EXPECT_EQ(lines.size(), 14u * 3) << "one line per algorithm and path";
+  EXPECT_EQ(afalg_notes, 5) << "why the afalg path is on or off, per family";
   std::remove(path.c_str());
   return lines;
 }

@@ -1,0 +1,603 @@
+#include "provider/afalg/afalg.h"
+
+#include <linux/if_alg.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "provider/afalg/fault.h"
+#include "provider/afalg/kernel_crypto.h"
+#include "provider/afalg/process.h"
+#include "provider/afalg/ring.h"
+#include "provider/afalg/unique_fd.h"
+
+namespace aesmux::afalg {
+
+using route::Alg;
+using route::Direction;
+using route::Family;
+using route::Handoff;
+
+namespace {
+
+constexpr size_t kBlock = 16;
+constexpr size_t kTagLen = 16;
+constexpr size_t kGcmIvLen = 12;
+constexpr size_t kLargestRequest = 64 * 1024;
+
+int64_t NowNs() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);  // vDSO: no syscall
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+std::string ErrnoText(int error) {
+  const int e = error < 0 ? -error : error;
+  std::string name;
+  switch (e) {
+    case EAFNOSUPPORT: name = "EAFNOSUPPORT"; break;
+    case ENOENT: name = "ENOENT"; break;
+    case EPERM: name = "EPERM"; break;
+    case EACCES: name = "EACCES"; break;
+    case EBUSY: name = "EBUSY"; break;
+    case ENOSYS: name = "ENOSYS"; break;
+    case EINVAL: name = "EINVAL"; break;
+    case EOPNOTSUPP: name = "EOPNOTSUPP"; break;
+    case ENOMEM: name = "ENOMEM"; break;
+    default: name = "errno " + std::to_string(e);
+  }
+  return name + ": " + std::strerror(e);
+}
+
+int BindAlgorithm(int fd, Family family) {
+  const KernelAlgorithm kernel = KernelAlgorithmFor(family);
+  sockaddr_alg address{};
+  address.salg_family = AF_ALG;
+  std::strncpy(reinterpret_cast<char *>(address.salg_type), kernel.type,
+               sizeof(address.salg_type) - 1);
+  std::strncpy(reinterpret_cast<char *>(address.salg_name), kernel.name,
+               sizeof(address.salg_name) - 1);
+  if (bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0) {
+    return -errno;
+  }
+  return 0;
+}
+
+int SetKey(int fd, Family family, std::span<const uint8_t> key) {
+  if (setsockopt(fd, SOL_ALG, ALG_SET_KEY, key.data(),
+                 static_cast<socklen_t>(key.size())) != 0) {
+    return -errno;
+  }
+  if (family == Family::kGcm &&
+      setsockopt(fd, SOL_ALG, ALG_SET_AEAD_AUTHSIZE, nullptr, kTagLen) != 0) {
+    return -errno;
+  }
+  return 0;
+}
+
+void AddToCounter(uint8_t counter[kBlock], uint64_t blocks) {
+  for (int i = kBlock - 1; i >= 0 && blocks != 0; --i) {
+    const uint64_t sum = counter[i] + (blocks & 0xff);
+    counter[i] = static_cast<uint8_t>(sum);
+    blocks = (blocks >> 8) + (sum >> 8);
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Outcome
+
+Outcome Outcome::FromErrno(int error) {
+  switch (error) {
+    case -EBUSY: return Fail(Handoff::kBusy, error);
+    case -EINVAL: return Fail(Handoff::kRefused, error);
+    case -EBADMSG: return Fail(Handoff::kBadTag, error);
+    default: return Fail(Handoff::kIoError, error);
+  }
+}
+
+bool Outcome::Unhealthy() const {
+  if (ok()) return false;
+  switch (reason) {
+    case Handoff::kSetup:
+    case Handoff::kSubmit:
+    case Handoff::kBusy:
+    case Handoff::kRefused:
+    case Handoff::kIoError:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ----------------------------------------------------------- FamilyStatus
+
+std::string FamilyStatus::Describe() const {
+  if (!probed) return "not probed";
+  if (!available) return reason;
+  std::string text = driver.empty() ? "(driver unknown)" : driver;
+  text += " (priority " + std::to_string(priority);
+  if (async) text += ", async";
+  text += cpu_software ? ", CPU software" : ", offload driver";
+  if (kern_driver_only.has_value() && *kern_driver_only) {
+    text += ", KERN_DRIVER_ONLY";
+  }
+  text += ")";
+  return text;
+}
+
+KernelAlgorithm KernelAlgorithmFor(Family family) {
+  switch (family) {
+    case Family::kEcb: return {"skcipher", "ecb(aes)"};
+    case Family::kCbc: return {"skcipher", "cbc(aes)"};
+    case Family::kCtr: return {"skcipher", "ctr(aes)"};
+    case Family::kXts: return {"skcipher", "xts(aes)"};
+    case Family::kGcm: return {"aead", "gcm(aes)"};
+  }
+  return {"skcipher", "?"};
+}
+
+// ---------------------------------------------------------------- Service
+
+Service &Service::Get() {
+  static auto *service = new Service;  // never destroyed: used at exit
+  return *service;
+}
+
+FamilyStatus Service::status(Family family) const {
+  std::lock_guard lock(mutex_);
+  return status_[static_cast<size_t>(family)];
+}
+
+void Service::Probe(Family family, bool force) {
+  std::lock_guard lock(mutex_);
+  const FamilyStatus &status = status_[static_cast<size_t>(family)];
+  if (status.probed && status.generation == ProcessGeneration() &&
+      !(force && status.listing_only)) {
+    return;
+  }
+  ProbeLocked(family, force);
+}
+
+int Service::ReadProcCrypto() {
+  if (proc_crypto_read_) return 0;
+  const int ret = ReadWholeFile("/proc/crypto", &proc_crypto_);
+  proc_crypto_read_ = ret == 0;
+  return ret;
+}
+
+void Service::ProbeLocked(Family family, bool force) {
+  FamilyStatus &status = status_[static_cast<size_t>(family)];
+  status = FamilyStatus{};
+  status.probed = true;
+  status.generation = ProcessGeneration();
+  const KernelAlgorithm kernel = KernelAlgorithmFor(family);
+  const std::string name = kernel.name;
+
+  if (!force && ReadProcCrypto() == 0) {
+    const std::vector<CryptoAlg> algs = ParseProcCrypto(proc_crypto_);
+    const CryptoAlg *best = BestImplementation(algs, kernel.name, kernel.type);
+    if (best == nullptr || IsCpuSoftwareDriver(best->driver)) {
+      status.listing_only = true;
+      if (best != nullptr) {
+        status.driver = best->driver;
+        status.priority = best->priority;
+        status.cpu_software = true;
+        status.reason = "no offload driver: the best " + name +
+                        " in /proc/crypto is " + best->driver +
+                        " (CPU software)";
+      } else {
+        status.reason = "no offload driver: /proc/crypto lists no " + name;
+      }
+      return;
+    }
+  }
+
+  const std::optional<int> restrict_level = ReadAfAlgRestrict();
+  if (restrict_level.has_value() && *restrict_level >= 2) {
+    status.reason = "AF_ALG is off: /proc/sys/crypto/af_alg_restrict = " +
+                    std::to_string(*restrict_level);
+    return;
+  }
+  UniqueFd tfm(socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  if (!tfm.valid()) {
+    const int error = -errno;
+    status.reason = error == -EAFNOSUPPORT
+                        ? "no AF_ALG in this kernel (" + ErrnoText(error) + ")"
+                    : error == -EPERM || error == -EACCES
+                        ? "AF_ALG denied by seccomp, an LSM or the container (" +
+                              ErrnoText(error) + ")"
+                        : "socket(AF_ALG): " + ErrnoText(error);
+    return;
+  }
+  if (const int ret = BindAlgorithm(tfm.get(), family); ret != 0) {
+    status.reason = "bind " + std::string(kernel.type) + " " + name + ": " +
+                    ErrnoText(ret);
+    if (ret == -ENOENT) {
+      status.reason += restrict_level.value_or(0) == 1
+                           ? " (not on af_alg_restrict's allowlist, or no "
+                             "implementation)"
+                           : " (no implementation)";
+    }
+    return;
+  }
+  // Any valid key: a counting pattern (XTS refuses equal halves in FIPS
+  // mode).
+  uint8_t probe_key[32];
+  for (size_t i = 0; i < sizeof(probe_key); ++i) {
+    probe_key[i] = static_cast<uint8_t>(i);
+  }
+  const size_t key_len = family == Family::kXts ? 32 : 16;
+  if (const int ret = SetKey(tfm.get(), family, {probe_key, key_len});
+      ret != 0) {
+    status.reason = "setting a key on " + name + ": " + ErrnoText(ret);
+    return;
+  }
+  UniqueFd op(accept4(tfm.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  if (!op.valid()) {
+    status.reason = "accept on " + name + ": " + ErrnoText(-errno);
+    return;
+  }
+  int sndbuf = 0;
+  socklen_t sndbuf_len = sizeof(sndbuf);
+  if (getsockopt(op.get(), SOL_SOCKET, SO_SNDBUF, &sndbuf, &sndbuf_len) == 0 &&
+      sndbuf > 0) {
+    const size_t usable = std::max<size_t>(static_cast<size_t>(sndbuf) & ~size_t{4095}, 4096);
+    max_request_.store(std::min({max_request_.load(), usable, kLargestRequest}));
+  }
+
+  // Which implementation bind chose: the template may exist only now.
+  proc_crypto_read_ = false;
+  if (ReadProcCrypto() == 0) {
+    const std::vector<CryptoAlg> algs = ParseProcCrypto(proc_crypto_);
+    if (const CryptoAlg *best =
+            BestImplementation(algs, kernel.name, kernel.type)) {
+      status.driver = best->driver;
+      status.priority = best->priority;
+      status.async = best->async;
+      status.cpu_software = IsCpuSoftwareDriver(best->driver);
+    }
+  }
+  unsigned flags = 0;
+  if (!status.driver.empty() && QueryDriverFlags(status.driver, &flags) == 0) {
+    status.kern_driver_only = (flags & kKernDriverOnly) != 0;
+    if (*status.kern_driver_only) status.cpu_software = false;
+  }
+  if (!force && status.cpu_software) {
+    status.reason = "no offload driver: " + name + " binds to " +
+                    status.driver + " (CPU software)";
+    return;
+  }
+
+  int error = 0;
+  if (Ring::ForThisThread(&error) == nullptr) {
+    status.reason = "io_uring unavailable (" + ErrnoText(error) +
+                    "; seccomp, kernel.io_uring_disabled or a container "
+                    "policy)";
+    return;
+  }
+  status.available = true;
+  offload_[static_cast<size_t>(family)].store(!status.cpu_software);
+  if (status.Usable(force)) Arm();
+}
+
+std::optional<Handoff> Service::Admit(Alg alg) const {
+  if (!Armed()) return Handoff::kForked;
+  const int64_t until =
+      health_[static_cast<size_t>(alg)].resting_until_ns.load(
+          std::memory_order_relaxed);
+  if (until != 0 && NowNs() < until) return Handoff::kUnhealthy;
+  return std::nullopt;
+}
+
+void Service::Report(Alg alg, const Outcome &outcome) {
+  Health &health = health_[static_cast<size_t>(alg)];
+  if (outcome.ok()) {
+    if (health.failures.load(std::memory_order_relaxed) != 0) {
+      health.failures.store(0, std::memory_order_relaxed);
+      health.resting_until_ns.store(0, std::memory_order_relaxed);
+    }
+    return;
+  }
+  if (!outcome.Unhealthy()) return;
+  const uint32_t failures =
+      health.failures.fetch_add(1, std::memory_order_relaxed) + 1;
+  const int64_t rest = backoff_base_ns_.load(std::memory_order_relaxed)
+                       << std::min<uint32_t>(failures - 1, 6);
+  health.resting_until_ns.store(NowNs() + std::max<int64_t>(rest, 1),
+                                std::memory_order_relaxed);
+}
+
+void Service::SetBackoffForTesting(std::chrono::milliseconds base) {
+  backoff_base_ns_.store(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(base).count());
+}
+
+void Service::ResetHealthForTesting() {
+  for (Health &health : health_) {
+    health.failures.store(0);
+    health.resting_until_ns.store(0);
+  }
+}
+
+// -------------------------------------------------------------------- Tfm
+
+// One kernel key (a bound, keyed tfm socket) and its idle op sockets.
+class Tfm {
+ public:
+  static int Open(Alg alg, std::span<const uint8_t> key,
+                  std::shared_ptr<Tfm> *out) {
+    if (const int fault = TakeFault(Fault::kSocketSetup); fault != 0) {
+      return fault;
+    }
+    const Family family = route::Info(alg).family;
+    auto tfm = std::make_shared<Tfm>();
+    tfm->fd_ = UniqueFd(socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!tfm->fd_.valid()) return -errno;
+    if (const int ret = BindAlgorithm(tfm->fd_.get(), family); ret != 0) {
+      return ret;
+    }
+    if (const int ret = SetKey(tfm->fd_.get(), family, key); ret != 0) {
+      return ret;
+    }
+    *out = std::move(tfm);
+    return 0;
+  }
+
+  ~Tfm() {
+    for (UniqueFd &fd : idle_) fd.reset();
+  }
+
+  bool ours() const { return fd_.ours(); }
+
+  // An op socket, idle or new; -errno.
+  int Acquire() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!idle_.empty()) {
+        const int fd = idle_.back().release();
+        idle_.pop_back();
+        return fd;
+      }
+    }
+    const int fd = accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+  }
+
+  // Back to the pool after a clean request; closed after a failed one (its
+  // state in the kernel is unknown).
+  void Release(int fd, bool reuse) {
+    if (fd < 0) return;
+    UniqueFd owned(fd);
+    if (!reuse) return;
+    std::lock_guard lock(mutex_);
+    idle_.push_back(std::move(owned));
+  }
+
+ private:
+  UniqueFd fd_;
+  std::mutex mutex_;
+  std::vector<UniqueFd> idle_;
+};
+
+// -------------------------------------------------------------------- Key
+
+Key::Key() = default;
+Key::~Key() = default;
+
+void Key::Reset() { tfm_.reset(); }
+
+void Key::ShareFrom(const Key &other) { tfm_ = other.tfm_; }
+
+Outcome Key::Open(Alg alg, std::span<const uint8_t> key) {
+  if (tfm_ != nullptr && tfm_->ours()) return Outcome::Ok();
+  tfm_.reset();
+  const int ret = Tfm::Open(alg, key, &tfm_);
+  if (ret != 0) {
+    tfm_.reset();
+    return Outcome::Fail(Handoff::kSetup, ret);
+  }
+  return Outcome::Ok();
+}
+
+namespace {
+
+// The data of one request: up to three pieces of input and output.
+struct Pieces {
+  std::array<iovec, 4> tx{};
+  std::array<iovec, 4> rx{};
+  unsigned tx_count = 0;
+  unsigned rx_count = 0;
+  void Add(const uint8_t *in, uint8_t *out, size_t len) {
+    tx[tx_count++] = {const_cast<uint8_t *>(in), len};
+    rx[rx_count++] = {out, len};
+  }
+};
+
+// Runs one prepared request on this thread's ring.
+Outcome RunRequest(Request &request, size_t expected, uint64_t total,
+                   Family family) {
+  request.punt = Service::Get().offload(family);
+  int error = 0;
+  Ring *ring = Ring::ForThisThread(&error);
+  if (ring == nullptr) return Outcome::Fail(Handoff::kSetup, error);
+  const int ret = ring->Run(request);
+  if (ret == -EAGAIN) return Outcome::Fail(Handoff::kRingFull, ret);
+  if (ret < 0) return Outcome::Fail(Handoff::kSubmit, ret);
+  int result = request.result;
+  if (const int fault = TakeFault(Fault::kCompletionError, total);
+      fault != 0) {
+    result = fault;
+  }
+  if (result < 0) return Outcome::FromErrno(result);
+  if (static_cast<size_t>(result) != expected) {
+    return Outcome::Fail(Handoff::kIoError, -EIO);
+  }
+  return Outcome::Ok();
+}
+
+}  // namespace
+
+Outcome Key::Blocks(Alg alg, std::span<const uint8_t> key,
+                    Direction direction, uint8_t *iv,
+                    std::span<const route::Segment> segments,
+                    uint8_t *keystream) {
+  uint64_t total = 0;
+  for (const route::Segment &segment : segments) total += segment.len;
+  if (total == 0) return Outcome::Ok();
+  const Family family = route::Info(alg).family;
+  const size_t max_request = Service::Get().max_request() & ~(kBlock - 1);
+  if (family == Family::kXts && total > max_request) {
+    return Outcome::Fail(Handoff::kTooLong, -EMSGSIZE);
+  }
+  if (Outcome opened = Open(alg, key); !opened.ok()) return opened;
+
+  const bool encrypt =
+      family == Family::kCtr || direction == Direction::kEncrypt;
+  const uint32_t op = encrypt ? ALG_OP_ENCRYPT : ALG_OP_DECRYPT;
+  uint8_t chain[kBlock] = {};
+  if (family != Family::kEcb) std::memcpy(chain, iv, kBlock);
+  const size_t iv_len = family == Family::kEcb ? 0 : kBlock;
+  // CTR's last partial block goes zero-padded; its output block, XORed with
+  // the padded input, is the keystream block.
+  const size_t tail = family == Family::kCtr ? total % kBlock : 0;
+  uint8_t tail_in[kBlock] = {};
+  uint8_t tail_out[kBlock] = {};
+
+  size_t segment_index = 0;
+  size_t offset = 0;  // in segments[segment_index]
+  uint64_t remaining = total;
+  while (remaining != 0) {
+    // One request: up to max_request bytes, in at most three pieces.
+    Pieces pieces;
+    size_t left = static_cast<size_t>(
+        std::min<uint64_t>(remaining, max_request));
+    size_t taken = 0;
+    size_t sent = 0;
+    uint8_t *last_out = nullptr;
+    const uint8_t *last_in = nullptr;
+    while (left != 0 && pieces.tx_count < 3) {
+      const route::Segment &segment = segments[segment_index];
+      const size_t take = std::min(left, segment.len - offset);
+      const uint8_t *in = segment.in + offset;
+      uint8_t *out = segment.out + offset;
+      const bool ends_stream = segment_index + 1 == segments.size() &&
+                               offset + take == segment.len;
+      const size_t partial = ends_stream ? tail : 0;
+      if (take > partial) {
+        pieces.Add(in, out, take - partial);
+        sent += take - partial;
+        if (take - partial >= kBlock) {
+          last_out = out + take - partial - kBlock;
+          last_in = in + take - partial - kBlock;
+        }
+      }
+      if (partial != 0) {
+        std::memcpy(tail_in, in + take - partial, partial);
+        pieces.tx[pieces.tx_count++] = {tail_in, kBlock};
+        pieces.rx[pieces.rx_count++] = {tail_out, kBlock};
+        sent += kBlock;
+      }
+      left -= take;
+      taken += take;
+      offset += take;
+      if (offset == segment.len) {
+        ++segment_index;
+        offset = 0;
+      }
+    }
+
+    Request request;
+    request.tx = pieces.tx;
+    request.rx = pieces.rx;
+    request.rx_count = pieces.rx_count;
+    request.op_fd = tfm_->Acquire();
+    if (request.op_fd < 0) return Outcome::Fail(Handoff::kSetup, request.op_fd);
+    PrepareSend(request, op, chain, iv_len, -1, pieces.tx_count);
+    const Outcome outcome = RunRequest(request, sent, total, family);
+    tfm_->Release(request.op_fd, outcome.ok());
+    if (!outcome.ok()) return outcome;
+
+    // The chaining value for the next chunk (and the caller).
+    switch (family) {
+      case Family::kCbc:
+        if (encrypt) {
+          std::memcpy(chain, last_out, kBlock);
+        } else {
+          std::memcpy(chain, last_in, kBlock);
+        }
+        break;
+      case Family::kCtr:
+        AddToCounter(chain, sent / kBlock);
+        break;
+      default:
+        break;
+    }
+    remaining -= taken;
+  }
+
+  if (tail != 0) {
+    // The output's tail, and the keystream block for the caller's `num`.
+    const route::Segment &final_segment = segments.back();
+    uint8_t *out_tail = final_segment.out + final_segment.len - tail;
+    std::memcpy(out_tail, tail_out, tail);
+    for (size_t i = 0; i < kBlock; ++i) keystream[i] = tail_out[i] ^ tail_in[i];
+  }
+  if (family == Family::kCbc || family == Family::kCtr) {
+    std::memcpy(iv, chain, kBlock);
+  }
+  return Outcome::Ok();
+}
+
+Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
+                 std::span<const uint8_t> iv, std::span<const uint8_t> aad,
+                 uint8_t *out, const uint8_t *in, size_t len,
+                 uint8_t tag[16]) {
+  if (iv.size() != kGcmIvLen) {
+    return Outcome::Fail(Handoff::kUnsupported, -EOPNOTSUPP);
+  }
+  if (aad.size() + len + kTagLen > Service::Get().max_request()) {
+    return Outcome::Fail(Handoff::kTooLong, -EMSGSIZE);
+  }
+  if (Outcome opened = Open(alg, key); !opened.ok()) return opened;
+  const bool encrypt = direction == Direction::kEncrypt;
+
+  // The kernel writes the AAD back in front of the output.
+  uint8_t aad_small[64];
+  std::vector<uint8_t> aad_large;
+  uint8_t *aad_sink = aad_small;
+  if (aad.size() > sizeof(aad_small)) {
+    aad_large.resize(aad.size());
+    aad_sink = aad_large.data();
+  }
+  Request request;
+  unsigned tx = 0, rx = 0;
+  if (!aad.empty()) {
+    request.tx[tx++] = {const_cast<uint8_t *>(aad.data()), aad.size()};
+    request.rx[rx++] = {aad_sink, aad.size()};
+  }
+  if (len != 0) {
+    request.tx[tx++] = {const_cast<uint8_t *>(in), len};
+    request.rx[rx++] = {out, len};
+  }
+  if (encrypt) {
+    request.rx[rx++] = {tag, kTagLen};
+  } else {
+    request.tx[tx++] = {tag, kTagLen};
+  }
+  request.rx_count = rx;
+  request.op_fd = tfm_->Acquire();
+  if (request.op_fd < 0) return Outcome::Fail(Handoff::kSetup, request.op_fd);
+  PrepareSend(request, encrypt ? ALG_OP_ENCRYPT : ALG_OP_DECRYPT, iv.data(),
+              iv.size(), static_cast<int64_t>(aad.size()), tx);
+  const size_t expected = aad.size() + len + (encrypt ? kTagLen : 0);
+  const Outcome outcome =
+      RunRequest(request, expected, aad.size() + len, Family::kGcm);
+  tfm_->Release(request.op_fd, outcome.ok());
+  return outcome;
+}
+
+}  // namespace aesmux::afalg

@@ -1,0 +1,195 @@
+// The afalg path: AES through the Linux kernel crypto API, over AF_ALG
+// sockets driven by io_uring.
+//
+// What happens when (the sandbox rule: no syscall of a new kind is issued
+// lazily from a request unless that kind was set up in this process at
+// provider init):
+//
+// - At provider init, for each family whose policy is not off, once per
+//   process (Service::Probe):
+//     auto:  /proc/crypto is read (one open/read/close for all families).
+//            If its best implementation of the family's algorithm is CPU
+//            software, the family is refused there and nothing else is
+//            done: a default configuration on a machine without an offload
+//            driver costs that one read and no syscall afterwards.
+//     force, or auto with an offload driver listed: /proc/sys/crypto/
+//            af_alg_restrict is read, then socket(AF_ALG), bind, accept and
+//            SO_SNDBUF on a probe socket, /proc/crypto again for the driver
+//            bind chose, NETLINK_CRYPTO for its flags (where permitted), and
+//            this thread's io_uring ring with its eventfd is made. Success
+//            arms the process (process.h).
+// - Later, in an armed process only: per key, on its first request routed
+//   here, socket + bind + ALG_SET_KEY (+ ALG_SET_AEAD_AUTHSIZE), and accept
+//   for op sockets as needed (kept in a pool per key); per thread, on its
+//   first request, io_uring_setup + eventfd + register; per request,
+//   io_uring_enter (one, or none inside an ASYNC job whose batch another
+//   job submits). Closing happens when keys are freed.
+// - A process that is not armed (policy off, probe refused, or a forked
+//   child without afalg_fork = rebuild) never issues any of these.
+//
+// Errors inside this layer are -errno; what the router needs is an Outcome.
+#ifndef AESMUX_PROVIDER_AFALG_AFALG_H_
+#define AESMUX_PROVIDER_AFALG_AFALG_H_
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "provider/route/algorithm.h"
+
+namespace aesmux::afalg {
+
+// What one request on the afalg path came to.
+struct Outcome {
+  int error = 0;                            // 0, or -errno
+  route::Handoff reason = route::Handoff::kIoError;  // when error != 0
+
+  static Outcome Ok() { return {}; }
+  static Outcome Fail(route::Handoff reason, int error) {
+    return {error != 0 ? error : -EIO, reason};
+  }
+  // From a kernel or ring result.
+  static Outcome FromErrno(int error);
+  bool ok() const { return error == 0; }
+  // Whether the failure says the path is broken (rather than that this
+  // request did not fit it).
+  bool Unhealthy() const;
+};
+
+// What the probe found for one family.
+struct FamilyStatus {
+  bool probed = false;
+  bool available = false;  // bound, keyed and a ring made: usable
+  // The implementation bind() chose (from /proc/crypto), if known.
+  std::string driver;
+  int priority = 0;
+  bool async = false;
+  bool cpu_software = false;
+  std::optional<bool> kern_driver_only;  // from NETLINK_CRYPTO
+  // Why the family is not available, or notes.
+  std::string reason;
+  // Whether probing stopped at /proc/crypto because auto found only CPU
+  // software there.
+  bool listing_only = false;
+  // The process that probed (process.h): a forked child that loads a
+  // provider probes again, for itself.
+  uint64_t generation = 0;
+
+  // Whether this family may run here under `force` (anything that binds)
+  // or `auto` (only an offload driver).
+  bool Usable(bool force) const {
+    return available && (force || !cpu_software);
+  }
+  // One line for people: "cbc-aes-aesni (priority 400, CPU software)" or
+  // the reason it is not available.
+  std::string Describe() const;
+};
+
+// The kernel's name and socket type for a family.
+struct KernelAlgorithm {
+  const char *type;  // "skcipher" or "aead"
+  const char *name;  // "cbc(aes)"
+};
+KernelAlgorithm KernelAlgorithmFor(route::Family family);
+
+// Process-wide state: probe results, arming, health.
+class Service {
+ public:
+  static Service &Get();
+
+  // At provider init: probes `family` unless already done (to the depth
+  // asked for: `force` needs a bind even when /proc/crypto lists only CPU
+  // software). Thread-safe; the first call per family does the work.
+  void Probe(route::Family family, bool force);
+  FamilyStatus status(route::Family family) const;
+
+  // Whether `family` binds to an offload driver (no lock: per request).
+  bool offload(route::Family family) const {
+    return offload_[static_cast<size_t>(family)].load(
+        std::memory_order_relaxed);
+  }
+
+  // Largest request (bytes sent, AAD and tag included) one op socket takes.
+  size_t max_request() const { return max_request_.load(); }
+
+  // Per request: nullopt if the path may serve `alg` now, else why not.
+  std::optional<route::Handoff> Admit(route::Alg alg) const;
+  // After a request: failures that say the path is broken make `alg` rest
+  // for a while (1 s, doubling per consecutive failure, at most 64 s); a
+  // success ends the streak.
+  void Report(route::Alg alg, const Outcome &outcome);
+
+  // Tests: the first rest period (default 1 s), and forgetting health.
+  void SetBackoffForTesting(std::chrono::milliseconds base);
+  void ResetHealthForTesting();
+
+ private:
+  Service() = default;
+  void ProbeLocked(route::Family family, bool force);
+  int ReadProcCrypto();
+
+  mutable std::mutex mutex_;
+  std::array<FamilyStatus, route::kNumFamilies> status_{};
+  std::string proc_crypto_;  // last read, guarded by mutex_
+  bool proc_crypto_read_ = false;
+  std::atomic<size_t> max_request_{64 * 1024};
+  std::array<std::atomic<bool>, route::kNumFamilies> offload_{};
+
+  struct Health {
+    std::atomic<int64_t> resting_until_ns{0};
+    std::atomic<uint32_t> failures{0};
+  };
+  std::array<Health, route::kNumAlgs> health_{};
+  std::atomic<int64_t> backoff_base_ns_{1'000'000'000};
+};
+
+class Tfm;
+
+// One key on the afalg path, for one engine (and the engines copied from
+// it, which share its kernel key and op-socket pool). Sockets are made on
+// the first request, in an armed process only.
+class Key {
+ public:
+  Key();
+  ~Key();
+  Key(const Key &) = delete;
+  Key &operator=(const Key &) = delete;
+
+  // A new key: the next request opens a new kernel key.
+  void Reset();
+  // Shares `other`'s kernel key (dupctx).
+  void ShareFrom(const Key &other);
+
+  // ECB, CBC, CTR, XTS, with the contract of route::BlockEngine::Run. The
+  // segments' inputs must not overlap their outputs (the caller stages
+  // in-place requests). `iv` and `keystream` change only on success; on
+  // failure the outputs are unspecified and the inputs untouched.
+  Outcome Blocks(route::Alg alg, std::span<const uint8_t> key,
+                 route::Direction direction, uint8_t *iv,
+                 std::span<const route::Segment> segments, uint8_t *keystream);
+
+  // One whole GCM message of `len` bytes with a 12-byte IV and 16-byte tag.
+  // Encrypting writes the tag to `tag`; decrypting checks `tag` and fails
+  // with Handoff::kBadTag if it does not match. `in` must not overlap
+  // `out`. On failure `out` is unspecified.
+  Outcome Gcm(route::Alg alg, std::span<const uint8_t> key,
+              route::Direction direction, std::span<const uint8_t> iv,
+              std::span<const uint8_t> aad, uint8_t *out, const uint8_t *in,
+              size_t len, uint8_t tag[16]);
+
+ private:
+  Outcome Open(route::Alg alg, std::span<const uint8_t> key);
+  std::shared_ptr<Tfm> tfm_;
+};
+
+}  // namespace aesmux::afalg
+
+#endif  // AESMUX_PROVIDER_AFALG_AFALG_H_

@@ -1,0 +1,197 @@
+#include "provider/afalg/kernel_crypto.h"
+
+#include <fcntl.h>
+#include <linux/cryptouser.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "provider/afalg/unique_fd.h"
+
+namespace aesmux::afalg {
+namespace {
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' ||
+                           text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+bool IsCpuWord(std::string_view word) {
+  static constexpr std::array<std::string_view, 17> kWords = {
+      "generic", "aesni", "fixed", "ce",     "neon",   "neonbs",
+      "arm",     "arm64", "asm",   "x86_64", "clmulni", "pclmul",
+      "p8",      "vmx",   "zvkned", "s390",  "sparc64"};
+  if (std::find(kWords.begin(), kWords.end(), word) != kWords.end()) {
+    return true;
+  }
+  return word.starts_with("avx") || word.starts_with("vaes") ||
+         word.starts_with("sse");
+}
+
+bool IsCpuLeaf(std::string_view leaf) {
+  while (!leaf.empty() && leaf.front() == '_') leaf.remove_prefix(1);
+  size_t start = 0;
+  for (size_t i = 0; i <= leaf.size(); ++i) {
+    if (i == leaf.size() || leaf[i] == '-' || leaf[i] == '_') {
+      if (i > start && IsCpuWord(leaf.substr(start, i - start))) return true;
+      start = i + 1;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<CryptoAlg> ParseProcCrypto(std::string_view text) {
+  std::vector<CryptoAlg> algs;
+  CryptoAlg current;
+  bool open = false;
+  auto flush = [&] {
+    if (open && !current.name.empty()) algs.push_back(current);
+    current = CryptoAlg{};
+    open = false;
+  };
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    line = Trim(line);
+    if (line.empty()) {
+      flush();
+      continue;
+    }
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = Trim(line.substr(0, colon));
+    const std::string_view value = Trim(line.substr(colon + 1));
+    open = true;
+    if (key == "name") {
+      current.name = value;
+    } else if (key == "driver") {
+      current.driver = value;
+    } else if (key == "module") {
+      current.module = value;
+    } else if (key == "type") {
+      current.type = value;
+    } else if (key == "priority") {
+      std::from_chars(value.data(), value.data() + value.size(),
+                      current.priority);
+    } else if (key == "async") {
+      current.async = value == "yes";
+    } else if (key == "internal") {
+      current.internal = value == "yes";
+    } else if (key == "selftest") {
+      current.selftest_passed = value != "unknown" && value != "failed";
+    }
+  }
+  flush();
+  return algs;
+}
+
+const CryptoAlg *BestImplementation(const std::vector<CryptoAlg> &algs,
+                                    std::string_view name,
+                                    std::string_view type) {
+  const CryptoAlg *best = nullptr;
+  for (const CryptoAlg &alg : algs) {
+    if (alg.name != name || alg.type != type || alg.internal ||
+        !alg.selftest_passed) {
+      continue;
+    }
+    if (best == nullptr || alg.priority > best->priority) best = &alg;
+  }
+  return best;
+}
+
+bool IsCpuSoftwareDriver(std::string_view driver) {
+  // Leaves are the names not followed by '(' in the template expression.
+  bool any_leaf = false;
+  size_t start = 0;
+  for (size_t i = 0; i <= driver.size(); ++i) {
+    const char c = i == driver.size() ? ')' : driver[i];
+    if (c != '(' && c != ')' && c != ',') continue;
+    const std::string_view token = Trim(driver.substr(start, i - start));
+    start = i + 1;
+    if (c == '(' || token.empty()) continue;
+    any_leaf = true;
+    if (!IsCpuLeaf(token)) return false;
+  }
+  return any_leaf;
+}
+
+int ReadWholeFile(const char *path, std::string *text) {
+  UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return -errno;
+  text->clear();
+  char buffer[16384];
+  for (;;) {
+    const ssize_t n = read(fd.get(), buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) return 0;
+    text->append(buffer, static_cast<size_t>(n));
+  }
+}
+
+std::optional<int> ReadAfAlgRestrict() {
+  std::string text;
+  if (ReadWholeFile("/proc/sys/crypto/af_alg_restrict", &text) != 0) {
+    return std::nullopt;
+  }
+  int value = 0;
+  const std::string_view trimmed = Trim(text.substr(0, text.find('\n')));
+  if (std::from_chars(trimmed.data(), trimmed.data() + trimmed.size(), value)
+          .ec != std::errc()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+int QueryDriverFlags(const std::string &driver, unsigned *flags) {
+  UniqueFd fd(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_CRYPTO));
+  if (!fd.valid()) return -errno;
+  struct {
+    nlmsghdr header;
+    crypto_user_alg alg;
+  } request{};
+  request.header.nlmsg_len = sizeof(request);
+  request.header.nlmsg_type = CRYPTO_MSG_GETALG;
+  request.header.nlmsg_flags = NLM_F_REQUEST;
+  request.header.nlmsg_seq = 1;
+  if (driver.size() >= sizeof(request.alg.cru_driver_name)) return -ENAMETOOLONG;
+  std::memcpy(request.alg.cru_driver_name, driver.data(), driver.size());
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (sendto(fd.get(), &request, sizeof(request), 0,
+             reinterpret_cast<sockaddr *>(&kernel), sizeof(kernel)) < 0) {
+    return -errno;
+  }
+  alignas(nlmsghdr) char reply[8192];
+  const ssize_t n = recv(fd.get(), reply, sizeof(reply), 0);
+  if (n < 0) return -errno;
+  const auto *header = reinterpret_cast<const nlmsghdr *>(reply);
+  if (!NLMSG_OK(header, static_cast<unsigned>(n))) return -EPROTO;
+  if (header->nlmsg_type == NLMSG_ERROR) {
+    const auto *error = static_cast<const nlmsgerr *>(NLMSG_DATA(header));
+    return error->error != 0 ? error->error : -EPROTO;
+  }
+  if (header->nlmsg_len < NLMSG_LENGTH(sizeof(crypto_user_alg))) return -EPROTO;
+  const auto *alg = static_cast<const crypto_user_alg *>(NLMSG_DATA(header));
+  *flags = alg->cru_flags;
+  return 0;
+}
+
+}  // namespace aesmux::afalg

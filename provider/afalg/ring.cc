@@ -1,0 +1,315 @@
+#include "provider/afalg/ring.h"
+
+#include <linux/if_alg.h>
+#include <openssl/async.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "provider/afalg/fault.h"
+#include "provider/afalg/process.h"
+
+namespace aesmux::afalg {
+namespace {
+
+constexpr unsigned kEntries = 64;
+// Two CQEs at most per request: the CQ (2 × kEntries) never overflows.
+constexpr unsigned kMaxInFlight = kEntries / 2;
+constexpr uint64_t kSendTag = 1;  // low bit of user_data: the sendmsg
+
+// Identifies aesmux's fd in an ASYNC_WAIT_CTX.
+const char kWaitKey = 0;
+
+struct ThreadRing {
+  std::unique_ptr<Ring> ring;
+  ~ThreadRing() {
+    // A parent's ring in a forked child: leave it alone (see process.h).
+    if (ring != nullptr && !ring->ours()) (void)ring.release();
+  }
+};
+thread_local ThreadRing t_ring;
+
+std::atomic<uint64_t> g_enters{0};
+void CountEnter() { g_enters.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace
+
+uint64_t RingEnters() { return g_enters.load(std::memory_order_relaxed); }
+
+void PrepareSend(Request &request, uint32_t op, const uint8_t *iv,
+                 size_t iv_len, int64_t assoclen, unsigned tx_count) {
+  std::memset(request.control, 0, sizeof(request.control));
+  request.msg = msghdr{};
+  request.msg.msg_iov = request.tx.data();
+  request.msg.msg_iovlen = tx_count;
+  request.msg.msg_control = request.control;
+  size_t control_len = CMSG_SPACE(sizeof(uint32_t));
+  if (iv_len != 0) control_len += CMSG_SPACE(sizeof(uint32_t) + iv_len);
+  if (assoclen >= 0) control_len += CMSG_SPACE(sizeof(uint32_t));
+  request.msg.msg_controllen = control_len;
+
+  cmsghdr *cmsg = CMSG_FIRSTHDR(&request.msg);
+  cmsg->cmsg_level = SOL_ALG;
+  cmsg->cmsg_type = ALG_SET_OP;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+  std::memcpy(CMSG_DATA(cmsg), &op, sizeof(op));
+  if (iv_len != 0) {
+    cmsg = CMSG_NXTHDR(&request.msg, cmsg);
+    cmsg->cmsg_level = SOL_ALG;
+    cmsg->cmsg_type = ALG_SET_IV;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(uint32_t) + iv_len);
+    const auto length = static_cast<uint32_t>(iv_len);
+    std::memcpy(CMSG_DATA(cmsg), &length, sizeof(length));
+    std::memcpy(CMSG_DATA(cmsg) + sizeof(length), iv, iv_len);
+  }
+  if (assoclen >= 0) {
+    cmsg = CMSG_NXTHDR(&request.msg, cmsg);
+    cmsg->cmsg_level = SOL_ALG;
+    cmsg->cmsg_type = ALG_SET_AEAD_ASSOCLEN;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(uint32_t));
+    const auto length = static_cast<uint32_t>(assoclen);
+    std::memcpy(CMSG_DATA(cmsg), &length, sizeof(length));
+  }
+}
+
+Ring *Ring::ForThisThread(int *error) {
+  if (t_ring.ring != nullptr) {
+    Ring &ring = *t_ring.ring;
+    if (!ring.ours()) {
+      (void)t_ring.ring.release();  // the parent's, in a forked child
+    } else if (ring.poisoned_ && ring.in_flight_ == 0) {
+      t_ring.ring.reset();  // broken and idle: make a new one
+    } else {
+      return t_ring.ring.get();
+    }
+  }
+  std::unique_ptr<Ring> ring(new Ring);
+  if (const int ret = ring->Init(); ret < 0) {
+    *error = ret;
+    return nullptr;
+  }
+  t_ring.ring = std::move(ring);
+  return t_ring.ring.get();
+}
+
+int Ring::Init() {
+  if (const int fault = TakeFault(Fault::kRingSetup); fault != 0) return fault;
+  const int ret = io_uring_queue_init(kEntries, &ring_, 0);
+  if (ret < 0) return ret;
+  generation_ = ProcessGeneration();
+  io_uring_probe *probe = io_uring_get_probe_ring(&ring_);
+  const bool has_ops = probe != nullptr &&
+                       io_uring_opcode_supported(probe, IORING_OP_SENDMSG) &&
+                       io_uring_opcode_supported(probe, IORING_OP_READV);
+  if (probe != nullptr) io_uring_free_probe(probe);
+  if (!has_ops) {
+    io_uring_queue_exit(&ring_);
+    generation_ = 0;
+    return -EOPNOTSUPP;
+  }
+  event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (event_fd_ < 0 || io_uring_register_eventfd(&ring_, event_fd_) < 0) {
+    const int error = event_fd_ < 0 ? -errno : -EOPNOTSUPP;
+    if (event_fd_ >= 0) close(event_fd_);
+    io_uring_queue_exit(&ring_);
+    generation_ = 0;
+    return error;
+  }
+  return 0;
+}
+
+Ring::~Ring() {
+  if (generation_ == 0 || !ours()) return;
+  io_uring_queue_exit(&ring_);
+  close(event_fd_);
+}
+
+bool Ring::ours() const { return generation_ == ProcessGeneration(); }
+
+int Ring::Run(Request &request) {
+  request.result = 0;
+  request.read_seen = request.send_seen = request.done = false;
+  const bool in_job = ASYNC_get_current_job() != nullptr;
+  if (!in_job) request.punt = false;
+  if (const int ret = Queue(request); ret < 0) return ret;
+  return in_job ? WaitInJob(request) : WaitSync(request);
+}
+
+int Ring::Queue(Request &request) {
+  if (poisoned_) return -EIO;
+  if (TakeFault(Fault::kRingFull) != 0) return -EAGAIN;
+  if (in_flight_ >= kMaxInFlight || io_uring_sq_space_left(&ring_) < 2) {
+    if (queued_ != 0) Flush();
+    if (in_flight_ >= kMaxInFlight || io_uring_sq_space_left(&ring_) < 2) {
+      return -EAGAIN;
+    }
+  }
+  io_uring_sqe *send = io_uring_get_sqe(&ring_);
+  io_uring_sqe *read = io_uring_get_sqe(&ring_);
+  // MSG_DONTWAIT: a send that does not fit the socket's buffer fails (and
+  // shows as a short read) instead of waiting for a read that cannot start.
+  io_uring_prep_sendmsg(send, request.op_fd, &request.msg, MSG_DONTWAIT);
+  // No CQE_SKIP_SUCCESS: when a skipped sendmsg fails, kernels do not post
+  // the cancelled read's CQE either, and a request must not be given back
+  // to its owner while the kernel may still complete part of it.
+  send->flags |= IOSQE_IO_LINK;
+  io_uring_sqe_set_data64(send, reinterpret_cast<uint64_t>(&request) | kSendTag);
+  io_uring_prep_readv(read, request.op_fd, request.rx.data(), request.rx_count,
+                      0);
+  if (request.punt) read->flags |= IOSQE_ASYNC;
+  io_uring_sqe_set_data64(read, reinterpret_cast<uint64_t>(&request));
+  queued_ += 2;
+  ++in_flight_;
+  if (const int fault = TakeFault(Fault::kCloseOpSocket); fault != 0) {
+    // The op socket goes away after the request was queued.
+    close(request.op_fd);
+    request.op_fd = -1;
+  }
+  return 0;
+}
+
+int Ring::Flush() {
+  int ret;
+  do {
+    CountEnter();
+    ret = io_uring_submit(&ring_);
+  } while (ret == -EINTR);
+  if (ret >= 0) {
+    queued_ = 0;
+    return 0;
+  }
+  // The kernel took none or some of the SQEs. The rest must never run:
+  // their requests are failed here and may be freed by their owners.
+  io_uring_sq &sq = ring_.sq;
+  const unsigned mask = *sq.kring_mask;
+  for (unsigned i = io_uring_smp_load_acquire(sq.khead); i != sq.sqe_tail;
+       ++i) {
+    io_uring_sqe *sqe = &sq.sqes[i & mask];
+    const uint64_t data = sqe->user_data;
+    if (data != 0) {
+      auto *request = reinterpret_cast<Request *>(data & ~kSendTag);
+      if (!request->done) {
+        request->done = true;
+        request->result = ret;
+        --in_flight_;
+      }
+    }
+    io_uring_prep_nop(sqe);
+    sqe->user_data = 0;
+  }
+  queued_ = 0;
+  poisoned_ = true;
+  return ret;
+}
+
+void Ring::Complete(const io_uring_cqe &cqe) {
+  if (cqe.user_data == 0) return;
+  auto *request = reinterpret_cast<Request *>(cqe.user_data & ~kSendTag);
+  if (request->done) return;
+  if ((cqe.user_data & kSendTag) != 0) {
+    request->send_seen = true;
+    if (cqe.res < 0 && request->result >= 0) request->result = cqe.res;
+  } else {
+    request->read_seen = true;
+    if (request->result >= 0) request->result = cqe.res;
+  }
+  // Both CQEs in: the kernel is done with the request's buffers.
+  if (request->read_seen && request->send_seen) {
+    request->done = true;
+    --in_flight_;
+  }
+}
+
+void Ring::Reap() {
+  unsigned head;
+  unsigned seen = 0;
+  io_uring_cqe *cqe;
+  io_uring_for_each_cqe(&ring_, head, cqe) {
+    Complete(*cqe);
+    ++seen;
+  }
+  if (seen != 0) {
+    io_uring_cq_advance(&ring_, seen);
+    signalled_ = true;
+  }
+}
+
+int Ring::WaitSync(Request &request) {
+  while (!request.done) {
+    int ret;
+    if (queued_ != 0) {
+      CountEnter();
+      // Both of the request's CQEs, in the same syscall.
+      ret = io_uring_submit_and_wait(&ring_, 2);
+      if (ret >= 0) {
+        queued_ = 0;
+      } else if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
+        Flush();  // fails the requests whose SQEs were not taken
+        Reap();
+        if (request.done) return 0;
+        // Taken by the kernel: its completion is still to come.
+      }
+    } else {
+      io_uring_cqe *cqe = nullptr;
+      if (io_uring_cq_ready(&ring_) == 0) CountEnter();
+      ret = io_uring_wait_cqe(&ring_, &cqe);
+      if (ret < 0 && ret != -EINTR && ret != -EAGAIN) {
+        // The ring cannot be waited on: nothing more will complete.
+        poisoned_ = true;
+        return ret;
+      }
+    }
+    Reap();
+  }
+  return 0;
+}
+
+int Ring::WaitInJob(Request &request) {
+  ASYNC_WAIT_CTX *wait_ctx = ASYNC_get_wait_ctx(ASYNC_get_current_job());
+  if (wait_ctx == nullptr) return WaitSync(request);
+  OSSL_ASYNC_FD fd = -1;
+  void *custom = nullptr;
+  if (!ASYNC_WAIT_CTX_get_fd(wait_ctx, &kWaitKey, &fd, &custom) ||
+      fd != event_fd_) {
+    if (fd != -1) ASYNC_WAIT_CTX_clear_fd(wait_ctx, &kWaitKey);
+    if (!ASYNC_WAIT_CTX_set_wait_fd(wait_ctx, &kWaitKey, event_fd_, nullptr,
+                                    nullptr)) {
+      return WaitSync(request);
+    }
+  }
+  if (!signalled_) {
+    // Nothing makes the fd readable yet: let the application resume a job
+    // soon, so that this batch gets submitted.
+    const uint64_t one = 1;
+    if (write(event_fd_, &one, sizeof(one)) == sizeof(one)) signalled_ = true;
+  }
+  for (;;) {
+    if (!ASYNC_pause_job()) return WaitSync(request);
+    // Done already (another job's submission carried it): leave what other
+    // jobs queued since for the next job that needs a submission, so that
+    // one io_uring_enter carries a whole round of requests.
+    Reap();
+    if (request.done) return 0;
+    if (queued_ != 0) {
+      Flush();
+      Reap();
+      if (request.done) return 0;
+    }
+    if (queued_ == 0 && signalled_) {
+      // Waiting for the kernel: drain the eventfd so the application blocks
+      // until a completion is posted, then look again (one may have come
+      // just before the drain).
+      uint64_t count;
+      (void)!read(event_fd_, &count, sizeof(count));
+      signalled_ = false;
+      Reap();
+      if (request.done) return 0;
+    }
+  }
+}
+
+}  // namespace aesmux::afalg

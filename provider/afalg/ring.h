@@ -1,0 +1,120 @@
+// Ring: this thread's io_uring ring, which runs AF_ALG requests.
+//
+// A request is two linked SQEs on one op socket: sendmsg (the cmsgs set the
+// operation, IV and AAD length; no MSG_MORE, so the request is complete)
+// then readv of the result; it is over when both have completed.
+//
+// Waiting:
+// - a synchronous caller submits everything queued and waits for its own
+//   completion in the same io_uring_enter (one syscall per request when the
+//   kernel completes it inline, as it does for synchronous drivers);
+// - inside an OpenSSL ASYNC job, the request is queued without a syscall,
+//   the job's wait fd is the ring's eventfd (made readable at once if no
+//   one has done so since it was last drained, so the application resumes
+//   the jobs promptly), and the job pauses. A resumed job whose request is
+//   still queued submits everything the jobs queued meanwhile in one
+//   io_uring_enter; a job whose request is complete returns without a
+//   syscall; one whose request is in flight pauses again on the eventfd. Jobs must be resumed on the thread that started them (OpenSSL
+//   keeps ASYNC jobs per thread).
+//
+// A ring belongs to the process that made it; in a forked child the
+// parent's ring is ignored (never touched, never unmapped) and a new one is
+// made if the child is armed (process.h).
+//
+// Errors: -errno. A request that failed before its read has the sendmsg's
+// error (or -ECANCELED) as its result.
+#ifndef AESMUX_PROVIDER_AFALG_RING_H_
+#define AESMUX_PROVIDER_AFALG_RING_H_
+
+#include <liburing.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace aesmux::afalg {
+
+// cmsgs: ALG_SET_OP (u32), ALG_SET_IV (u32 length + up to 16 bytes),
+// ALG_SET_AEAD_ASSOCLEN (u32).
+inline constexpr size_t kControlSize =
+    CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(uint32_t) + 16) +
+    CMSG_SPACE(sizeof(uint32_t));
+
+struct alignas(8) Request {
+  int op_fd = -1;
+  msghdr msg{};
+  std::array<iovec, 4> tx{};
+  std::array<iovec, 4> rx{};
+  unsigned rx_count = 0;
+  alignas(cmsghdr) unsigned char control[kControlSize] = {};
+  // Inside an ASYNC job, hand the read to an io-wq worker (IOSQE_ASYNC): set
+  // for offload drivers, whose reads would otherwise block the submitting
+  // io_uring_enter one after the other, so a batch is served in parallel.
+  // CPU drivers run inline: cheaper, and measured no faster punted (TCG).
+  bool punt = false;
+
+  // Set by the ring.
+  int result = 0;        // the read's result, or the first error
+  bool read_seen = false;
+  bool send_seen = false;
+  bool done = false;
+};
+
+// Fills `request.msg` for the sendmsg: operation (ALG_OP_ENCRYPT/DECRYPT),
+// IV (`iv_len` bytes; none if 0) and, for AEAD, the AAD length (`assoclen`
+// >= 0). `tx_count` iovecs of request.tx are the data.
+void PrepareSend(Request &request, uint32_t op, const uint8_t *iv,
+                 size_t iv_len, int64_t assoclen, unsigned tx_count);
+
+// io_uring_enter calls this process has made for AF_ALG requests (for
+// tests that count syscalls per request).
+uint64_t RingEnters();
+
+class Ring {
+ public:
+  // This thread's ring, made on first use in this process; nullptr with
+  // -errno in `error` if io_uring is unavailable.
+  static Ring *ForThisThread(int *error);
+
+  // Runs one request and waits for it (see above). Returns 0 when the
+  // request completed (its outcome in request.result: bytes read or
+  // -errno); -EAGAIN if the ring had no room and -EIO if it is unusable,
+  // nothing having been queued; another -errno if the ring failed while
+  // waiting.
+  int Run(Request &request);
+
+  // Whether this process made the ring (not a parent before fork).
+  bool ours() const;
+
+  ~Ring();
+  Ring(const Ring &) = delete;
+  Ring &operator=(const Ring &) = delete;
+
+ private:
+  Ring() = default;
+  int Init();
+  int Queue(Request &request);
+  // Submits what is queued; on failure, the SQEs the kernel did not take
+  // become NOPs and their requests fail with the error.
+  int Flush();
+  void Reap();
+  void Complete(const io_uring_cqe &cqe);
+  int WaitSync(Request &request);
+  int WaitInJob(Request &request);
+
+  io_uring ring_{};
+  int event_fd_ = -1;
+  uint64_t generation_ = 0;
+  bool poisoned_ = false;
+  // The eventfd's counter may be non-zero (we wrote it, or CQEs were posted
+  // since we last drained it).
+  bool signalled_ = false;
+  unsigned queued_ = 0;     // SQEs not yet submitted
+  unsigned in_flight_ = 0;  // requests not yet complete
+};
+
+}  // namespace aesmux::afalg
+
+#endif  // AESMUX_PROVIDER_AFALG_RING_H_

@@ -1,0 +1,54 @@
+// UniqueFd: owns one file descriptor (move-only) and closes it when dropped,
+// unless it was made in another process (see process.h): a forked child
+// never issues a syscall on what its parent opened.
+#ifndef AESMUX_PROVIDER_AFALG_UNIQUE_FD_H_
+#define AESMUX_PROVIDER_AFALG_UNIQUE_FD_H_
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "provider/afalg/process.h"
+
+namespace aesmux::afalg {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd), generation_(ProcessGeneration()) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(UniqueFd &&other) noexcept
+      : fd_(std::exchange(other.fd_, -1)), generation_(other.generation_) {}
+  UniqueFd &operator=(UniqueFd &&other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = std::exchange(other.fd_, -1);
+      generation_ = other.generation_;
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd &) = delete;
+  UniqueFd &operator=(const UniqueFd &) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  // Whether this process opened it (not a parent before fork).
+  bool ours() const { return generation_ == ProcessGeneration(); }
+
+  // Gives up ownership without closing.
+  int release() { return std::exchange(fd_, -1); }
+
+  void reset() {
+    if (fd_ >= 0 && ours()) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace aesmux::afalg
+
+#endif  // AESMUX_PROVIDER_AFALG_UNIQUE_FD_H_

@@ -1,0 +1,50 @@
+#include "provider/route/router.h"
+
+#include "provider/afalg/afalg.h"
+#include "provider/afalg/process.h"
+#include "provider/route/stats.h"
+
+namespace aesmux::route {
+
+Router::Router(Settings settings, const fallback::FallbackLibrary *fallback)
+    : settings_(std::move(settings)), fallback_(fallback) {
+  afalg::Service &service = afalg::Service::Get();
+  if (settings_.afalg_fork_rebuild) afalg::SetForkRebuild(true);
+  for (size_t f = 0; f < kNumFamilies; ++f) {
+    const auto family = static_cast<Family>(f);
+    const FamilySettings &config = settings_.families[f];
+    const std::string policy(AfalgPolicyName(config.afalg));
+    if (config.afalg == AfalgPolicy::kOff) {
+      afalg_state_[f] = "off (afalg = off)";
+      continue;
+    }
+    const bool force = config.afalg == AfalgPolicy::kForce;
+    service.Probe(family, force);
+    const afalg::FamilyStatus status = service.status(family);
+    if (!status.Usable(force)) {
+      afalg_state_[f] = "off (" + policy + "): " +
+                        (status.available ? "driver " + status.driver +
+                                                " is CPU software"
+                                          : status.reason);
+      continue;
+    }
+    const uint64_t min_len = config.afalg_min_len.value_or(
+        force ? 0 : kDefaultAutoAfalgMinLen);
+    afalg_min_len_[f] = min_len;
+    afalg_state_[f] = "on (" + policy + ") from " + std::to_string(min_len) +
+                      " bytes: " + status.Describe();
+  }
+}
+
+Path Router::Choose(Alg alg, uint64_t len) const {
+  const std::optional<uint64_t> &min_len =
+      afalg_min_len_[static_cast<size_t>(Info(alg).family)];
+  if (min_len.has_value() && len >= *min_len && len != 0) {
+    const std::optional<Handoff> refused = afalg::Service::Get().Admit(alg);
+    if (!refused.has_value()) return Path::kAfalg;
+    CountHandoff(alg, *refused, len);
+  }
+  return ChooseCpu(alg, len);
+}
+
+}  // namespace aesmux::route

@@ -1,0 +1,66 @@
+// Support for the afalg suites: whether this kernel can run the path, a
+// child process per test that changes process state (seccomp filters,
+// forks), and EVP helpers.
+#ifndef AESMUX_TESTS_AFALG_AFALG_SUPPORT_H_
+#define AESMUX_TESTS_AFALG_AFALG_SUPPORT_H_
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/support/bytes.h"
+#include "tests/support/provider_env.h"
+
+namespace aesmux::test {
+
+// Why this machine cannot run the afalg path (empty if it can): AF_ALG
+// socket and bind of cbc(aes), then an io_uring ring.
+std::string AfalgUnavailableReason();
+
+#define SKIP_WITHOUT_AFALG()                                              \
+  do {                                                                    \
+    if (const std::string reason = ::aesmux::test::AfalgUnavailableReason(); \
+        !reason.empty()) {                                                \
+      GTEST_SKIP() << "no afalg path on this kernel: " << reason;         \
+    }                                                                     \
+  } while (0)
+
+// Runs `body` in a forked child; returns empty if it exited with 0, else
+// how it ended (exit code, or the signal: SIGSYS for a seccomp kill).
+std::string RunInChild(const std::function<int()> &body);
+
+// Installs a seccomp filter in this process (for good): socket(AF_ALG, …)
+// when `af_alg_socket`, and each of `syscalls`, either kill the process or
+// fail with EPERM; everything else is allowed.
+enum class Deny { kKill, kEperm };
+bool InstallSeccompFilter(Deny action, bool af_alg_socket,
+                          const std::vector<long> &syscalls);
+// Every syscall the afalg path can make after init other than socket():
+// io_uring_*, accept/accept4, bind, setsockopt, eventfd2, sendmsg/recvmsg.
+std::vector<long> AfalgSyscalls();
+
+// aesmux and the default provider in a private library context, with the
+// afalg path forced (or as `settings` say) and environment overrides
+// removed.
+std::unique_ptr<ProviderEnv> LoadAfalgEnv(std::vector<std::string> settings = {
+                                              "afalg = force"});
+
+// EVP encryption or decryption of `in` in updates of the given sizes (the
+// rest in a last update), without padding, in place or not.
+Bytes EvpCrypt(const EVP_CIPHER *cipher, const Bytes &key, const Bytes &iv,
+               const Bytes &in, bool encrypt, const std::vector<size_t> &splits,
+               bool in_place);
+
+// A few random split points for `len` bytes (sizes of updates).
+std::vector<size_t> RandomSplits(std::mt19937_64 &rng, size_t len,
+                                 size_t block);
+
+}  // namespace aesmux::test
+
+#endif  // AESMUX_TESTS_AFALG_AFALG_SUPPORT_H_

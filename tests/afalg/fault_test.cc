@@ -1,0 +1,233 @@
+// Fault injection on the afalg path, at the engines (linked in, so faults
+// can be armed): whatever fails — the op socket closed mid-request, a full
+// ring, EBUSY, the driver refusing a length, socket or ring set-up — the
+// request is served again on the CPU's path from its original input, in
+// place too (the kernel has already written the output over it when the
+// failure is reported), the hand-off is counted with its reason, and the
+// path rests for that algorithm after a failure that says it is broken.
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+
+#include <cerrno>
+#include <chrono>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "kernels/tiers.h"
+#include "provider/afalg/afalg.h"
+#include "provider/afalg/fault.h"
+#include "provider/afalg/ring.h"
+#include "provider/fallback/fallback.h"
+#include "provider/route/block_engine.h"
+#include "provider/route/gcm_engine.h"
+#include "provider/route/router.h"
+#include "provider/route/stats.h"
+#include "tests/afalg/afalg_support.h"
+
+namespace aesmux::test {
+namespace {
+
+using afalg::Fault;
+using route::Alg;
+using route::Direction;
+using route::Handoff;
+
+// CBC encryption by the default provider (the reference).
+Bytes ReferenceCbc(const Bytes &key, const Bytes &iv, const Bytes &plain) {
+  auto ctx = NewCipherCtx();
+  Bytes out(plain.size());
+  int len = 0;
+  EVP_EncryptInit_ex2(ctx.get(), EVP_aes_128_cbc(), key.data(), iv.data(),
+                      nullptr);
+  EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
+  EVP_EncryptUpdate(ctx.get(), out.data(), &len, plain.data(),
+                    static_cast<int>(plain.size()));
+  return out;
+}
+
+class AfalgFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_AFALG();
+    std::string error;
+    library_ = fallback::FallbackLibrary::Create(&error);
+    ASSERT_NE(library_, nullptr) << error;
+    route::Settings settings;
+    settings.tier = kernels::BestTier(kernels::DetectCpuFeatures());
+    for (route::FamilySettings &family : settings.families) {
+      family.afalg = route::AfalgPolicy::kForce;
+    }
+    router_ = std::make_unique<route::Router>(settings, library_.get());
+    ASSERT_TRUE(router_->afalg_on(route::Family::kCbc))
+        << router_->afalg_state(route::Family::kCbc);
+    afalg::Service::Get().SetBackoffForTesting(std::chrono::hours(1));
+    afalg::Service::Get().ResetHealthForTesting();
+    afalg::ClearFaults();
+  }
+  void TearDown() override {
+    afalg::ClearFaults();
+    afalg::Service::Get().ResetHealthForTesting();
+  }
+
+  static uint64_t Count(Alg alg, route::Path path) {
+    return route::ReadStats().at(alg, path).requests;
+  }
+  static uint64_t Count(Alg alg, Handoff handoff) {
+    return route::ReadStats().at(alg, handoff).requests;
+  }
+
+  // One in-place AES-128-CBC encryption of `len` bytes through an engine;
+  // checks the output and the chaining value against the reference.
+  void EncryptInPlace(size_t len, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const Bytes key = RandomBytes(rng, 16), iv = RandomBytes(rng, 16);
+    const Bytes plain = RandomBytes(rng, len);
+    const Bytes expected = ReferenceCbc(key, iv, plain);
+    route::BlockEngine engine(*router_, Alg::kAes128Cbc);
+    engine.SetKey(key);
+    Bytes buffer = plain;
+    Bytes chain = iv;
+    const route::Segment segment{buffer.data(), buffer.data(), len};
+    ASSERT_TRUE(engine.Run(Direction::kEncrypt, chain.data(),
+                           std::span(&segment, 1)));
+    EXPECT_EQ(ToHex(buffer), ToHex(expected));
+    EXPECT_EQ(ToHex(chain), ToHex(expected.data() + len - 16, 16));
+  }
+
+  // Arms `fault`, runs one request that must be handed on for `reason`,
+  // then one that must (or must not, per `rests`) be refused while the
+  // path rests.
+  void ExpectHandedOn(Fault fault, int error, Handoff reason, bool rests) {
+    const uint64_t handed = Count(Alg::kAes128Cbc, reason);
+    const uint64_t simd = Count(Alg::kAes128Cbc, route::Path::kSimd) +
+                          Count(Alg::kAes128Cbc, route::Path::kFallback);
+    afalg::InjectFault(fault, 1, error);
+    EncryptInPlace(4096, 1);
+    EXPECT_EQ(Count(Alg::kAes128Cbc, reason), handed + 1)
+        << route::HandoffName(reason);
+    EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kSimd) +
+                  Count(Alg::kAes128Cbc, route::Path::kFallback),
+              simd + 1);
+    const uint64_t resting = Count(Alg::kAes128Cbc, Handoff::kUnhealthy);
+    const uint64_t served = Count(Alg::kAes128Cbc, route::Path::kAfalg);
+    EncryptInPlace(4096, 2);
+    if (rests) {
+      EXPECT_EQ(Count(Alg::kAes128Cbc, Handoff::kUnhealthy), resting + 1);
+      EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kAfalg), served);
+    } else {
+      EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kAfalg), served + 1);
+    }
+  }
+
+  std::unique_ptr<fallback::FallbackLibrary> library_;
+  std::unique_ptr<route::Router> router_;
+};
+
+TEST_F(AfalgFaultTest, HealthyPathServesInPlaceRequests) {
+  const uint64_t served = Count(Alg::kAes128Cbc, route::Path::kAfalg);
+  for (size_t len : {16u, 4096u, 65536u, 65536u + 16u, 200000u}) {
+    EncryptInPlace(len, len);
+  }
+  EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kAfalg), served + 5);
+}
+
+TEST_F(AfalgFaultTest, OpSocketClosedMidRequest) {
+  ExpectHandedOn(Fault::kCloseOpSocket, -EBADF, Handoff::kIoError, true);
+}
+
+TEST_F(AfalgFaultTest, EbusyFromTheKernel) {
+  ExpectHandedOn(Fault::kCompletionError, -EBUSY, Handoff::kBusy, true);
+}
+
+TEST_F(AfalgFaultTest, DriverRefusingALength) {
+  // Only 4096-byte requests are refused; the path then rests for AES-128-CBC
+  // alone.
+  afalg::InjectFault(Fault::kCompletionError, -1, -EINVAL, 4096);
+  const uint64_t refused = Count(Alg::kAes128Cbc, Handoff::kRefused);
+  EncryptInPlace(4096, 3);
+  EXPECT_EQ(Count(Alg::kAes128Cbc, Handoff::kRefused), refused + 1);
+  const uint64_t resting = Count(Alg::kAes128Cbc, Handoff::kUnhealthy);
+  EncryptInPlace(1024, 4);
+  EXPECT_EQ(Count(Alg::kAes128Cbc, Handoff::kUnhealthy), resting + 1);
+  // Another algorithm is not affected.
+  const uint64_t ecb = Count(Alg::kAes256Ecb, route::Path::kAfalg);
+  route::BlockEngine engine(*router_, Alg::kAes256Ecb);
+  const Bytes key(32, 9);
+  engine.SetKey(key);
+  Bytes data(1024, 1);
+  const route::Segment segment{data.data(), data.data(), data.size()};
+  ASSERT_TRUE(engine.Run(Direction::kEncrypt, nullptr, std::span(&segment, 1)));
+  EXPECT_EQ(Count(Alg::kAes256Ecb, route::Path::kAfalg), ecb + 1);
+  // Once the rest is over, lengths the driver takes are served again.
+  afalg::Service::Get().ResetHealthForTesting();
+  const uint64_t served = Count(Alg::kAes128Cbc, route::Path::kAfalg);
+  EncryptInPlace(1024, 5);
+  EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kAfalg), served + 1);
+}
+
+TEST_F(AfalgFaultTest, RingFullSpillsOverWithoutResting) {
+  ExpectHandedOn(Fault::kRingFull, -EAGAIN, Handoff::kRingFull, false);
+}
+
+TEST_F(AfalgFaultTest, SocketSetupFailure) {
+  ExpectHandedOn(Fault::kSocketSetup, -EMFILE, Handoff::kSetup, true);
+}
+
+TEST_F(AfalgFaultTest, RingSetupFailureInANewThread) {
+  const uint64_t setup = Count(Alg::kAes128Cbc, Handoff::kSetup);
+  std::thread thread([&] {
+    afalg::InjectFault(Fault::kRingSetup, 1, -EPERM);
+    EncryptInPlace(2048, 6);
+  });
+  thread.join();
+  EXPECT_EQ(Count(Alg::kAes128Cbc, Handoff::kSetup), setup + 1);
+}
+
+TEST_F(AfalgFaultTest, GcmFailureInPlaceLosesNothing) {
+  std::mt19937_64 rng(14);
+  const Bytes key = RandomBytes(rng, 16), iv = RandomBytes(rng, 12),
+              aad = RandomBytes(rng, 20), plain = RandomBytes(rng, 3000);
+  route::GcmEngine sealer(*router_, Alg::kAes128Gcm);
+  sealer.SetKey(key);
+  Bytes data = plain;
+  uint8_t tag[16];
+  ASSERT_TRUE(sealer.Start(Direction::kEncrypt, iv));
+  ASSERT_TRUE(sealer.Aad(aad));
+  ASSERT_TRUE(sealer.Crypt(data.data(), data.data(), data.size()));
+  ASSERT_TRUE(sealer.Finish(tag, 16));
+
+  const uint64_t busy = Count(Alg::kAes128Gcm, Handoff::kBusy);
+  afalg::InjectFault(Fault::kCompletionError, 1, -EBUSY);
+  route::GcmEngine opener(*router_, Alg::kAes128Gcm);
+  opener.SetKey(key);
+  ASSERT_TRUE(opener.Start(Direction::kDecrypt, iv));
+  opener.ExpectTag({tag, 16});
+  ASSERT_TRUE(opener.Aad(aad));
+  ASSERT_TRUE(opener.Crypt(data.data(), data.data(), data.size()));
+  EXPECT_TRUE(opener.Finish(tag, 16));
+  EXPECT_EQ(ToHex(data), ToHex(plain));
+  EXPECT_EQ(Count(Alg::kAes128Gcm, Handoff::kBusy), busy + 1);
+}
+
+TEST_F(AfalgFaultTest, OneIoUringEnterPerSynchronousRequest) {
+  EncryptInPlace(4096, 7);  // the thread's ring and the key's sockets exist
+  std::mt19937_64 rng(15);
+  const Bytes key = RandomBytes(rng, 16);
+  route::BlockEngine engine(*router_, Alg::kAes128Cbc);
+  engine.SetKey(key);
+  Bytes data = RandomBytes(rng, 16384), out(16384), iv(16, 0);
+  const route::Segment first{out.data(), data.data(), data.size()};
+  ASSERT_TRUE(engine.Run(Direction::kEncrypt, iv.data(), std::span(&first, 1)));
+  const uint64_t enters = afalg::RingEnters();
+  constexpr int kRequests = 50;
+  for (int i = 0; i < kRequests; ++i) {
+    const route::Segment segment{out.data(), data.data(), data.size()};
+    ASSERT_TRUE(
+        engine.Run(Direction::kEncrypt, iv.data(), std::span(&segment, 1)));
+  }
+  EXPECT_EQ(afalg::RingEnters() - enters, static_cast<uint64_t>(kRequests));
+}
+
+}  // namespace
+}  // namespace aesmux::test

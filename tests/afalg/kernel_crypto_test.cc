@@ -1,0 +1,108 @@
+// What aesmux reads from the kernel about its crypto implementations:
+// /proc/crypto's format, which implementation bind() gets, and which
+// drivers are CPU software (refused under afalg = auto).
+#include "provider/afalg/kernel_crypto.h"
+
+#include <gtest/gtest.h>
+
+namespace aesmux::afalg {
+namespace {
+
+// Shaped like a real /proc/crypto: aesni and generic implementations, a
+// template instance, an internal helper and an offload driver.
+constexpr const char *kProcCrypto = R"(name         : cbc(aes)
+driver       : cbc(aes-generic)
+module       : kernel
+priority     : 100
+refcnt       : 1
+selftest     : passed
+internal     : no
+type         : skcipher
+async        : no
+
+name         : __cbc(aes)
+driver       : __cbc-aes-aesni
+module       : aesni_intel
+priority     : 400
+selftest     : passed
+internal     : yes
+type         : skcipher
+async        : no
+
+name         : cbc(aes)
+driver       : cbc-aes-aesni
+module       : aesni_intel
+priority     : 400
+selftest     : passed
+internal     : no
+type         : skcipher
+async        : yes
+
+name         : cbc(aes)
+driver       : cbc-aes-qce
+module       : qcrypto
+priority     : 300
+selftest     : passed
+internal     : no
+type         : skcipher
+async        : yes
+
+name         : gcm(aes)
+driver       : gcm_base(ctr(aes-aesni),ghash-generic)
+module       : gcm
+priority     : 400
+selftest     : passed
+internal     : no
+type         : aead
+async        : no
+)";
+
+TEST(ParseProcCrypto, ReadsEveryEntryAndField) {
+  const std::vector<CryptoAlg> algs = ParseProcCrypto(kProcCrypto);
+  ASSERT_EQ(algs.size(), 5u);
+  EXPECT_EQ(algs[0].name, "cbc(aes)");
+  EXPECT_EQ(algs[0].driver, "cbc(aes-generic)");
+  EXPECT_EQ(algs[0].module, "kernel");
+  EXPECT_EQ(algs[0].priority, 100);
+  EXPECT_EQ(algs[0].type, "skcipher");
+  EXPECT_FALSE(algs[0].async);
+  EXPECT_TRUE(algs[1].internal);
+  EXPECT_TRUE(algs[2].async);
+  EXPECT_EQ(algs[4].type, "aead");
+}
+
+TEST(BestImplementation, IsTheUsableEntryOfHighestPriority) {
+  const std::vector<CryptoAlg> algs = ParseProcCrypto(kProcCrypto);
+  const CryptoAlg *cbc = BestImplementation(algs, "cbc(aes)", "skcipher");
+  ASSERT_NE(cbc, nullptr);
+  EXPECT_EQ(cbc->driver, "cbc-aes-aesni");
+  EXPECT_EQ(BestImplementation(algs, "cbc(aes)", "aead"), nullptr);
+  EXPECT_EQ(BestImplementation(algs, "xts(aes)", "skcipher"), nullptr);
+  // Internal helpers are never chosen, however high their priority.
+  EXPECT_EQ(BestImplementation(algs, "__cbc(aes)", "skcipher"), nullptr);
+}
+
+TEST(IsCpuSoftwareDriver, KnowsTheCpuImplementations) {
+  for (const char *driver :
+       {"aes-generic", "cbc(aes-generic)", "cbc-aes-aesni", "__cbc-aes-aesni",
+        "ctr-aes-aesni-avx", "xts-aes-vaes-avx10_512", "generic-gcm-aesni",
+        "gcm_base(ctr(aes-aesni),ghash-generic)",
+        "gcm_base(ctr-aes-aesni,ghash-clmulni)", "xts(ecb(aes-generic))",
+        "cbc-aes-ce", "ctr-aes-neonbs", "cbc(aes-arm64)", "aes-fixed-time",
+        "cryptd(__ctr-aes-aesni)", "ecb-aes-s390", "cbc-aes-p8",
+        "xts-aes-zvkned"}) {
+    EXPECT_TRUE(IsCpuSoftwareDriver(driver)) << driver;
+  }
+}
+
+TEST(IsCpuSoftwareDriver, TakesEverythingElseForAnOffloadEngine) {
+  for (const char *driver :
+       {"cbc-aes-qce", "mv-cbc-aes", "qat_aes_cbc", "cbc-aes-ccp",
+        "safexcel-cbc-aes", "gcm-aes-ccp", "cbc(aes-qce)",
+        "gcm_base(ctr(aes-generic),ghash-qce)", "", "()"}) {
+    EXPECT_FALSE(IsCpuSoftwareDriver(driver)) << driver;
+  }
+}
+
+}  // namespace
+}  // namespace aesmux::afalg
