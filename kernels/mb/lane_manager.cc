@@ -1,5 +1,11 @@
 #include "kernels/mb/lane_manager.h"
 
+#include <bit>
+#include <cstring>
+#include <limits>
+
+#include "kernels/simd_key.h"
+
 namespace aesmux::kernels::mb {
 
 const MbTier *BestMbTier(CpuFeatures available) {
@@ -14,6 +20,103 @@ const MbTier *MbTierByName(std::string_view name) {
     if (tier.name == name) return &tier;
   }
   return nullptr;
+}
+
+CbcLaneManager::CbcLaneManager(const MbTier &tier, uint32_t rounds)
+    : tier_(tier),
+      rounds_(rounds),
+      all_lanes_(static_cast<uint32_t>((uint64_t{1} << tier.lanes) - 1)) {
+  std::memset(&lanes_, 0, sizeof(lanes_));
+}
+
+CbcLaneManager::~CbcLaneManager() { SecureZero(&lanes_, sizeof(lanes_)); }
+
+size_t CbcLaneManager::busy_lanes() const { return std::popcount(busy_); }
+
+CbcJob *CbcLaneManager::Submit(CbcJob *job) {
+  CbcJob *forced = nullptr;
+  if (queue_size_ == kMaxPending) forced = Flush();
+  job->done = false;
+  queue_[(queue_head_ + queue_size_) % kMaxPending] = job;
+  ++queue_size_;
+  if (job->len < 16) {
+    job->done = true;
+  } else {
+    // The lowest free lane, so that partly filled batches keep their busy
+    // lanes together.
+    Place(job, std::countr_zero(~busy_ & all_lanes_));
+    if (busy_ == all_lanes_) RunBusyLanes();
+  }
+  return forced != nullptr ? forced : GetCompleted();
+}
+
+CbcJob *CbcLaneManager::GetCompleted() {
+  if (queue_size_ == 0 || !queue_[queue_head_]->done) return nullptr;
+  return PopOldest();
+}
+
+CbcJob *CbcLaneManager::Flush() {
+  if (queue_size_ == 0) return nullptr;
+  // Every incomplete job holds a lane, so this ends.
+  while (!queue_[queue_head_]->done) RunBusyLanes();
+  return PopOldest();
+}
+
+CbcJob *CbcLaneManager::PopOldest() {
+  CbcJob *job = queue_[queue_head_];
+  queue_[queue_head_] = nullptr;
+  queue_head_ = (queue_head_ + 1) % kMaxPending;
+  --queue_size_;
+  return job;
+}
+
+void CbcLaneManager::Place(CbcJob *job, unsigned lane) {
+  lanes_.in[lane] = job->in;
+  lanes_.out[lane] = job->out;
+  std::memcpy(lanes_.iv[lane], job->iv, 16);
+  for (uint32_t r = 0; r <= rounds_; ++r) {
+    std::memcpy(lanes_.round_keys[r][lane], job->key->round_keys[r], 16);
+  }
+  lane_job_[lane] = job;
+  lane_remaining_[lane] = job->len & ~size_t{15};
+  busy_ |= 1u << lane;
+}
+
+void CbcLaneManager::RunBusyLanes() {
+  size_t shortest = std::numeric_limits<size_t>::max();
+  for (uint32_t m = busy_; m != 0; m &= m - 1) {
+    shortest = std::min(shortest, lane_remaining_[std::countr_zero(m)]);
+  }
+  if (std::has_single_bit(busy_)) {
+    const unsigned lane = std::countr_zero(busy_);
+    aesmux_cbc_encrypt_aesni(lane_job_[lane]->key, lanes_.iv[lane],
+                             lanes_.out[lane], lanes_.in[lane], shortest);
+  } else {
+    tier_.cbc_encrypt(&lanes_, busy_, shortest, rounds_);
+  }
+  ++kernel_calls_;
+  lanes_filled_ += std::popcount(busy_);
+  for (uint32_t m = busy_; m != 0; m &= m - 1) {
+    const unsigned lane = std::countr_zero(m);
+    lane_remaining_[lane] -= shortest;
+    if (lane_remaining_[lane] == 0) Retire(lane);
+  }
+}
+
+void CbcLaneManager::Retire(unsigned lane) {
+  CbcJob *job = lane_job_[lane];
+  std::memcpy(job->iv, lanes_.iv[lane], 16);
+  // Plain stores suffice: lanes_ is handed to the kernels again, so the
+  // compiler cannot drop them (the destructor uses SecureZero).
+  std::memset(lanes_.iv[lane], 0, 16);
+  for (uint32_t r = 0; r <= rounds_; ++r) {
+    std::memset(lanes_.round_keys[r][lane], 0, 16);
+  }
+  lanes_.in[lane] = nullptr;
+  lanes_.out[lane] = nullptr;
+  lane_job_[lane] = nullptr;
+  busy_ &= ~(1u << lane);
+  job->done = true;
 }
 
 }  // namespace aesmux::kernels::mb
