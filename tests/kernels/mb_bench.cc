@@ -14,7 +14,7 @@
 // the difference to the manager rows is the manager's overhead.
 //
 //   mb_bench [--tier NAME] [--runs N] [--ms M] [--key-bits 128,192,256]
-//            [--same-key]
+//            [--jobs 1,2,4,8,16] [--bytes 1024,16384] [--same-key]
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 
@@ -40,8 +40,20 @@ struct Options {
   int runs = 11;
   double batch_ms = 5;
   std::vector<int> key_bits = {128, 256};
+  std::vector<int> jobs = {1, 2, 4, 8, 16};
+  std::vector<int> bytes = {1024, 16384};
   bool same_key = false;
 };
+
+std::vector<int> ParseList(const std::string &list) {
+  std::vector<int> values;
+  for (size_t pos = 0; pos < list.size();) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    values.push_back(std::atoi(list.substr(pos, comma - pos).c_str()));
+    pos = comma + 1;
+  }
+  return values;
+}
 
 [[noreturn]] void Die(const std::string &what) {
   std::fprintf(stderr, "mb_bench: %s\n", what.c_str());
@@ -135,8 +147,8 @@ class Bench {
                 "bytes", "mb c/B", "mb MB/s", "aesni c/B", "ratio",
                 "OpenSSL c/B", "ratio");
     for (int bits : opt_.key_bits) {
-      for (size_t bytes : {1024, 16384}) {
-        for (size_t jobs : {1, 2, 4, 8, 16}) RunOne(bits, jobs, bytes, false);
+      for (int bytes : opt_.bytes) {
+        for (int jobs : opt_.jobs) RunOne(bits, jobs, bytes, false);
         RunOne(bits, tier_.lanes, bytes, true);
       }
     }
@@ -150,10 +162,17 @@ class Bench {
   void RunOne(int bits, size_t num_jobs, size_t bytes, bool kernel_only) {
     const size_t key_len = bits / 8;
     const uint32_t rounds = static_cast<uint32_t>(6 + key_len / 4);
-    // Every job's key, IV and buffer.
+    // Every job's key, IV and buffer. The buffers sit in one arena at page
+    // offsets 1088 bytes apart (17 cache lines), so the lanes' current lines
+    // fall in different L1 sets as they would for separately allocated
+    // buffers; buffers at one page offset would all compete for one set.
     std::vector<aesmux_aes_key> keys(num_jobs);
     std::vector<std::array<uint8_t, 16>> ivs(num_jobs);
-    std::vector<std::vector<uint8_t>> buffers(num_jobs);
+    const size_t stride = (bytes + 4095) / 4096 * 4096 + 1088;
+    std::vector<uint8_t> arena(num_jobs * stride + 4096, 0x5a);
+    uint8_t *base = arena.data() +
+                    (4096 - reinterpret_cast<uintptr_t>(arena.data()) % 4096);
+    std::vector<uint8_t *> buffers(num_jobs);
     std::vector<CbcJob> jobs(num_jobs);
     for (size_t i = 0; i < num_jobs; ++i) {
       uint8_t key[32];
@@ -162,13 +181,13 @@ class Bench {
       }
       aesmux_aes_expand_key_aesni(&keys[i], key, key_len);
       ivs[i].fill(static_cast<uint8_t>(i));
-      buffers[i].assign(bytes + 64, static_cast<uint8_t>(i * 3));
+      buffers[i] = base + i * stride;
       jobs[i].key = &keys[i];
       jobs[i].iv = ivs[i].data();
-      jobs[i].in = jobs[i].out = buffers[i].data();
+      jobs[i].in = jobs[i].out = buffers[i];
       jobs[i].len = bytes;
     }
-    CbcLaneManager manager(tier_, rounds);
+    auto manager = std::make_unique<CbcLaneManager>(tier_, rounds);
     auto lanes = std::make_unique<aesmux_mb_cbc_lanes>();
     for (size_t l = 0; l < num_jobs && l < 16; ++l) {
       for (uint32_t r = 0; r <= rounds; ++r) {
@@ -177,20 +196,20 @@ class Bench {
     }
     const Op mb = kernel_only ? Op([&] {
       for (size_t l = 0; l < num_jobs; ++l) {
-        lanes->in[l] = lanes->out[l] = buffers[l].data();
+        lanes->in[l] = lanes->out[l] = buffers[l];
       }
       tier_.cbc_encrypt(lanes.get(), (1u << num_jobs) - 1, bytes, rounds);
     })
                               : Op([&] {
-                                  for (CbcJob &job : jobs) manager.Submit(&job);
-                                  while (manager.Flush() != nullptr) {
+                                  for (CbcJob &job : jobs)
+                                    manager->Submit(&job);
+                                  while (manager->Flush() != nullptr) {
                                   }
                                 });
     // One stream on the single-stream kernel and on OpenSSL.
     uint8_t iv[16] = {};
     const Op single = [&] {
-      aesmux_cbc_encrypt_aesni(&keys[0], iv, buffers[0].data(),
-                               buffers[0].data(), bytes);
+      aesmux_cbc_encrypt_aesni(&keys[0], iv, buffers[0], buffers[0], bytes);
     };
     EVP_CIPHER *cipher = EVP_CIPHER_fetch(
         libctx_, ("AES-" + std::to_string(bits) + "-CBC").c_str(),
@@ -205,8 +224,8 @@ class Bench {
     EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
     const Op openssl = [&] {
       int out_len = 0;
-      EVP_EncryptUpdate(ctx.get(), buffers[0].data(), &out_len,
-                        buffers[0].data(), static_cast<int>(bytes));
+      EVP_EncryptUpdate(ctx.get(), buffers[0], &out_len, buffers[0],
+                        static_cast<int>(bytes));
     };
     const std::vector<double> rates = Compare(
         {{mb, num_jobs * bytes}, {single, bytes}, {openssl, bytes}}, opt_);
@@ -243,17 +262,15 @@ Options ParseOptions(int argc, char **argv) {
     } else if (arg == "--same-key") {
       opt.same_key = true;
     } else if (arg == "--key-bits") {
-      opt.key_bits.clear();
-      const std::string list = value();
-      for (size_t pos = 0; pos < list.size();) {
-        const size_t comma = std::min(list.find(',', pos), list.size());
-        opt.key_bits.push_back(
-            std::atoi(list.substr(pos, comma - pos).c_str()));
-        pos = comma + 1;
-      }
+      opt.key_bits = ParseList(value());
+    } else if (arg == "--jobs") {
+      opt.jobs = ParseList(value());
+    } else if (arg == "--bytes") {
+      opt.bytes = ParseList(value());
     } else {
       Die("usage: mb_bench [--tier NAME] [--runs N] [--ms M] "
-          "[--key-bits 128,192,256] [--same-key]");
+          "[--key-bits 128,192,256] [--jobs 1,2,4,8,16] "
+          "[--bytes 1024,16384] [--same-key]");
     }
   }
   return opt;
