@@ -128,11 +128,13 @@ class CbcLaneManager {
   uint64_t lanes_filled() const { return lanes_filled_; }
 
  private:
+  // Takes `lane` for `job`; its key and IV are copied by LoadLanes.
   void Place(CbcJob *job, unsigned lane);
+  void LoadLanes(uint32_t lanes);
   // Advances every busy lane by the shortest remaining length and retires
   // the lanes that finish.
   void RunBusyLanes();
-  void Retire(unsigned lane);
+  void Retire(uint32_t lanes);
   CbcJob *PopOldest();
 
   aesmux_mb_cbc_lanes lanes_;  // first: 64-byte aligned
@@ -140,6 +142,7 @@ class CbcLaneManager {
   const uint32_t rounds_;
   const uint32_t all_lanes_;  // mask of the tier's lanes
   uint32_t busy_ = 0;         // mask of lanes holding an incomplete job
+  uint32_t unloaded_ = 0;     // busy lanes whose key and IV are not loaded
   std::array<CbcJob *, 16> lane_job_{};
   std::array<size_t, 16> lane_remaining_{};
   std::array<CbcJob *, kMaxPending> queue_{};  // ring, oldest at queue_head_

@@ -343,32 +343,38 @@ struct Zeroed {
   }
 };
 
-// Round keys and chaining values are in the manager while their job runs,
-// and gone once it retires; the destructor wipes the rest.
+// Round keys and chaining values are in the manager while their job runs
+// and gone as soon as it retires, while other lanes still run; the
+// destructor wipes the rest.
 TEST_P(MbLaneManagerTest, KeyMaterialIsWipedWhenLanesRetire) {
   Zeroed<CbcLaneManager> storage;
   auto *manager = new (storage.bytes) CbcLaneManager(tier(), 14);
   std::vector<std::unique_ptr<TestJob>> jobs;
-  for (int i = 0; i < 3; ++i) jobs.push_back(MakeJob(32, 16 * 64));
+  jobs.push_back(MakeJob(32, 65536));  // still running after the first call
+  for (size_t i = 1; i < manager->lanes(); ++i) {
+    jobs.push_back(MakeJob(32, 1024));
+  }
   for (auto &t : jobs) manager->Submit(&t->job);
-  auto holds_any_key = [&] {
-    for (auto &t : jobs) {
-      for (uint32_t r = 0; r <= 14; ++r) {
-        if (storage.contains(t->enc.round_keys[r], 16)) return true;
-      }
+  ASSERT_EQ(manager->busy_lanes(), 1u);
+  auto holds_key = [&](const TestJob &t) {
+    for (uint32_t r = 0; r <= 14; ++r) {
+      if (storage.contains(t.enc.round_keys[r], 16)) return true;
     }
     return false;
   };
-  EXPECT_TRUE(holds_any_key()) << "the check below could not fail";
-  EXPECT_TRUE(storage.contains(jobs[1]->iv.data(), 16));
+  EXPECT_TRUE(holds_key(*jobs[0])) << "the checks below could not fail";
+  for (size_t i = 1; i < jobs.size(); ++i) {
+    EXPECT_TRUE(jobs[i]->job.done);
+    EXPECT_FALSE(holds_key(*jobs[i])) << "job " << i;
+    EXPECT_FALSE(storage.contains(jobs[i]->iv.data(), 16))
+        << "job " << i << "'s chaining value";
+  }
   while (manager->Flush() != nullptr) {
   }
-  EXPECT_FALSE(holds_any_key());
-  for (auto &t : jobs) {
-    EXPECT_FALSE(storage.contains(t->iv.data(), 16)) << "a chaining value";
-  }
+  EXPECT_FALSE(holds_key(*jobs[0]));
+  EXPECT_FALSE(storage.contains(jobs[0]->iv.data(), 16));
   manager->~CbcLaneManager();
-  EXPECT_FALSE(holds_any_key());
+  for (auto &t : jobs) EXPECT_FALSE(holds_key(*t));
 }
 
 AESMUX_INSTANTIATE_FOR_ALL_MB_TIERS(MbLaneManagerTest);
