@@ -131,6 +131,20 @@ void CbcLaneManager::LoadLanes(uint32_t lanes) {
 }
 
 void CbcLaneManager::RunBusyLanes() {
+  if (std::has_single_bit(busy_) && unloaded_ == busy_) {
+    // A lone job that has not run yet: straight from the job onto the
+    // single-stream kernel, its key never copied into the table.
+    const unsigned lane = std::countr_zero(busy_);
+    CbcJob *job = lane_job_[lane];
+    aesmux_cbc_encrypt_aesni(job->key, job->iv, lanes_.out[lane],
+                             lanes_.in[lane], lane_remaining_[lane]);
+    ++kernel_calls_;
+    ++lanes_filled_;
+    lane_job_[lane] = nullptr;
+    busy_ = unloaded_ = 0;
+    job->done = true;
+    return;
+  }
   if (unloaded_ != 0) {
     LoadLanes(unloaded_);
     unloaded_ = 0;
