@@ -131,37 +131,34 @@ void CbcLaneManager::LoadLanes(uint32_t lanes) {
 }
 
 void CbcLaneManager::RunBusyLanes() {
-  if (std::has_single_bit(busy_) && unloaded_ == busy_) {
-    // A lone job that has not run yet: straight from the job onto the
-    // single-stream kernel, its key never copied into the table.
-    const unsigned lane = std::countr_zero(busy_);
-    CbcJob *job = lane_job_[lane];
-    aesmux_cbc_encrypt_aesni(job->key, job->iv, lanes_.out[lane],
-                             lanes_.in[lane], lane_remaining_[lane]);
-    ++kernel_calls_;
-    ++lanes_filled_;
-    lane_job_[lane] = nullptr;
-    busy_ = unloaded_ = 0;
-    job->done = true;
-    return;
-  }
-  if (unloaded_ != 0) {
-    LoadLanes(unloaded_);
-    unloaded_ = 0;
-  }
   size_t shortest = std::numeric_limits<size_t>::max();
   for (uint32_t m = busy_; m != 0; m &= m - 1) {
     shortest = std::min(shortest, lane_remaining_[std::countr_zero(m)]);
   }
-  if (std::has_single_bit(busy_)) {
-    const unsigned lane = std::countr_zero(busy_);
-    aesmux_cbc_encrypt_aesni(lane_job_[lane]->key, lanes_.iv[lane],
-                             lanes_.out[lane], lanes_.in[lane], shortest);
+  const size_t busy_count = std::popcount(busy_);
+  if (busy_count < tier_.min_lanes) {
+    // Too few lanes for a multi-buffer call to beat running them one by
+    // one. A lane that never ran in the table runs from its job's own IV
+    // (and stays unloaded: no key is copied in).
+    for (uint32_t m = busy_; m != 0; m &= m - 1) {
+      const unsigned lane = std::countr_zero(m);
+      const CbcJob *job = lane_job_[lane];
+      uint8_t *iv = (unloaded_ >> lane) & 1 ? job->iv : lanes_.iv[lane];
+      aesmux_cbc_encrypt_aesni(job->key, iv, lanes_.out[lane], lanes_.in[lane],
+                               shortest);
+      lanes_.in[lane] += shortest;
+      lanes_.out[lane] += shortest;
+    }
+    kernel_calls_ += busy_count;
   } else {
+    if (unloaded_ != 0) {
+      LoadLanes(unloaded_);
+      unloaded_ = 0;
+    }
     tier_.cbc_encrypt(&lanes_, busy_, shortest, rounds_);
+    ++kernel_calls_;
   }
-  ++kernel_calls_;
-  lanes_filled_ += std::popcount(busy_);
+  lanes_filled_ += busy_count;
   uint32_t finished = 0;
   for (uint32_t m = busy_; m != 0; m &= m - 1) {
     const unsigned lane = std::countr_zero(m);
@@ -173,20 +170,24 @@ void CbcLaneManager::RunBusyLanes() {
 
 // Hands the chaining values back and wipes the lanes' round keys and
 // chaining values at once, a whole row of four lanes at a time where all
-// four finish (see LoadLanes). Plain stores suffice: lanes_ is handed to
-// the kernels again, so the compiler cannot drop them (the destructor uses
-// SecureZero).
+// four finish (see LoadLanes); lanes that never ran in the table have
+// nothing there and their chaining value already in the job. Plain stores
+// suffice: lanes_ is handed to the kernels again, so the compiler cannot
+// drop them (the destructor uses SecureZero).
 void CbcLaneManager::Retire(uint32_t lanes) {
+  const uint32_t loaded = lanes & ~unloaded_;
   for (uint32_t m = lanes; m != 0; m &= m - 1) {
     const unsigned lane = std::countr_zero(m);
     CbcJob *job = lane_job_[lane];
-    std::memcpy(job->iv, lanes_.iv[lane], 16);
-    std::memset(lanes_.iv[lane], 0, 16);
+    if ((loaded >> lane) & 1) {
+      std::memcpy(job->iv, lanes_.iv[lane], 16);
+      std::memset(lanes_.iv[lane], 0, 16);
+    }
     lane_job_[lane] = nullptr;
     job->done = true;
   }
   for (unsigned group = 0; group < 4; ++group) {
-    const uint32_t quad = (lanes >> (4 * group)) & 15;
+    const uint32_t quad = (loaded >> (4 * group)) & 15;
     if (quad == 15) {
 #pragma GCC unroll 15
       for (size_t r = 0; r < 15; ++r) {
@@ -199,6 +200,7 @@ void CbcLaneManager::Retire(uint32_t lanes) {
     }
   }
   busy_ &= ~lanes;
+  unloaded_ &= ~lanes;
 }
 
 }  // namespace aesmux::kernels::mb

@@ -31,20 +31,28 @@ using MbCbcEncryptFn = void (*)(aesmux_mb_cbc_lanes *lanes, uint32_t lane_mask,
 struct MbTier {
   std::string_view name;
   CpuFeatures required;
-  size_t lanes;  // 8 or 16
+  size_t lanes;      // 8 or 16
+  size_t min_lanes;  // fewer busy lanes run one by one on aesni (see below)
   MbCbcEncryptFn cbc_encrypt;
 };
 
 // Every multi-buffer tier built into this library, best first.
+//
+// A kernel call costs about the same whatever the number of busy lanes, so
+// with few busy lanes running them one after the other on the
+// single-stream aesni kernel can be faster: min_lanes is the break-even
+// measured with mb_bench (Sapphire Rapids class). Two busy lanes gain 1.2x
+// on vaes_avx512 and aesni but lose 0.85x on vaes_avx2, whose calls cost
+// about 2.4 single-stream blocks per step.
 inline constexpr std::array kMbTiers = {
     MbTier{"vaes_avx512",
            kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |
                kVpclmulqdq | kAvx512f | kAvx512bw | kAvx512vl,
-           16, aesmux_cbc_encrypt_x16_vaes_avx512},
+           16, 2, aesmux_cbc_encrypt_x16_vaes_avx512},
     MbTier{"vaes_avx2",
            kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kVaes | kVpclmulqdq,
-           16, aesmux_cbc_encrypt_x16_vaes_avx2},
-    MbTier{"aesni", kSse41 | kAesni | kPclmulqdq, 8,
+           16, 3, aesmux_cbc_encrypt_x16_vaes_avx2},
+    MbTier{"aesni", kSse41 | kAesni | kPclmulqdq, 8, 2,
            aesmux_cbc_encrypt_x8_aesni},
 };
 
@@ -117,13 +125,14 @@ class CbcLaneManager {
 
   // Runs the busy lanes (idle lanes masked off) until the oldest pending
   // job is complete, and returns it (removing it); nullptr when nothing is
-  // pending. A lone busy lane runs on the single-stream aesni kernel, which
-  // is faster for one stream than a multi-buffer call with the other lanes
-  // idle.
+  // pending. Fewer than tier().min_lanes busy lanes run one by one on the
+  // single-stream aesni kernel, which is then faster than a multi-buffer
+  // call with the other lanes idle.
   CbcJob *Flush();
 
-  // What ran, summed since construction: kernel calls (batches, a
-  // single-stream call counting as one) and the lanes they advanced.
+  // What ran, summed since construction: kernel calls (batches; each
+  // single-stream call counts as one of one lane) and the lanes they
+  // advanced.
   uint64_t kernel_calls() const { return kernel_calls_; }
   uint64_t lanes_filled() const { return lanes_filled_; }
 
