@@ -141,7 +141,7 @@ typedef struct aesmux_mb_cbc_lanes {
 // does nothing); `rounds` is 10, 12 or 14 for every lane.
 //
 // Live lanes' buffers may be in place (out == in) but must not overlap other
-// lanes' buffers. Dead lanes (bit clear): their in/out pointers are never
+// lanes' buffers. The kernels use under 1 KiB of stack. Dead lanes (bit clear): their in/out pointers are never
 // dereferenced, and their in, out and iv entries are never written; the
 // kernels may read their slots of the struct (whole rows of round_keys and
 // iv) and discard what they compute from them.
