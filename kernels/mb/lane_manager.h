@@ -79,7 +79,7 @@ struct CbcJob {
   uint8_t *iv = nullptr;
   uint8_t *out = nullptr;  // may equal `in`; must not overlap other jobs'
   const uint8_t *in = nullptr;
-  size_t len = 0;        // any multiple of 16, 0 allowed
+  size_t len = 0;  // a multiple of 16, 0 allowed (a partial block is ignored)
   void *user = nullptr;  // the caller's cookie, untouched
   bool done = false;     // set by the manager when the job is complete
 };
