@@ -2,48 +2,12 @@
 // buffers are placed flush against an inaccessible page (after the data, and
 // in a second pass before it), so any read or write past either end faults.
 // Results must match the same call on ordinary buffers.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstring>
-#include <stdexcept>
 
 #include "tests/kernels/test_support.h"
 
 namespace aesmux::kernels::testing {
 namespace {
-
-// `len` bytes between two PROT_NONE pages, flush against the one after the
-// data (flush_end) or the one before it.
-class PageGuardedBuffer {
- public:
-  PageGuardedBuffer(std::span<const uint8_t> contents, bool flush_end)
-      : len_(contents.size()) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    const size_t data_pages = (len_ + page - 1) / page + 1;
-    map_len_ = (data_pages + 2) * page;
-    void *map = mmap(nullptr, map_len_, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED) throw std::runtime_error("mmap");
-    map_ = static_cast<uint8_t *>(map);
-    mprotect(map_, page, PROT_NONE);
-    mprotect(map_ + map_len_ - page, page, PROT_NONE);
-    data_ = flush_end ? map_ + map_len_ - page - len_ : map_ + page;
-    if (len_ != 0) std::memcpy(data_, contents.data(), len_);
-  }
-  ~PageGuardedBuffer() { munmap(map_, map_len_); }
-  PageGuardedBuffer(const PageGuardedBuffer &) = delete;
-  PageGuardedBuffer &operator=(const PageGuardedBuffer &) = delete;
-
-  uint8_t *data() { return data_; }
-  Bytes bytes() const { return Bytes(data_, data_ + len_); }
-
- private:
-  uint8_t *map_ = nullptr;
-  size_t map_len_ = 0;
-  uint8_t *data_ = nullptr;
-  size_t len_ = 0;
-};
 
 class BoundsTest : public TierTest {
  protected:

@@ -4,6 +4,8 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include <openssl/provider.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -128,6 +130,24 @@ bool GuardedBuffer::GuardsIntact() const {
   }
   return true;
 }
+
+PageGuardedBuffer::PageGuardedBuffer(std::span<const uint8_t> contents,
+                                     bool flush_end)
+    : len_(contents.size()) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t data_pages = (len_ + page - 1) / page + 1;
+  map_len_ = (data_pages + 2) * page;
+  void *map = mmap(nullptr, map_len_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) throw std::runtime_error("mmap");
+  map_ = static_cast<uint8_t *>(map);
+  mprotect(map_, page, PROT_NONE);
+  mprotect(map_ + map_len_ - page, page, PROT_NONE);
+  data_ = flush_end ? map_ + map_len_ - page - len_ : map_ + page;
+  if (len_ != 0) std::memcpy(data_, contents.data(), len_);
+}
+
+PageGuardedBuffer::~PageGuardedBuffer() { munmap(map_, map_len_); }
 
 std::ostream &operator<<(std::ostream &os, const Placement &placement) {
   os << "in+" << placement.in_misalign;

@@ -99,6 +99,26 @@ class GuardedBuffer {
   size_t len_ = 0;
 };
 
+// `len` bytes between two PROT_NONE pages, flush against the one after the
+// data (flush_end) or the one before it, so that any access past either end
+// faults.
+class PageGuardedBuffer {
+ public:
+  PageGuardedBuffer(std::span<const uint8_t> contents, bool flush_end);
+  ~PageGuardedBuffer();
+  PageGuardedBuffer(const PageGuardedBuffer &) = delete;
+  PageGuardedBuffer &operator=(const PageGuardedBuffer &) = delete;
+
+  uint8_t *data() { return data_; }
+  Bytes bytes() const { return Bytes(data_, data_ + len_); }
+
+ private:
+  uint8_t *map_ = nullptr;
+  size_t map_len_ = 0;
+  uint8_t *data_ = nullptr;
+  size_t len_ = 0;
+};
+
 // Where one call's input and output sit: each `*_misalign` bytes past a
 // 64-byte boundary, or one buffer for both (in place, at in_misalign).
 struct Placement {

@@ -1,0 +1,16 @@
+;; cbc_enc_x16_vaes_avx512.asm: multi-buffer CBC encryption, 16 lanes in 4 zmm
+;; registers of 4 lanes (VAES, AVX-512; algorithm in include/mb_cbc.inc).
+
+%define MB_W 4
+%define MB_NV 4
+%include "common.inc"
+%include "mb_cbc.inc"
+
+section .text
+
+;; void aesmux_cbc_encrypt_x16_vaes_avx512(aesmux_mb_cbc_lanes *lanes,
+;;                                         uint32_t lane_mask, size_t len,
+;;                                         uint32_t rounds);
+FUNC_BEGIN aesmux_cbc_encrypt_x16_vaes_avx512
+        MB_CBC_FUNC
+FUNC_END aesmux_cbc_encrypt_x16_vaes_avx512
