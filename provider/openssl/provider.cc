@@ -147,17 +147,18 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
 }
 
 // "stats.<ALGORITHM>.<path>.requests" / ".bytes", the same for hand-offs
-// ("stats.<ALGORITHM>.afalg-fallback:<reason>.requests"), and
-// "stats.<ALGORITHM>.key_setups" as uint64.
+// ("stats.<ALGORITHM>.afalg-fallback:<reason>.requests"),
+// "stats.<ALGORITHM>.key_setups" and "stats.<ALGORITHM>.mb.batches" /
+// ".mb.lanes" as uint64.
 bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
   const std::string_view key(p->key);
   for (const route::AlgInfo &info : route::kAlgs) {
     const std::string prefix = "stats." + std::string(info.name) + ".";
     if (!key.starts_with(prefix)) continue;
     const std::string_view rest = key.substr(prefix.size());
+    const auto a = static_cast<size_t>(info.alg);
     if (rest == "key_setups") {
-      return OSSL_PARAM_set_uint64(
-          p, snapshot.key_setups[static_cast<size_t>(info.alg)]);
+      return OSSL_PARAM_set_uint64(p, snapshot.key_setups[a]);
     }
     // "<name>.requests" or "<name>.bytes" of a counter called `name`.
     auto field = [&](const std::string &name,
@@ -170,6 +171,10 @@ bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
       }
       return -1;  // not this counter
     };
+    if (rest == "mb.batches") {
+      return OSSL_PARAM_set_uint64(p, snapshot.mb_batches[a]);
+    }
+    if (rest == "mb.lanes") return OSSL_PARAM_set_uint64(p, snapshot.mb_lanes[a]);
     for (size_t path = 0; path < route::kNumPaths; ++path) {
       const int set = field(std::string(route::kPathNames[path]),
                             snapshot.at(info.alg, static_cast<route::Path>(path)));

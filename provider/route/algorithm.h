@@ -61,14 +61,15 @@ constexpr const AlgInfo &Info(Alg alg) {
 
 // Where a request runs.
 enum class Path : uint8_t {
-  kSimd,      // our nasm kernels
+  kSimd,      // our nasm kernels, one request at a time
   kFallback,  // OpenSSL's default provider in a private library context
   kAfalg,     // the kernel crypto API through AF_ALG sockets and io_uring
+  kMb,        // our multi-buffer kernels, several requests in SIMD lanes
 };
-inline constexpr size_t kNumPaths = 3;
+inline constexpr size_t kNumPaths = 4;
 
 inline constexpr std::array<std::string_view, kNumPaths> kPathNames = {
-    "simd", "fallback", "afalg"};
+    "simd", "fallback", "afalg", "mb"};
 
 constexpr std::string_view PathName(Path path) {
   return kPathNames[static_cast<size_t>(path)];

@@ -57,6 +57,8 @@ thread_local ThreadSlot t_slot;
 void AddInto(StatsSnapshot &sum, const ThreadCounters &counters) {
   for (size_t a = 0; a < kNumAlgs; ++a) {
     sum.key_setups[a] += counters.key_setups[a].load(std::memory_order_relaxed);
+    sum.mb_batches[a] += counters.mb_batches[a].load(std::memory_order_relaxed);
+    sum.mb_lanes[a] += counters.mb_lanes[a].load(std::memory_order_relaxed);
     for (size_t p = 0; p < kNumPaths; ++p) {
       sum.counters[a][p].requests +=
           counters.requests[a][p].load(std::memory_order_relaxed);
@@ -75,6 +77,8 @@ void AddInto(StatsSnapshot &sum, const ThreadCounters &counters) {
 void ZeroCounters(ThreadCounters &counters) {
   for (size_t a = 0; a < kNumAlgs; ++a) {
     counters.key_setups[a].store(0, std::memory_order_relaxed);
+    counters.mb_batches[a].store(0, std::memory_order_relaxed);
+    counters.mb_lanes[a].store(0, std::memory_order_relaxed);
     for (size_t p = 0; p < kNumPaths; ++p) {
       counters.requests[a][p].store(0, std::memory_order_relaxed);
       counters.bytes[a][p].store(0, std::memory_order_relaxed);
@@ -227,6 +231,13 @@ void SetStatsFileNotes(const std::string &notes) {
   const size_t len = std::min(notes.size(), registry.file_notes.size() - 1);
   std::copy(notes.begin(), notes.begin() + len, registry.file_notes.begin());
   registry.file_notes[len] = '\0';
+}
+
+void CountBatches(Alg alg, uint64_t batches, uint64_t lanes) {
+  ThreadCounters *counters = t_counters;
+  if (counters == nullptr) counters = stats_internal::RegisterThread();
+  Bump(counters->mb_batches[static_cast<size_t>(alg)], batches);
+  Bump(counters->mb_lanes[static_cast<size_t>(alg)], lanes);
 }
 
 void SetStatsFilePrefix(const std::string &prefix) {

@@ -28,6 +28,10 @@ struct StatsSnapshot {
   // expanded again, and TLS 1.3's per-record IV re-init sets no key).
   std::array<uint64_t, kNumAlgs> key_setups{};
   std::array<std::array<Counter, kNumHandoffs>, kNumAlgs> handoffs{};
+  // Multi-buffer kernel calls and the lanes they filled (lanes / batches is
+  // the average batch size).
+  std::array<uint64_t, kNumAlgs> mb_batches{};
+  std::array<uint64_t, kNumAlgs> mb_lanes{};
 
   const Counter &at(Alg alg, Path path) const {
     return counters[static_cast<size_t>(alg)][static_cast<size_t>(path)];
@@ -44,6 +48,9 @@ void CountRequest(Alg alg, Path path, uint64_t bytes);
 void CountKeySetup(Alg alg);
 // Records that the afalg path handed a request of `bytes` bytes on.
 void CountHandoff(Alg alg, Handoff handoff, uint64_t bytes);
+// Records `batches` multi-buffer kernel calls for `alg` that filled `lanes`
+// lanes in all.
+void CountBatches(Alg alg, uint64_t batches, uint64_t lanes);
 
 StatsSnapshot ReadStats();
 
@@ -85,6 +92,8 @@ struct ThreadCounters {
       handoff_requests{};
   std::array<std::array<std::atomic<uint64_t>, kNumHandoffs>, kNumAlgs>
       handoff_bytes{};
+  std::array<std::atomic<uint64_t>, kNumAlgs> mb_batches{};
+  std::array<std::atomic<uint64_t>, kNumAlgs> mb_lanes{};
   uint64_t unwritten_bytes = 0;  // owner only: served since the last write
   ThreadCounters *next = nullptr;
 };

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/support/bytes.h"
+#include "provider/route/algorithm.h"
 #include "tests/provider/kernel_configs.h"
 #include "tests/support/provider_env.h"
 
@@ -195,7 +196,8 @@ StatsLines RunChildAndReadStats(const std::function<void(const std::string &)> &
     lines[alg + " " + path_name] = {requests, bytes};
   }
   // No hand-off lines: nothing here was chosen for the afalg path.
-  EXPECT_EQ(lines.size(), 14u * 3) << "one line per algorithm and path";
+  EXPECT_EQ(lines.size(), route::kNumAlgs * route::kNumPaths)
+      << "one line per algorithm and path";
   EXPECT_EQ(afalg_notes, 5) << "why the afalg path is on or off, per family";
   std::remove(path.c_str());
   return lines;
