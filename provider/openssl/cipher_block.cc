@@ -269,11 +269,149 @@ int BlockCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
   return 1;
 }
 
+#ifdef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
+// OpenSSL 3.5's cipher pipeline API for CBC encryption: `numpipes`
+// independent streams under one key, each with its own IV, encrypted
+// together in multi-buffer lanes. Each update takes whole blocks per pipe;
+// with padding on, final adds one padding block per pipe. (Debian 12's
+// OpenSSL 3.0 has no pipeline API: this is compiled out there.)
+constexpr size_t kMaxPipes = 32;  // EVP_MAX_PIPES
+
+int PipelineEncryptInit(void *vctx, const unsigned char *key, size_t key_len,
+                        size_t numpipes, const unsigned char **iv,
+                        size_t iv_len, const OSSL_PARAM params[]) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (numpipes == 0 || numpipes > kMaxPipes) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
+  if (ctx->pipes == nullptr) {
+    ctx->pipes.reset(new (std::nothrow) GenericCtx::PipeIvs);
+    if (ctx->pipes == nullptr) {
+      ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+      return 0;
+    }
+  }
+  if (iv != nullptr) {
+    if (iv_len != kAesBlock) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
+      return 0;
+    }
+    for (size_t i = 0; i < numpipes; ++i) {
+      if (iv[i] == nullptr) {
+        ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
+        return 0;
+      }
+      std::memcpy(ctx->pipes->iv[i], iv[i], kAesBlock);
+    }
+  }
+  ctx->pipes->count = numpipes;
+  if (key != nullptr) {
+    if (key_len != ctx->key_len) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_KEY_LENGTH);
+      return 0;
+    }
+    ctx->engine.SetKey({key, key_len});
+    ctx->key_set = true;
+  }
+  ctx->encrypt = true;
+  return GenericSetCtxParams(ctx, params);
+}
+
+// Runs one whole-block request per pipe; `in[i]` may be the padding block.
+int RunPipes(GenericCtx *ctx, size_t numpipes, unsigned char **out,
+             const unsigned char *const *in, const size_t *len) {
+  route::PipeRequest requests[kMaxPipes];
+  for (size_t i = 0; i < numpipes; ++i) {
+    requests[i] = {ctx->pipes->iv[i], out[i], in[i], len[i]};
+  }
+  if (!ctx->engine.RunCbcEncryptPipes(std::span(requests, numpipes))) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
+  return 1;
+}
+
+bool CheckPipes(const GenericCtx *ctx, size_t numpipes) {
+  if (!ctx->key_set) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
+    return false;
+  }
+  if (ctx->pipes == nullptr || numpipes != ctx->pipes->count) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return false;
+  }
+  return true;
+}
+
+int PipelineUpdate(void *vctx, size_t numpipes, unsigned char **out,
+                   size_t *outl, const size_t *outsize,
+                   const unsigned char **in, const size_t *inl) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (!CheckPipes(ctx, numpipes)) return 0;
+  for (size_t i = 0; i < numpipes; ++i) {
+    if (inl[i] % kAesBlock != 0) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_WRONG_FINAL_BLOCK_LENGTH);
+      return 0;
+    }
+    if (outsize[i] < inl[i]) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+      return 0;
+    }
+  }
+  if (!RunPipes(ctx, numpipes, out, in, inl)) return 0;
+  for (size_t i = 0; i < numpipes; ++i) outl[i] = inl[i];
+  return 1;
+}
+
+int PipelineFinal(void *vctx, size_t numpipes, unsigned char **out,
+                  size_t *outl, const size_t *outsize) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (!CheckPipes(ctx, numpipes)) return 0;
+  if (!ctx->pad) {
+    for (size_t i = 0; i < numpipes; ++i) outl[i] = 0;
+    return 1;
+  }
+  // Every pipe ends on a block boundary: PKCS#7 adds a whole block of 16.
+  static constexpr uint8_t kPadding[kAesBlock] = {
+      16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
+  const unsigned char *in[kMaxPipes];
+  size_t len[kMaxPipes];
+  for (size_t i = 0; i < numpipes; ++i) {
+    if (outsize[i] < kAesBlock) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+      return 0;
+    }
+    in[i] = kPadding;
+    len[i] = kAesBlock;
+  }
+  if (!RunPipes(ctx, numpipes, out, in, len)) return 0;
+  for (size_t i = 0; i < numpipes; ++i) outl[i] = kAesBlock;
+  return 1;
+}
+#endif  // OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
+
 struct BlockFamily : GenericFamily {
   static constexpr auto Update = BlockUpdate;
   static constexpr auto Final = BlockFinal;
   static constexpr auto Cipher = BlockCipher;
+#ifdef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
+  static constexpr auto PipelineEncryptInit = openssl::PipelineEncryptInit;
+  static constexpr auto PipelineUpdate = openssl::PipelineUpdate;
+  static constexpr auto PipelineFinal = openssl::PipelineFinal;
+#endif
 };
+
+// CBC encryption can also pipeline where OpenSSL offers the API.
+#ifdef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
+template <Alg kAlg>
+inline const OSSL_DISPATCH *const kCbcDispatch =
+    kCipherPipelineDispatch<kAlg, BlockFamily>;
+#else
+template <Alg kAlg>
+inline const OSSL_DISPATCH *const kCbcDispatch =
+    kCipherDispatch<kAlg, BlockFamily>;
+#endif
 
 }  // namespace
 
@@ -282,9 +420,9 @@ const OSSL_DISPATCH *BlockDispatch(Alg alg) {
     case Alg::kAes128Ecb: return kCipherDispatch<Alg::kAes128Ecb, BlockFamily>;
     case Alg::kAes192Ecb: return kCipherDispatch<Alg::kAes192Ecb, BlockFamily>;
     case Alg::kAes256Ecb: return kCipherDispatch<Alg::kAes256Ecb, BlockFamily>;
-    case Alg::kAes128Cbc: return kCipherDispatch<Alg::kAes128Cbc, BlockFamily>;
-    case Alg::kAes192Cbc: return kCipherDispatch<Alg::kAes192Cbc, BlockFamily>;
-    case Alg::kAes256Cbc: return kCipherDispatch<Alg::kAes256Cbc, BlockFamily>;
+    case Alg::kAes128Cbc: return kCbcDispatch<Alg::kAes128Cbc>;
+    case Alg::kAes192Cbc: return kCbcDispatch<Alg::kAes192Cbc>;
+    case Alg::kAes256Cbc: return kCbcDispatch<Alg::kAes256Cbc>;
     default: return nullptr;
   }
 }

@@ -35,6 +35,35 @@ inline const OSSL_DISPATCH kCipherDispatch[] = {
      DispatchFn(Family::SettableCtxParams)},
     {0, nullptr}};
 
+#ifdef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
+// OpenSSL 3.5+ headers: the classic functions plus the cipher pipeline
+// (`Family` adds PipelineEncryptInit, PipelineUpdate, PipelineFinal).
+template <route::Alg kAlg, typename Family>
+inline const OSSL_DISPATCH kCipherPipelineDispatch[] = {
+    {OSSL_FUNC_CIPHER_NEWCTX,
+     DispatchFn(Family::template NewCtx<kAlg>)},
+    {OSSL_FUNC_CIPHER_FREECTX, DispatchFn(Family::FreeCtx)},
+    {OSSL_FUNC_CIPHER_DUPCTX, DispatchFn(Family::DupCtx)},
+    {OSSL_FUNC_CIPHER_ENCRYPT_INIT, DispatchFn(Family::EncryptInit)},
+    {OSSL_FUNC_CIPHER_DECRYPT_INIT, DispatchFn(Family::DecryptInit)},
+    {OSSL_FUNC_CIPHER_UPDATE, DispatchFn(Family::Update)},
+    {OSSL_FUNC_CIPHER_FINAL, DispatchFn(Family::Final)},
+    {OSSL_FUNC_CIPHER_CIPHER, DispatchFn(Family::Cipher)},
+    {OSSL_FUNC_CIPHER_GET_PARAMS, DispatchFn(GetAlgorithmParams<kAlg>)},
+    {OSSL_FUNC_CIPHER_GET_CTX_PARAMS, DispatchFn(Family::GetCtxParams)},
+    {OSSL_FUNC_CIPHER_SET_CTX_PARAMS, DispatchFn(Family::SetCtxParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_PARAMS, DispatchFn(AlgorithmGettableParams)},
+    {OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS,
+     DispatchFn(Family::GettableCtxParams)},
+    {OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS,
+     DispatchFn(Family::SettableCtxParams)},
+    {OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT,
+     DispatchFn(Family::PipelineEncryptInit)},
+    {OSSL_FUNC_CIPHER_PIPELINE_UPDATE, DispatchFn(Family::PipelineUpdate)},
+    {OSSL_FUNC_CIPHER_PIPELINE_FINAL, DispatchFn(Family::PipelineFinal)},
+    {0, nullptr}};
+#endif
+
 }  // namespace aesmux::openssl
 
 #endif  // AESMUX_PROVIDER_OPENSSL_DISPATCH_H_

@@ -27,6 +27,7 @@ GenericCtx::~GenericCtx() {
   OPENSSL_cleanse(oiv, sizeof(oiv));
   OPENSSL_cleanse(buf, sizeof(buf));
   OPENSSL_cleanse(tls_mac, sizeof(tls_mac));
+  if (pipes != nullptr) OPENSSL_cleanse(pipes.get(), sizeof(*pipes));
 }
 
 void *NewGenericCtx(void *provctx, route::Alg alg) noexcept {
@@ -63,6 +64,13 @@ void *DupGenericCtx(void *vctx) noexcept {
   out->tls_version = in->tls_version;
   out->tls_mac_size = in->tls_mac_size;
   std::memcpy(out->tls_mac, in->tls_mac, sizeof(out->tls_mac));
+  if (in->pipes != nullptr) {
+    out->pipes.reset(new (std::nothrow) GenericCtx::PipeIvs(*in->pipes));
+    if (out->pipes == nullptr) {
+      delete out;
+      return nullptr;
+    }
+  }
   return out;
 }
 

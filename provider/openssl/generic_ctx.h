@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
@@ -47,6 +48,12 @@ struct GenericCtx {
   // The MAC of the last decrypted record (random if its padding was bad),
   // handed to libssl through tls-mac.
   uint8_t tls_mac[kMaxTlsMacSize] = {};
+  // CBC cipher pipelines (OpenSSL 3.5+): one IV per pipe.
+  struct PipeIvs {
+    size_t count = 0;
+    uint8_t iv[32][kAesBlock] = {};
+  };
+  std::unique_ptr<PipeIvs> pipes;
 
   route::Direction direction() const {
     return encrypt ? route::Direction::kEncrypt : route::Direction::kDecrypt;

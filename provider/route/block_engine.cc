@@ -2,8 +2,11 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
+#include "provider/batch/cbc_batch.h"
 #include "provider/route/stats.h"
 
 namespace aesmux::route {
@@ -49,7 +52,9 @@ BlockEngine::BlockEngine(const Router &router, Alg alg)
       alg_(alg),
       family_(Info(alg).family),
       simd_min_len_(router.SimdMinLen(alg)),
-      afalg_min_len_(router.AfalgMinLen(alg)) {}
+      afalg_min_len_(router.AfalgMinLen(alg)),
+      mb_max_len_(router.settings().family(family_).mb_max_len),
+      mb_tier_(router.settings().mb_tier) {}
 
 BlockEngine::~BlockEngine() {
   if (!staging_.empty()) kernels::SecureZero(staging_.data(), staging_.size());
@@ -62,6 +67,8 @@ bool BlockEngine::CopyFrom(const BlockEngine &other) {
   family_ = other.family_;
   simd_min_len_ = other.simd_min_len_;
   afalg_min_len_ = other.afalg_min_len_;
+  mb_max_len_ = other.mb_max_len_;
+  mb_tier_ = other.mb_tier_;
   key_ = other.key_;
   simd_ = other.simd_;
   simd_xts_ = other.simd_xts_;
@@ -110,6 +117,16 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
     return true;
   }
   if (total >= simd_min_len_ && simd_.is_set() | simd_xts_.is_set()) {
+    // CBC encryption is serial within a stream: batch it with concurrent
+    // streams when there are any (batch::EncryptCbc counts it).
+    if (family_ == Family::kCbc && direction == Direction::kEncrypt &&
+        total <= mb_max_len_ && mb_tier_ != nullptr && segments.size() == 1) {
+      const Segment &s = segments[0];
+      batch::EncryptCbc(*mb_tier_, *simd_.tier(),
+                        {alg_, &simd_.encrypt_schedule(), iv, s.out, s.in,
+                         s.len});
+      return true;
+    }
     for (const Segment &segment : segments) {
       RunSimd(direction, iv, segment, keystream);
     }
@@ -150,6 +167,26 @@ bool BlockEngine::RunAfalg(Direction direction, uint8_t *iv,
   }
   CountHandoff(alg_, outcome.reason, total);
   return false;
+}
+
+bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
+  if (mb_tier_ != nullptr && simd_.is_set()) {
+    batch::CbcRequest requests[32];
+    const size_t count = std::min(pipes.size(), std::size(requests));
+    for (size_t i = 0; i < count; ++i) {
+      requests[i] = {alg_, &simd_.encrypt_schedule(), pipes[i].iv,
+                     pipes[i].out, pipes[i].in, pipes[i].len};
+    }
+    batch::EncryptCbcStreams(*mb_tier_, std::span(requests, count));
+    pipes = pipes.subspan(count);
+  }
+  for (const PipeRequest &pipe : pipes) {
+    const Segment segment{pipe.out, pipe.in, pipe.len};
+    if (!Run(Direction::kEncrypt, pipe.iv, std::span(&segment, 1))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,

@@ -31,6 +31,14 @@
 
 namespace aesmux::route {
 
+// One stream of a CBC pipeline: whole blocks, `iv` in/out.
+struct PipeRequest {
+  uint8_t *iv;
+  uint8_t *out;
+  const uint8_t *in;
+  size_t len;
+};
+
 class BlockEngine {
  public:
   BlockEngine(const Router &router, Alg alg);
@@ -58,6 +66,10 @@ class BlockEngine {
   bool Run(Direction direction, uint8_t *iv,
            std::span<const Segment> segments, uint8_t *keystream = nullptr);
 
+  // CBC encryption of several independent streams under this key (the
+  // cipher pipeline API), in multi-buffer lanes when there is a tier.
+  bool RunCbcEncryptPipes(std::span<const PipeRequest> pipes);
+
  private:
   // Runs on the afalg path; false (with the hand-off counted) if it did not
   // serve the request, `segments` then pointing at the request's intact
@@ -80,6 +92,10 @@ class BlockEngine {
   uint64_t simd_min_len_ = ~uint64_t{0};
   // Requests of at least this many bytes may go to the afalg path.
   uint64_t afalg_min_len_ = ~uint64_t{0};
+  // CBC encryptions of at most this many bytes may join multi-buffer
+  // batches on `mb_tier_` (0, or no tier: never).
+  uint64_t mb_max_len_ = 0;
+  const kernels::mb::MbTier *mb_tier_ = nullptr;
   RawKey key_;
   kernels::SimdKey simd_;        // ECB, CBC, CTR
   kernels::SimdXtsKey simd_xts_; // XTS

@@ -132,19 +132,38 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
     return std::nullopt;
   }
 
-  for (size_t f = 0; f < kNumFamilies; ++f) {
-    const std::string family(kFamilyNames[f]);
-    const std::string key = family + ".fallback_max_len";
-    auto value = Lookup(config, env, key,
-                        EnvName(family, "FALLBACK_MAX_LEN"), &source);
-    if (!value) continue;
+  if (settings.tier != nullptr) {
+    settings.mb_tier = kernels::mb::MbTierByName(settings.tier->name);
+  }
+  settings.families[static_cast<size_t>(Family::kCbc)].mb_max_len =
+      kDefaultCbcMbMaxLen;
+
+  // A byte count from `key` (or its environment variable) into `*out`.
+  auto read_bytes = [&](const std::string &key, const std::string &env_name,
+                        uint64_t *out) {
+    auto value = Lookup(config, env, key, env_name, &source);
+    if (!value) return true;
     auto bytes = ParseByteCount(*value);
     if (!bytes) {
       *error = source + " = '" + *value +
                "': expected a byte count such as 0, 512, 16K or 1M";
+      return false;
+    }
+    *out = *bytes;
+    return true;
+  };
+  for (size_t f = 0; f < kNumFamilies; ++f) {
+    const std::string family(kFamilyNames[f]);
+    if (!read_bytes(family + ".fallback_max_len",
+                    EnvName(family, "FALLBACK_MAX_LEN"),
+                    &settings.families[f].fallback_max_len)) {
       return std::nullopt;
     }
-    settings.families[f].fallback_max_len = *bytes;
+  }
+  if (!read_bytes("cbc.mb_max_len", "AESMUX_CBC_MB_MAX_LEN",
+                  &settings.families[static_cast<size_t>(Family::kCbc)]
+                       .mb_max_len)) {
+    return std::nullopt;
   }
 
   AfalgPolicy afalg = AfalgPolicy::kAuto;

@@ -12,6 +12,7 @@
 //   <family>.afalg             AESMUX_<FAMILY>_AFALG           (afalg)
 //   <family>.afalg_min_len     AESMUX_<FAMILY>_AFALG_MIN_LEN   (see below)
 //   afalg_fork                 AESMUX_AFALG_FORK               off
+//   cbc.mb_max_len             AESMUX_CBC_MB_MAX_LEN           64K
 //   stats_file                 AESMUX_STATS_FILE               (none)
 //
 // <family> is one of ecb, cbc, ctr, xts, gcm. Byte counts are decimal with an
@@ -31,6 +32,7 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
 #include "provider/route/algorithm.h"
 
@@ -47,6 +49,9 @@ struct FamilySettings {
   // Requests of at least this many bytes go to the afalg path (when it is
   // on for the family); unset: the policy's default.
   std::optional<uint64_t> afalg_min_len;
+  // Requests of at most this many bytes may be batched into multi-buffer
+  // lanes with concurrent requests; 0: never. (CBC encryption only.)
+  uint64_t mb_max_len = 0;
 };
 
 // afalg_min_len when unset, under auto (an offload driver was found).
@@ -56,10 +61,14 @@ struct FamilySettings {
 // through io_uring and the CPU path is fast on machines with AES-NI.
 inline constexpr uint64_t kDefaultAutoAfalgMinLen = 4096;
 
+inline constexpr uint64_t kDefaultCbcMbMaxLen = 64 * 1024;
+
 struct Settings {
   // The kernel tier for every key, or nullptr when kernels are off (forced
   // off, or the CPU lacks what the lowest tier needs).
   const kernels::Tier *tier = nullptr;
+  // The multi-buffer kernels of the same tier, or nullptr.
+  const kernels::mb::MbTier *mb_tier = nullptr;
   // How the tier was chosen, for diagnostics ("auto", "forced", "none", …).
   std::string tier_reason;
   std::array<FamilySettings, kNumFamilies> families{};

@@ -87,6 +87,30 @@ TEST(LoadSettings, ReadsEveryFamilyThreshold) {
   EXPECT_EQ(settings->tier, nullptr);
 }
 
+TEST(LoadSettings, CbcBatchingIsOnUpTo64KibByDefaultAndConfigurable) {
+  const Values none;
+  std::string error;
+  auto settings = LoadSettings(From(none), From(none), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kCbc).mb_max_len, 64u * 1024);
+  EXPECT_EQ(settings->family(Family::kCtr).mb_max_len, 0u);
+  EXPECT_NE(settings->mb_tier, nullptr);
+  EXPECT_EQ(settings->mb_tier->name, settings->tier->name);
+
+  const Values off = {{"cbc.mb_max_len", "0"}};
+  const Values env = {{"AESMUX_CBC_MB_MAX_LEN", "1K"}};
+  settings = LoadSettings(From(off), From(none), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kCbc).mb_max_len, 0u);
+  settings = LoadSettings(From(off), From(env), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kCbc).mb_max_len, 1024u);
+
+  const Values bad = {{"cbc.mb_max_len", "some"}};
+  EXPECT_FALSE(LoadSettings(From(bad), From(none), kAllFeatures, &error));
+  EXPECT_NE(error.find("cbc.mb_max_len"), std::string::npos) << error;
+}
+
 TEST(LoadSettings, EnvironmentOverridesTheConfigFile) {
   const Values config = {{"cbc.fallback_max_len", "32"},
                          {"kernels", "none"},

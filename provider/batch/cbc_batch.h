@@ -1,0 +1,56 @@
+// Batching of CBC encryptions into multi-buffer lanes, fed without timers:
+//
+// - Inside an OpenSSL ASYNC job (`openssl speed -async_jobs N`, async-mode
+//   servers) a request is queued, the job pauses with a wait fd that is
+//   already readable, and when it resumes it flushes whatever has queued by
+//   then; the other jobs' requests complete in that flush.
+// - From synchronous callers on several threads, flat combining: a caller
+//   publishes its request and, if it gets the combiner, runs every request
+//   published at that moment in one batch; the others sleep until their
+//   request is done or the combiner is free again.
+// - A lone request (nothing else queued or published) runs at once on the
+//   single-stream kernel, so batching never costs a request that has
+//   nobody to batch with.
+//
+// Nothing here waits on a clock. Kernel calls that ran several lanes are
+// counted in the statistics (requests and bytes on the "mb" path, batches
+// and lanes filled per algorithm).
+#ifndef AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
+#define AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "kernels/kernels.h"
+#include "kernels/mb/lane_manager.h"
+#include "kernels/tiers.h"
+#include "provider/route/algorithm.h"
+
+namespace aesmux::batch {
+
+// One CBC encryption of whole blocks under an expanded encryption key.
+struct CbcRequest {
+  route::Alg alg;               // for statistics
+  const aesmux_aes_key *key;    // encryption schedule
+  uint8_t *iv;                  // in: chaining value; out: last block
+  uint8_t *out;
+  const uint8_t *in;
+  size_t len;                   // a multiple of 16
+};
+
+// Encrypts `request`, in a multi-buffer batch when other requests are
+// available, else at once with `single`'s CBC kernel. `lanes` is the
+// multi-buffer tier. Counts the request on the mb or simd path.
+void EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
+                const CbcRequest &request);
+
+// Encrypts `requests` (independent streams, e.g. the pipes of OpenSSL's
+// cipher pipeline API) together in multi-buffer lanes on this thread.
+// Counts them on the mb path.
+void EncryptCbcStreams(const kernels::mb::MbTier &lanes,
+                       std::span<const CbcRequest> requests);
+
+}  // namespace aesmux::batch
+
+#endif  // AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
