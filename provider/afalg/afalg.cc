@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -142,9 +143,31 @@ KernelAlgorithm KernelAlgorithmFor(Family family) {
 
 // ---------------------------------------------------------------- Service
 
+namespace {
+std::mutex g_service_mutex;
+size_t g_service_users = 0;           // guarded by g_service_mutex
+std::atomic<Service *> g_service{nullptr};
+}  // namespace
+
 Service &Service::Get() {
-  static auto *service = new Service;  // never destroyed: used at exit
+  Service *service = g_service.load(std::memory_order_acquire);
+  assert(service != nullptr && "afalg::Service used outside a provider");
   return *service;
+}
+
+void Service::Acquire() {
+  std::lock_guard lock(g_service_mutex);
+  if (g_service_users++ == 0) {
+    g_service.store(new Service, std::memory_order_release);
+  }
+}
+
+void Service::Release() {
+  std::lock_guard lock(g_service_mutex);
+  assert(g_service_users > 0);
+  if (--g_service_users == 0) {
+    delete g_service.exchange(nullptr, std::memory_order_acq_rel);
+  }
 }
 
 FamilyStatus Service::status(Family family) const {

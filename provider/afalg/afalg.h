@@ -6,7 +6,7 @@
 // provider init):
 //
 // - At provider init, for each family whose policy is not off, once per
-//   process (Service::Probe):
+//   process while the provider stays loaded (Service::Probe):
 //     auto:  /proc/crypto is read (one open/read/close for all families).
 //            If its best implementation of the family's algorithm is CPU
 //            software, the family is refused there and nothing else is
@@ -100,10 +100,15 @@ struct KernelAlgorithm {
 };
 KernelAlgorithm KernelAlgorithmFor(route::Family family);
 
-// Process-wide state: probe results, arming, health.
+// Process-wide state: probe results, arming, health. It lives while at
+// least one provider instance does (each route::Router holds it through
+// Acquire/Release), so unloading the provider frees it and a later load
+// probes afresh. Get() is only valid between the two.
 class Service {
  public:
   static Service &Get();
+  static void Acquire();
+  static void Release();
 
   // At provider init: probes `family` unless already done (to the depth
   // asked for: `force` needs a bind even when /proc/crypto lists only CPU

@@ -6,6 +6,9 @@
 
 namespace aesmux::route {
 
+Router::AfalgServiceHold::AfalgServiceHold() { afalg::Service::Acquire(); }
+Router::AfalgServiceHold::~AfalgServiceHold() { afalg::Service::Release(); }
+
 Router::Router(Settings settings, const fallback::FallbackLibrary *fallback)
     : settings_(std::move(settings)), fallback_(fallback) {
   afalg::Service &service = afalg::Service::Get();

@@ -28,7 +28,8 @@ namespace aesmux::route {
 class Router {
  public:
   // Probes the afalg path for the families whose policy is not off (once
-  // per process: provider/afalg/afalg.h says what that costs).
+  // per process while any instance lives: provider/afalg/afalg.h says what
+  // that costs).
   Router(Settings settings, const fallback::FallbackLibrary *fallback);
 
   const Settings &settings() const { return settings_; }
@@ -85,6 +86,16 @@ class Router {
   }
 
  private:
+  // Keeps the process-wide afalg::Service alive while this instance is.
+  class AfalgServiceHold {
+   public:
+    AfalgServiceHold();
+    ~AfalgServiceHold();
+    AfalgServiceHold(const AfalgServiceHold &) = delete;
+    AfalgServiceHold &operator=(const AfalgServiceHold &) = delete;
+  };
+
+  AfalgServiceHold afalg_service_;  // first: made first, released last
   Settings settings_;
   const fallback::FallbackLibrary *fallback_;
   // Per family: nullopt when the afalg path is off.
