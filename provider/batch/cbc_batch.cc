@@ -197,6 +197,14 @@ struct Slot {
 
 class Combiner {
  public:
+  Combiner() = default;
+  Combiner(const Combiner &) = delete;
+  Combiner &operator=(const Combiner &) = delete;
+  ~Combiner();
+
+  // No thread combines now and none holds a slot.
+  bool Idle() const;
+
   void Encrypt(const MbTier &tier, const kernels::Tier &single,
                const CbcRequest &request);
 
@@ -220,6 +228,23 @@ struct SlotLease {
   }
 };
 
+Combiner::~Combiner() {
+  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;) {
+    Slot *next = slot->next;
+    delete slot;
+    slot = next;
+  }
+}
+
+bool Combiner::Idle() const {
+  if (busy_.test(std::memory_order_acquire)) return false;
+  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
+       slot = slot->next) {
+    if (slot->in_use.load(std::memory_order_acquire)) return false;
+  }
+  return true;
+}
+
 Slot &Combiner::ThisThreadSlot() {
   thread_local SlotLease lease;
   if (lease.slot != nullptr) return *lease.slot;
@@ -231,7 +256,7 @@ Slot &Combiner::ThisThreadSlot() {
       return *slot;
     }
   }
-  auto *slot = new Slot;  // lives as long as the process: others scan it
+  auto *slot = new Slot;  // lives as long as the combiner: others scan it
   slot->next = slots_.load(std::memory_order_relaxed);
   while (!slots_.compare_exchange_weak(slot->next, slot,
                                        std::memory_order_release,
@@ -330,12 +355,32 @@ void Combiner::Combine(const MbTier &tier, const kernels::Tier &single,
   }
 }
 
+// Made on first use; freed by ReleaseIdleCombiner(), never at exit, when
+// other threads may still be inside it.
+std::mutex g_combiner_mutex;
+std::atomic<Combiner *> g_combiner{nullptr};
+
 Combiner &TheCombiner() {
-  static auto *combiner = new Combiner;  // never destroyed: threads outlive
+  Combiner *combiner = g_combiner.load(std::memory_order_acquire);
+  if (combiner != nullptr) return *combiner;
+  std::lock_guard lock(g_combiner_mutex);
+  combiner = g_combiner.load(std::memory_order_relaxed);
+  if (combiner == nullptr) {
+    combiner = new Combiner;
+    g_combiner.store(combiner, std::memory_order_release);
+  }
   return *combiner;
 }
 
 }  // namespace
+
+void ReleaseIdleCombiner() {
+  std::lock_guard lock(g_combiner_mutex);
+  Combiner *combiner = g_combiner.load(std::memory_order_acquire);
+  if (combiner == nullptr || !combiner->Idle()) return;
+  g_combiner.store(nullptr, std::memory_order_release);
+  delete combiner;
+}
 
 void EncryptCbcStreams(const MbTier &lanes,
                        std::span<const CbcRequest> requests) {

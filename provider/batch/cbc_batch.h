@@ -45,6 +45,12 @@ struct CbcRequest {
 void EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
                 const CbcRequest &request);
 
+// Frees the thread combiner unless a living thread still holds a slot in
+// it (such a thread keeps it, and keeps aesmux.so mapped until it exits).
+// Called when the last provider instance goes, so that unloading aesmux
+// leaks nothing; the next request after a reload makes a new one.
+void ReleaseIdleCombiner();
+
 // Encrypts `requests` (independent streams, e.g. the pipes of OpenSSL's
 // cipher pipeline API) together in multi-buffer lanes on this thread.
 // Counts them on the mb path.

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "kernels/tiers.h"
+#include "provider/batch/cbc_batch.h"
 #include "provider/openssl/generic_ctx.h"
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
@@ -112,7 +113,10 @@ void RegisterInstance(const route::Router &router) {
 void UnregisterInstance() {
   Instances &instances = TheInstances();
   std::lock_guard lock(instances.mutex);
-  if (--instances.count == 0) route::WriteStatsFile();
+  if (--instances.count == 0) {
+    route::WriteStatsFile();
+    batch::ReleaseIdleCombiner();
+  }
 }
 
 __attribute__((destructor)) void WriteStatsOfLiveInstances() {
