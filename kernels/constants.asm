@@ -1,4 +1,4 @@
-;; constants.asm: read-only constants shared by the aesni kernels, defined
+;; constants.asm: read-only constants shared by every tier's kernels, defined
 ;; once. Declarations with their meaning are in include/common.inc.
 
 %define AESMUX_DEFINING_CONSTANTS
