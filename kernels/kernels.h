@@ -114,6 +114,21 @@ void aesmux_gcm_decrypt_aesni(const aesmux_aes_key *enc,
                               size_t len);
 
 // ---------------------------------------------------------------------------
+// Tiers "vaes_avx2" (VAES + VPCLMULQDQ on ymm, AVX2) and "vaes_avx512"
+// (the same on zmm, AVX-512F/BW/VL). Same contracts as the aesni tier.
+// ---------------------------------------------------------------------------
+
+void aesmux_ecb_encrypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t *out,
+                                  const uint8_t *in, size_t len);
+void aesmux_ecb_decrypt_vaes_avx2(const aesmux_aes_key *dec, uint8_t *out,
+                                  const uint8_t *in, size_t len);
+
+void aesmux_ecb_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t *out,
+                                    const uint8_t *in, size_t len);
+void aesmux_ecb_decrypt_vaes_avx512(const aesmux_aes_key *dec, uint8_t *out,
+                                    const uint8_t *in, size_t len);
+
+// ---------------------------------------------------------------------------
 // Multi-buffer CBC encryption (kernels/mb/): up to 16 independent streams
 // (lanes), each with its own key of one key size, IV, input and output,
 // advanced together one block per lane per step, so that one stream's serial

@@ -74,6 +74,25 @@ struct Tier {
 
 // Every tier built into this library, best first.
 inline constexpr std::array kTiers = {
+    Tier{"vaes_avx512",
+         kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |
+             kVpclmulqdq | kAvx512f | kAvx512bw | kAvx512vl,
+         TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
+                 aesmux_ecb_encrypt_vaes_avx512, aesmux_ecb_decrypt_vaes_avx512,
+                 aesmux_cbc_encrypt_aesni, aesmux_cbc_decrypt_aesni,
+                 aesmux_ctr_crypt_aesni, aesmux_xts_encrypt_aesni,
+                 aesmux_xts_decrypt_aesni, aesmux_gcm_init_aesni,
+                 aesmux_ghash_aesni, aesmux_gcm_encrypt_aesni,
+                 aesmux_gcm_decrypt_aesni}},
+    Tier{"vaes_avx2",
+         kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kVaes | kVpclmulqdq,
+         TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
+                 aesmux_ecb_encrypt_vaes_avx2, aesmux_ecb_decrypt_vaes_avx2,
+                 aesmux_cbc_encrypt_aesni, aesmux_cbc_decrypt_aesni,
+                 aesmux_ctr_crypt_aesni, aesmux_xts_encrypt_aesni,
+                 aesmux_xts_decrypt_aesni, aesmux_gcm_init_aesni,
+                 aesmux_ghash_aesni, aesmux_gcm_encrypt_aesni,
+                 aesmux_gcm_decrypt_aesni}},
     Tier{"aesni", kSse41 | kAesni | kPclmulqdq,
          TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
                  aesmux_ecb_encrypt_aesni, aesmux_ecb_decrypt_aesni,
