@@ -122,11 +122,23 @@ void aesmux_ecb_encrypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t *out,
                                   const uint8_t *in, size_t len);
 void aesmux_ecb_decrypt_vaes_avx2(const aesmux_aes_key *dec, uint8_t *out,
                                   const uint8_t *in, size_t len);
+void aesmux_cbc_encrypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t iv[16],
+                                  uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_cbc_decrypt_vaes_avx2(const aesmux_aes_key *dec, uint8_t iv[16],
+                                  uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_ctr_crypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t counter[16],
+                                uint8_t *out, const uint8_t *in, size_t len);
 
 void aesmux_ecb_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t *out,
                                     const uint8_t *in, size_t len);
 void aesmux_ecb_decrypt_vaes_avx512(const aesmux_aes_key *dec, uint8_t *out,
                                     const uint8_t *in, size_t len);
+void aesmux_cbc_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t iv[16],
+                                    uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_cbc_decrypt_vaes_avx512(const aesmux_aes_key *dec, uint8_t iv[16],
+                                    uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_ctr_crypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t counter[16],
+                                  uint8_t *out, const uint8_t *in, size_t len);
 
 // ---------------------------------------------------------------------------
 // Multi-buffer CBC encryption (kernels/mb/): up to 16 independent streams
