@@ -128,6 +128,14 @@ void aesmux_cbc_decrypt_vaes_avx2(const aesmux_aes_key *dec, uint8_t iv[16],
                                   uint8_t *out, const uint8_t *in, size_t len);
 void aesmux_ctr_crypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t counter[16],
                                 uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_xts_encrypt_vaes_avx2(const aesmux_aes_key *data_key,
+                                  const aesmux_aes_key *tweak_key,
+                                  const uint8_t iv[16], uint8_t *out,
+                                  const uint8_t *in, size_t len);
+void aesmux_xts_decrypt_vaes_avx2(const aesmux_aes_key *data_key,
+                                  const aesmux_aes_key *tweak_key,
+                                  const uint8_t iv[16], uint8_t *out,
+                                  const uint8_t *in, size_t len);
 
 void aesmux_ecb_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t *out,
                                     const uint8_t *in, size_t len);
@@ -139,6 +147,14 @@ void aesmux_cbc_decrypt_vaes_avx512(const aesmux_aes_key *dec, uint8_t iv[16],
                                     uint8_t *out, const uint8_t *in, size_t len);
 void aesmux_ctr_crypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t counter[16],
                                   uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_xts_encrypt_vaes_avx512(const aesmux_aes_key *data_key,
+                                    const aesmux_aes_key *tweak_key,
+                                    const uint8_t iv[16], uint8_t *out,
+                                    const uint8_t *in, size_t len);
+void aesmux_xts_decrypt_vaes_avx512(const aesmux_aes_key *data_key,
+                                    const aesmux_aes_key *tweak_key,
+                                    const uint8_t iv[16], uint8_t *out,
+                                    const uint8_t *in, size_t len);
 
 // ---------------------------------------------------------------------------
 // Multi-buffer CBC encryption (kernels/mb/): up to 16 independent streams
