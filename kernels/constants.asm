@@ -77,3 +77,17 @@ CONST aesmux_vaes_xts_lane_shl, 64
         dq      0, 0, 1, 1, 2, 2, 3, 3
 CONST aesmux_vaes_xts_lane_shr, 64
         dq      64, 64, 63, 63, 62, 62, 61, 61
+;; GHASH folding constant and GCM counter steps in every lane of a vector
+;; (the AVX2 tier reads the first two lanes).
+CONST aesmux_vaes_ghash_poly_x4, 64
+%rep 4
+        dq      0xC200000000000000, 0
+%endrep
+CONST aesmux_vaes_gcm_inc2_x4, 64
+%rep 4
+        dd      2, 0, 0, 0
+%endrep
+CONST aesmux_vaes_gcm_inc4_x4, 64
+%rep 4
+        dd      4, 0, 0, 0
+%endrep

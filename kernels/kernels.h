@@ -136,6 +136,17 @@ void aesmux_xts_decrypt_vaes_avx2(const aesmux_aes_key *data_key,
                                   const aesmux_aes_key *tweak_key,
                                   const uint8_t iv[16], uint8_t *out,
                                   const uint8_t *in, size_t len);
+void aesmux_gcm_init_vaes_avx2(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
+void aesmux_ghash_vaes_avx2(const aesmux_gcm_key *gkey, uint8_t xi[16],
+                            const uint8_t *in, size_t len);
+void aesmux_gcm_encrypt_vaes_avx2(const aesmux_aes_key *enc,
+                                  const aesmux_gcm_key *gkey, uint8_t ctr[16],
+                                  uint8_t xi[16], uint8_t *out,
+                                  const uint8_t *in, size_t len);
+void aesmux_gcm_decrypt_vaes_avx2(const aesmux_aes_key *enc,
+                                  const aesmux_gcm_key *gkey, uint8_t ctr[16],
+                                  uint8_t xi[16], uint8_t *out,
+                                  const uint8_t *in, size_t len);
 
 void aesmux_ecb_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t *out,
                                     const uint8_t *in, size_t len);
@@ -154,6 +165,17 @@ void aesmux_xts_encrypt_vaes_avx512(const aesmux_aes_key *data_key,
 void aesmux_xts_decrypt_vaes_avx512(const aesmux_aes_key *data_key,
                                     const aesmux_aes_key *tweak_key,
                                     const uint8_t iv[16], uint8_t *out,
+                                    const uint8_t *in, size_t len);
+void aesmux_gcm_init_vaes_avx512(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
+void aesmux_ghash_vaes_avx512(const aesmux_gcm_key *gkey, uint8_t xi[16],
+                              const uint8_t *in, size_t len);
+void aesmux_gcm_encrypt_vaes_avx512(const aesmux_aes_key *enc,
+                                    const aesmux_gcm_key *gkey, uint8_t ctr[16],
+                                    uint8_t xi[16], uint8_t *out,
+                                    const uint8_t *in, size_t len);
+void aesmux_gcm_decrypt_vaes_avx512(const aesmux_aes_key *enc,
+                                    const aesmux_gcm_key *gkey, uint8_t ctr[16],
+                                    uint8_t xi[16], uint8_t *out,
                                     const uint8_t *in, size_t len);
 
 // ---------------------------------------------------------------------------
