@@ -91,3 +91,11 @@ CONST aesmux_vaes_gcm_inc4_x4, 64
 %rep 4
         dd      4, 0, 0, 0
 %endrep
+;; GCM counter increments on big-endian counter blocks: byte 15 (the low
+;; byte of the 32-bit counter) plus k, for VPADDD when no carry leaves it.
+CONST aesmux_vaes_gcm_be_inc, 64
+%assign k 0
+%rep 33
+        dd      0, 0, 0, k << 24
+%assign k k + 1
+%endrep
