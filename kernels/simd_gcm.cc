@@ -26,8 +26,10 @@ void IncrementCounter32(uint8_t block[16]) {
 
 }  // namespace
 
+// As SimdKey::Set, the powers of H are overwritten in place; only a change
+// of tier (another layout) wipes them first.
 void SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
-  Clear();
+  if (key_.tier() != &tier) Clear();
   key_.Set(tier, key);
   tier.ops.gcm_init(&gkey_, &key_.encrypt_schedule());
 }

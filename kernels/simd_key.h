@@ -2,13 +2,15 @@
 // operations of that tier. The tier is fixed when the key is set, so the
 // operations below are plain indirect calls with no feature checks.
 //
-// Key material (both schedules) is wiped when the key is replaced or the
-// object is destroyed.
+// Key material (both schedules) is wiped when the object is cleared or
+// destroyed; a new key overwrites the old one, and whatever of the old
+// schedules the new key does not overwrite is wiped.
 #ifndef AESMUX_KERNELS_SIMD_KEY_H_
 #define AESMUX_KERNELS_SIMD_KEY_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "kernels/kernels.h"
@@ -16,8 +18,14 @@
 
 namespace aesmux::kernels {
 
-// Overwrites `bytes` in a way the compiler may not elide.
-void SecureZero(void *ptr, size_t len);
+// Overwrites `len` bytes at `ptr` in a way the compiler may not elide: the
+// empty asm takes the pointer and clobbers memory, so the stores must
+// happen. Inline rather than explicit_bzero, a library call, because a GCM
+// message wipes five small buffers (16 to 64 bytes) on its way.
+inline void SecureZero(void *ptr, size_t len) {
+  std::memset(ptr, 0, len);
+  __asm__ __volatile__("" : : "r"(ptr) : "memory");
+}
 
 class SimdKey {
  public:
