@@ -56,12 +56,12 @@ struct TierOps {
                       const aesmux_aes_key *tweak_key, const uint8_t iv[16],
                       uint8_t *out, const uint8_t *in, size_t len);
   void (*gcm_init)(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
-  void (*ghash)(const aesmux_gcm_key *gkey, uint8_t xi[16], const uint8_t *in,
+  void (*ghash)(aesmux_gcm_key *gkey, uint8_t xi[16], const uint8_t *in,
                 size_t len);
-  void (*gcm_encrypt)(const aesmux_aes_key *enc, const aesmux_gcm_key *gkey,
+  void (*gcm_encrypt)(const aesmux_aes_key *enc, aesmux_gcm_key *gkey,
                       uint8_t ctr[16], uint8_t xi[16], uint8_t *out,
                       const uint8_t *in, size_t len);
-  void (*gcm_decrypt)(const aesmux_aes_key *enc, const aesmux_gcm_key *gkey,
+  void (*gcm_decrypt)(const aesmux_aes_key *enc, aesmux_gcm_key *gkey,
                       uint8_t ctr[16], uint8_t xi[16], uint8_t *out,
                       const uint8_t *in, size_t len);
 };

@@ -32,7 +32,7 @@ Keys MakeKeys(const TierOps &ops, std::span<const uint8_t> key,
 
 // One kernel call: out, in, len, 16 bytes of chaining state (IV, counter,
 // GHASH accumulator) and, for GCM, a second 16 bytes (the accumulator).
-using Kernel = std::function<void(const TierOps &, const Keys &, uint8_t *out,
+using Kernel = std::function<void(const TierOps &, Keys &, uint8_t *out,
                                   const uint8_t *in, size_t len,
                                   uint8_t state[32])>;
 
@@ -46,43 +46,43 @@ struct KernelCase {
 const std::vector<KernelCase> &Kernels() {
   static const std::vector<KernelCase> cases = {
       {"ecb_encrypt", true, false,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *) { o.ecb_encrypt(&k.enc, out, in, len); }},
       {"ecb_decrypt", true, false,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *) { o.ecb_decrypt(&k.dec, out, in, len); }},
       {"cbc_encrypt", true, false,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) { o.cbc_encrypt(&k.enc, s, out, in, len); }},
       {"cbc_decrypt", true, false,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) { o.cbc_decrypt(&k.dec, s, out, in, len); }},
       {"ctr_crypt", true, false,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) { o.ctr_crypt(&k.enc, s, out, in, len); }},
       {"xts_encrypt", false, true,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) {
          if (len >= 16) o.xts_encrypt(&k.enc, &k.tweak, s, out, in, len);
        }},
       {"xts_decrypt", false, true,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) {
          if (len >= 16) o.xts_decrypt(&k.dec, &k.tweak, s, out, in, len);
        }},
       {"ghash", true, false,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) {
          o.ghash(&k.gcm, s, in, len);
          if (out != in) std::memcpy(out, in, len);
        }},
       {"gcm_encrypt", true, false,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) {
          o.gcm_encrypt(&k.enc, &k.gcm, s, s + 16, out, in, len);
        }},
       {"gcm_decrypt", true, false,
-       [](const TierOps &o, const Keys &k, uint8_t *out, const uint8_t *in,
+       [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) {
          o.gcm_decrypt(&k.enc, &k.gcm, s, s + 16, out, in, len);
        }},
@@ -121,7 +121,7 @@ class CrossTierTest : public TierTest {
                      std::span<const uint8_t> input,
                      const std::vector<size_t> &splits,
                      const Placement &placement, bool *guards_ok) {
-    const Keys keys = MakeKeys(tier.ops, key, tweak_key);
+    Keys keys = MakeKeys(tier.ops, key, tweak_key);
     CallBuffers buffers(input, placement);
     Outcome outcome;
     std::memcpy(outcome.state.data(), state0.data(), 32);

@@ -54,7 +54,7 @@ class GcmBuilder {
     ops_.gcm_init(&gkey_, &enc_);
   }
   const aesmux_aes_key &enc() const { return enc_; }
-  const aesmux_gcm_key &gkey() const { return gkey_; }
+  aesmux_gcm_key &gkey() const { return gkey_; }
 
   // Folds `data` into xi, zero-padding a partial last block.
   void GhashPadded(Block &xi, std::span<const uint8_t> data) const {
@@ -125,7 +125,8 @@ class GcmBuilder {
  private:
   const TierOps &ops_;
   aesmux_aes_key enc_{};
-  aesmux_gcm_key gkey_{};
+  // The kernels may complete the table of powers on first use.
+  mutable aesmux_gcm_key gkey_{};
 };
 
 class GcmTest : public TierTest {
