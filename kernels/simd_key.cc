@@ -27,12 +27,9 @@ void SimdKey::Clear() {
   tier_ = nullptr;
 }
 
-const aesmux_aes_key &SimdKey::decrypt_schedule() {
-  if (!have_decrypt_) {
-    tier_->ops.decrypt_key(&dec_, &enc_);
-    have_decrypt_ = true;
-  }
-  return dec_;
+void SimdKey::DeriveDecryptSchedule() {
+  tier_->ops.decrypt_key(&dec_, &enc_);
+  have_decrypt_ = true;
 }
 
 void SimdXtsKey::Set(const Tier &tier, std::span<const uint8_t> key) {

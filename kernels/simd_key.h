@@ -42,7 +42,11 @@ class SimdKey {
   const Tier *tier() const { return tier_; }
 
   const aesmux_aes_key &encrypt_schedule() const { return enc_; }
-  const aesmux_aes_key &decrypt_schedule();
+  // Derived on first use (inline check: every short decryption asks).
+  const aesmux_aes_key &decrypt_schedule() {
+    if (!have_decrypt_) DeriveDecryptSchedule();
+    return dec_;
+  }
 
   // Whole blocks only: `len` is a multiple of 16.
   void EcbEncrypt(uint8_t *out, const uint8_t *in, size_t len) const {
@@ -69,6 +73,8 @@ class SimdKey {
   }
 
  private:
+  void DeriveDecryptSchedule();
+
   const Tier *tier_ = nullptr;
   bool have_decrypt_ = false;
   aesmux_aes_key enc_{};
