@@ -1,5 +1,7 @@
 #include "kernels/simd_gcm.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -17,11 +19,25 @@ void StoreBigEndian64(uint8_t *out, uint64_t value) {
   }
 }
 
+// One 16-byte store of the block {low, high} (little-endian qwords): the
+// kernels load counter and length blocks whole, and a 16-byte load can take
+// its data from the store buffer only if a single store wrote all of it
+// (otherwise it waits for the stores to reach the cache).
+void StoreBlock(uint8_t out[16], uint64_t low, uint64_t high) {
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(out),
+                   _mm_set_epi64x(static_cast<int64_t>(high),
+                                  static_cast<int64_t>(low)));
+}
+
 // GCM's inc32: the last four bytes are a big-endian counter modulo 2^32.
 void IncrementCounter32(uint8_t block[16]) {
-  for (int i = 15; i >= 12; --i) {
-    if (++block[i] != 0) break;
-  }
+  uint64_t low, high;
+  std::memcpy(&low, block, 8);
+  std::memcpy(&high, block + 8, 8);
+  const uint32_t counter =
+      __builtin_bswap32(static_cast<uint32_t>(high >> 32)) + 1;
+  high = (high & 0xffffffff) | uint64_t{__builtin_bswap32(counter)} << 32;
+  StoreBlock(block, low, high);
 }
 
 }  // namespace
@@ -54,9 +70,11 @@ void SimdGcm::Start(std::span<const uint8_t> iv) {
   aad_len_ = data_len_ = 0;
 
   if (iv.size() == 12) {
-    std::memcpy(counter_, iv.data(), 12);
-    counter_[12] = counter_[13] = counter_[14] = 0;
-    counter_[15] = 1;
+    // J0 = IV || 0^31 || 1.
+    uint64_t iv_low, iv_high = 0;
+    std::memcpy(&iv_low, iv.data(), 8);
+    std::memcpy(&iv_high, iv.data() + 8, 4);
+    StoreBlock(counter_, iv_low, iv_high | uint64_t{1} << 56);
   } else {
     // J0 = GHASH(IV || 0-padding || 0^64 || [len(IV)]_64).
     uint8_t j0[16] = {};
@@ -179,10 +197,14 @@ void SimdGcm::Finish(uint8_t tag[16]) {
     SecureZero(block, sizeof(block));
   }
   uint8_t lengths[16];
-  StoreBigEndian64(lengths, aad_len_ * 8);
-  StoreBigEndian64(lengths + 8, data_len_ * 8);
+  StoreBlock(lengths, __builtin_bswap64(aad_len_ * 8),
+             __builtin_bswap64(data_len_ * 8));
   ops.ghash(&gkey_, xi, lengths, 16);
-  for (int i = 0; i < 16; ++i) tag[i] = xi[i] ^ j0_keystream_[i];
+  _mm_storeu_si128(
+      reinterpret_cast<__m128i *>(tag),
+      _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(xi)),
+                    _mm_loadu_si128(
+                        reinterpret_cast<const __m128i *>(j0_keystream_))));
   SecureZero(xi, sizeof(xi));
 }
 
