@@ -29,6 +29,20 @@ void StoreBlock(uint8_t out[16], uint64_t low, uint64_t high) {
                                   static_cast<int64_t>(low)));
 }
 
+// out = the first `len` (< 16) bytes of `in`, zero padded to a block, in
+// one 16-byte store (see StoreBlock).
+void ZeroPad(uint8_t out[16], const uint8_t in[16], size_t len) {
+  alignas(16) static constexpr uint8_t kMasks[32] = {
+      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  const __m128i mask =
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(kMasks + 16 - len));
+  _mm_storeu_si128(
+      reinterpret_cast<__m128i *>(out),
+      _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in)),
+                    mask));
+}
+
 // GCM's inc32: the last four bytes are a big-endian counter modulo 2^32.
 void IncrementCounter32(uint8_t block[16]) {
   uint64_t low, high;
@@ -96,7 +110,7 @@ void SimdGcm::Start(std::span<const uint8_t> iv) {
 
 void SimdGcm::FlushPending() {
   if (pending_len_ == 0) return;
-  std::memset(pending_ + pending_len_, 0, 16 - pending_len_);
+  ZeroPad(pending_, pending_, pending_len_);
   key_.tier()->ops.ghash(&gkey_, xi_, pending_, 16);
   pending_len_ = 0;
 }
@@ -191,8 +205,8 @@ void SimdGcm::Finish(uint8_t tag[16]) {
   uint8_t xi[16];
   std::memcpy(xi, xi_, sizeof(xi));
   if (pending_len_ != 0) {
-    uint8_t block[16] = {};
-    std::memcpy(block, pending_, pending_len_);
+    uint8_t block[16];
+    ZeroPad(block, pending_, pending_len_);
     ops.ghash(&gkey_, xi, block, 16);
     SecureZero(block, sizeof(block));
   }
