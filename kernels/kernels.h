@@ -118,7 +118,9 @@ void aesmux_gcm_decrypt_aesni(const aesmux_aes_key *enc,
 
 // ---------------------------------------------------------------------------
 // Tiers "vaes_avx2" (VAES + VPCLMULQDQ on ymm, AVX2) and "vaes_avx512"
-// (the same on zmm, AVX-512F/BW/VL). Same contracts as the aesni tier.
+// (the same on zmm, AVX-512F/BW/VL). Same contracts as the aesni tier. Key
+// expansion is the aesni tier's in both (tiers.h): the schedule layout is
+// shared and one 128-bit recurrence gains nothing from wider vectors.
 // ---------------------------------------------------------------------------
 
 void aesmux_ecb_encrypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t *out,
