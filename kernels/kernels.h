@@ -42,7 +42,10 @@ typedef struct aesmux_aes_key {
 // GHASH key material for one GCM key, precomputed by a tier's gcm_init and
 // only meaningful to kernels of that same tier (each tier chooses its own
 // layout of powers of H). Large enough for 32 powers of H plus their
-// Karatsuba halves.
+// Karatsuba halves. A tier may fill it in two stages: gcm_init computes what
+// short inputs need, and ghash, gcm_encrypt and gcm_decrypt complete it on
+// the first longer input, which is why they take it writable. A copy of the
+// struct is a valid key in whatever stage it was copied.
 typedef struct aesmux_gcm_key {
   AESMUX_ALIGNED(64) uint8_t opaque[1536];
 } aesmux_gcm_key;
@@ -100,18 +103,85 @@ void aesmux_xts_decrypt_aesni(const aesmux_aes_key *data_key,
 // gcm_init computes H = E(K, 0^128) from `enc` and this tier's powers of H.
 void aesmux_gcm_init_aesni(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
 // Folds `len` bytes (whole blocks) of `in` into `xi`.
-void aesmux_ghash_aesni(const aesmux_gcm_key *gkey, uint8_t xi[16],
+void aesmux_ghash_aesni(aesmux_gcm_key *gkey, uint8_t xi[16],
                         const uint8_t *in, size_t len);
 // Encrypts `in` in CTR mode from `ctr` and folds the ciphertext into `xi`.
 void aesmux_gcm_encrypt_aesni(const aesmux_aes_key *enc,
-                              const aesmux_gcm_key *gkey, uint8_t ctr[16],
+                              aesmux_gcm_key *gkey, uint8_t ctr[16],
                               uint8_t xi[16], uint8_t *out, const uint8_t *in,
                               size_t len);
 // Folds the ciphertext `in` into `xi` and decrypts it in CTR mode from `ctr`.
 void aesmux_gcm_decrypt_aesni(const aesmux_aes_key *enc,
-                              const aesmux_gcm_key *gkey, uint8_t ctr[16],
+                              aesmux_gcm_key *gkey, uint8_t ctr[16],
                               uint8_t xi[16], uint8_t *out, const uint8_t *in,
                               size_t len);
+
+// ---------------------------------------------------------------------------
+// Tiers "vaes_avx2" (VAES + VPCLMULQDQ on ymm, AVX2) and "vaes_avx512"
+// (the same on zmm, AVX-512F/BW/VL). Same contracts as the aesni tier. Key
+// expansion is the aesni tier's in both (tiers.h): the schedule layout is
+// shared and one 128-bit recurrence gains nothing from wider vectors.
+// ---------------------------------------------------------------------------
+
+void aesmux_ecb_encrypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t *out,
+                                  const uint8_t *in, size_t len);
+void aesmux_ecb_decrypt_vaes_avx2(const aesmux_aes_key *dec, uint8_t *out,
+                                  const uint8_t *in, size_t len);
+void aesmux_cbc_encrypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t iv[16],
+                                  uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_cbc_decrypt_vaes_avx2(const aesmux_aes_key *dec, uint8_t iv[16],
+                                  uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_ctr_crypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t counter[16],
+                                uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_xts_encrypt_vaes_avx2(const aesmux_aes_key *data_key,
+                                  const aesmux_aes_key *tweak_key,
+                                  const uint8_t iv[16], uint8_t *out,
+                                  const uint8_t *in, size_t len);
+void aesmux_xts_decrypt_vaes_avx2(const aesmux_aes_key *data_key,
+                                  const aesmux_aes_key *tweak_key,
+                                  const uint8_t iv[16], uint8_t *out,
+                                  const uint8_t *in, size_t len);
+void aesmux_gcm_init_vaes_avx2(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
+void aesmux_ghash_vaes_avx2(aesmux_gcm_key *gkey, uint8_t xi[16],
+                            const uint8_t *in, size_t len);
+void aesmux_gcm_encrypt_vaes_avx2(const aesmux_aes_key *enc,
+                                  aesmux_gcm_key *gkey, uint8_t ctr[16],
+                                  uint8_t xi[16], uint8_t *out,
+                                  const uint8_t *in, size_t len);
+void aesmux_gcm_decrypt_vaes_avx2(const aesmux_aes_key *enc,
+                                  aesmux_gcm_key *gkey, uint8_t ctr[16],
+                                  uint8_t xi[16], uint8_t *out,
+                                  const uint8_t *in, size_t len);
+
+void aesmux_ecb_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t *out,
+                                    const uint8_t *in, size_t len);
+void aesmux_ecb_decrypt_vaes_avx512(const aesmux_aes_key *dec, uint8_t *out,
+                                    const uint8_t *in, size_t len);
+void aesmux_cbc_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t iv[16],
+                                    uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_cbc_decrypt_vaes_avx512(const aesmux_aes_key *dec, uint8_t iv[16],
+                                    uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_ctr_crypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t counter[16],
+                                  uint8_t *out, const uint8_t *in, size_t len);
+void aesmux_xts_encrypt_vaes_avx512(const aesmux_aes_key *data_key,
+                                    const aesmux_aes_key *tweak_key,
+                                    const uint8_t iv[16], uint8_t *out,
+                                    const uint8_t *in, size_t len);
+void aesmux_xts_decrypt_vaes_avx512(const aesmux_aes_key *data_key,
+                                    const aesmux_aes_key *tweak_key,
+                                    const uint8_t iv[16], uint8_t *out,
+                                    const uint8_t *in, size_t len);
+void aesmux_gcm_init_vaes_avx512(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
+void aesmux_ghash_vaes_avx512(aesmux_gcm_key *gkey, uint8_t xi[16],
+                              const uint8_t *in, size_t len);
+void aesmux_gcm_encrypt_vaes_avx512(const aesmux_aes_key *enc,
+                                    aesmux_gcm_key *gkey, uint8_t ctr[16],
+                                    uint8_t xi[16], uint8_t *out,
+                                    const uint8_t *in, size_t len);
+void aesmux_gcm_decrypt_vaes_avx512(const aesmux_aes_key *enc,
+                                    aesmux_gcm_key *gkey, uint8_t ctr[16],
+                                    uint8_t xi[16], uint8_t *out,
+                                    const uint8_t *in, size_t len);
 
 // ---------------------------------------------------------------------------
 // Multi-buffer CBC encryption (kernels/mb/): up to 16 independent streams

@@ -1,5 +1,7 @@
 #include "kernels/simd_gcm.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -17,17 +19,47 @@ void StoreBigEndian64(uint8_t *out, uint64_t value) {
   }
 }
 
+// One 16-byte store of the block {low, high} (little-endian qwords): the
+// kernels load counter and length blocks whole, and a 16-byte load can take
+// its data from the store buffer only if a single store wrote all of it
+// (otherwise it waits for the stores to reach the cache).
+void StoreBlock(uint8_t out[16], uint64_t low, uint64_t high) {
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(out),
+                   _mm_set_epi64x(static_cast<int64_t>(high),
+                                  static_cast<int64_t>(low)));
+}
+
+// out = the first `len` (< 16) bytes of `in`, zero padded to a block, in
+// one 16-byte store (see StoreBlock).
+void ZeroPad(uint8_t out[16], const uint8_t in[16], size_t len) {
+  alignas(16) static constexpr uint8_t kMasks[32] = {
+      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  const __m128i mask =
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(kMasks + 16 - len));
+  _mm_storeu_si128(
+      reinterpret_cast<__m128i *>(out),
+      _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in)),
+                    mask));
+}
+
 // GCM's inc32: the last four bytes are a big-endian counter modulo 2^32.
 void IncrementCounter32(uint8_t block[16]) {
-  for (int i = 15; i >= 12; --i) {
-    if (++block[i] != 0) break;
-  }
+  uint64_t low, high;
+  std::memcpy(&low, block, 8);
+  std::memcpy(&high, block + 8, 8);
+  const uint32_t counter =
+      __builtin_bswap32(static_cast<uint32_t>(high >> 32)) + 1;
+  high = (high & 0xffffffff) | uint64_t{__builtin_bswap32(counter)} << 32;
+  StoreBlock(block, low, high);
 }
 
 }  // namespace
 
+// As SimdKey::Set, the powers of H are overwritten in place; only a change
+// of tier (another layout) wipes them first.
 void SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
-  Clear();
+  if (key_.tier() != &tier) Clear();
   key_.Set(tier, key);
   tier.ops.gcm_init(&gkey_, &key_.encrypt_schedule());
 }
@@ -52,9 +84,11 @@ void SimdGcm::Start(std::span<const uint8_t> iv) {
   aad_len_ = data_len_ = 0;
 
   if (iv.size() == 12) {
-    std::memcpy(counter_, iv.data(), 12);
-    counter_[12] = counter_[13] = counter_[14] = 0;
-    counter_[15] = 1;
+    // J0 = IV || 0^31 || 1.
+    uint64_t iv_low, iv_high = 0;
+    std::memcpy(&iv_low, iv.data(), 8);
+    std::memcpy(&iv_high, iv.data() + 8, 4);
+    StoreBlock(counter_, iv_low, iv_high | uint64_t{1} << 56);
   } else {
     // J0 = GHASH(IV || 0-padding || 0^64 || [len(IV)]_64).
     uint8_t j0[16] = {};
@@ -76,7 +110,7 @@ void SimdGcm::Start(std::span<const uint8_t> iv) {
 
 void SimdGcm::FlushPending() {
   if (pending_len_ == 0) return;
-  std::memset(pending_ + pending_len_, 0, 16 - pending_len_);
+  ZeroPad(pending_, pending_, pending_len_);
   key_.tier()->ops.ghash(&gkey_, xi_, pending_, 16);
   pending_len_ = 0;
 }
@@ -171,16 +205,20 @@ void SimdGcm::Finish(uint8_t tag[16]) {
   uint8_t xi[16];
   std::memcpy(xi, xi_, sizeof(xi));
   if (pending_len_ != 0) {
-    uint8_t block[16] = {};
-    std::memcpy(block, pending_, pending_len_);
+    uint8_t block[16];
+    ZeroPad(block, pending_, pending_len_);
     ops.ghash(&gkey_, xi, block, 16);
     SecureZero(block, sizeof(block));
   }
   uint8_t lengths[16];
-  StoreBigEndian64(lengths, aad_len_ * 8);
-  StoreBigEndian64(lengths + 8, data_len_ * 8);
+  StoreBlock(lengths, __builtin_bswap64(aad_len_ * 8),
+             __builtin_bswap64(data_len_ * 8));
   ops.ghash(&gkey_, xi, lengths, 16);
-  for (int i = 0; i < 16; ++i) tag[i] = xi[i] ^ j0_keystream_[i];
+  _mm_storeu_si128(
+      reinterpret_cast<__m128i *>(tag),
+      _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(xi)),
+                    _mm_loadu_si128(
+                        reinterpret_cast<const __m128i *>(j0_keystream_))));
   SecureZero(xi, sizeof(xi));
 }
 

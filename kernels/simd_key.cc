@@ -1,15 +1,23 @@
 #include "kernels/simd_key.h"
 
-#include <string.h>
-
 namespace aesmux::kernels {
 
-void SecureZero(void *ptr, size_t len) { explicit_bzero(ptr, len); }
-
+// Re-keying overwrites the schedule instead of wiping it first (speed's
+// GCM, and TLS stacks that pass the key with every IV, re-key per message):
+// what the new schedule does not cover (a longer old key's last round keys,
+// a decryption schedule) is wiped, nothing else.
 void SimdKey::Set(const Tier &tier, std::span<const uint8_t> key) {
-  Clear();
+  const uint32_t old_rounds = tier_ != nullptr ? enc_.rounds : 0;
+  if (have_decrypt_) {
+    SecureZero(&dec_, sizeof(dec_));
+    have_decrypt_ = false;
+  }
   tier.ops.expand_key(&enc_, key.data(), key.size());
   tier_ = &tier;
+  if (old_rounds > enc_.rounds) {
+    SecureZero(enc_.round_keys[enc_.rounds + 1],
+               16 * (old_rounds - enc_.rounds));
+  }
 }
 
 void SimdKey::Clear() {
@@ -19,12 +27,9 @@ void SimdKey::Clear() {
   tier_ = nullptr;
 }
 
-const aesmux_aes_key &SimdKey::decrypt_schedule() {
-  if (!have_decrypt_) {
-    tier_->ops.decrypt_key(&dec_, &enc_);
-    have_decrypt_ = true;
-  }
-  return dec_;
+void SimdKey::DeriveDecryptSchedule() {
+  tier_->ops.decrypt_key(&dec_, &enc_);
+  have_decrypt_ = true;
 }
 
 void SimdXtsKey::Set(const Tier &tier, std::span<const uint8_t> key) {

@@ -2,13 +2,15 @@
 // operations of that tier. The tier is fixed when the key is set, so the
 // operations below are plain indirect calls with no feature checks.
 //
-// Key material (both schedules) is wiped when the key is replaced or the
-// object is destroyed.
+// Key material (both schedules) is wiped when the object is cleared or
+// destroyed; a new key overwrites the old one, and whatever of the old
+// schedules the new key does not overwrite is wiped.
 #ifndef AESMUX_KERNELS_SIMD_KEY_H_
 #define AESMUX_KERNELS_SIMD_KEY_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "kernels/kernels.h"
@@ -16,8 +18,14 @@
 
 namespace aesmux::kernels {
 
-// Overwrites `bytes` in a way the compiler may not elide.
-void SecureZero(void *ptr, size_t len);
+// Overwrites `len` bytes at `ptr` in a way the compiler may not elide: the
+// empty asm takes the pointer and clobbers memory, so the stores must
+// happen. Inline rather than explicit_bzero, a library call, because a GCM
+// message wipes five small buffers (16 to 64 bytes) on its way.
+inline void SecureZero(void *ptr, size_t len) {
+  std::memset(ptr, 0, len);
+  __asm__ __volatile__("" : : "r"(ptr) : "memory");
+}
 
 class SimdKey {
  public:
@@ -34,7 +42,11 @@ class SimdKey {
   const Tier *tier() const { return tier_; }
 
   const aesmux_aes_key &encrypt_schedule() const { return enc_; }
-  const aesmux_aes_key &decrypt_schedule();
+  // Derived on first use (inline check: every short decryption asks).
+  const aesmux_aes_key &decrypt_schedule() {
+    if (!have_decrypt_) DeriveDecryptSchedule();
+    return dec_;
+  }
 
   // Whole blocks only: `len` is a multiple of 16.
   void EcbEncrypt(uint8_t *out, const uint8_t *in, size_t len) const {
@@ -61,6 +73,8 @@ class SimdKey {
   }
 
  private:
+  void DeriveDecryptSchedule();
+
   const Tier *tier_ = nullptr;
   bool have_decrypt_ = false;
   aesmux_aes_key enc_{};

@@ -56,12 +56,12 @@ struct TierOps {
                       const aesmux_aes_key *tweak_key, const uint8_t iv[16],
                       uint8_t *out, const uint8_t *in, size_t len);
   void (*gcm_init)(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
-  void (*ghash)(const aesmux_gcm_key *gkey, uint8_t xi[16], const uint8_t *in,
+  void (*ghash)(aesmux_gcm_key *gkey, uint8_t xi[16], const uint8_t *in,
                 size_t len);
-  void (*gcm_encrypt)(const aesmux_aes_key *enc, const aesmux_gcm_key *gkey,
+  void (*gcm_encrypt)(const aesmux_aes_key *enc, aesmux_gcm_key *gkey,
                       uint8_t ctr[16], uint8_t xi[16], uint8_t *out,
                       const uint8_t *in, size_t len);
-  void (*gcm_decrypt)(const aesmux_aes_key *enc, const aesmux_gcm_key *gkey,
+  void (*gcm_decrypt)(const aesmux_aes_key *enc, aesmux_gcm_key *gkey,
                       uint8_t ctr[16], uint8_t xi[16], uint8_t *out,
                       const uint8_t *in, size_t len);
 };
@@ -74,6 +74,25 @@ struct Tier {
 
 // Every tier built into this library, best first.
 inline constexpr std::array kTiers = {
+    Tier{"vaes_avx512",
+         kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |
+             kVpclmulqdq | kAvx512f | kAvx512bw | kAvx512vl,
+         TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
+                 aesmux_ecb_encrypt_vaes_avx512, aesmux_ecb_decrypt_vaes_avx512,
+                 aesmux_cbc_encrypt_vaes_avx512, aesmux_cbc_decrypt_vaes_avx512,
+                 aesmux_ctr_crypt_vaes_avx512, aesmux_xts_encrypt_vaes_avx512,
+                 aesmux_xts_decrypt_vaes_avx512, aesmux_gcm_init_vaes_avx512,
+                 aesmux_ghash_vaes_avx512, aesmux_gcm_encrypt_vaes_avx512,
+                 aesmux_gcm_decrypt_vaes_avx512}},
+    Tier{"vaes_avx2",
+         kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kVaes | kVpclmulqdq,
+         TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
+                 aesmux_ecb_encrypt_vaes_avx2, aesmux_ecb_decrypt_vaes_avx2,
+                 aesmux_cbc_encrypt_vaes_avx2, aesmux_cbc_decrypt_vaes_avx2,
+                 aesmux_ctr_crypt_vaes_avx2, aesmux_xts_encrypt_vaes_avx2,
+                 aesmux_xts_decrypt_vaes_avx2, aesmux_gcm_init_vaes_avx2,
+                 aesmux_ghash_vaes_avx2, aesmux_gcm_encrypt_vaes_avx2,
+                 aesmux_gcm_decrypt_vaes_avx2}},
     Tier{"aesni", kSse41 | kAesni | kPclmulqdq,
          TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
                  aesmux_ecb_encrypt_aesni, aesmux_ecb_decrypt_aesni,

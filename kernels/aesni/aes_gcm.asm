@@ -33,7 +33,7 @@ FUNC_BEGIN aesmux_gcm_init_aesni
         ret
 FUNC_END aesmux_gcm_init_aesni
 
-;; void aesmux_ghash_aesni(const aesmux_gcm_key *gkey, uint8_t xi[16],
+;; void aesmux_ghash_aesni(aesmux_gcm_key *gkey, uint8_t xi[16],
 ;;                         const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_ghash_aesni
         shr     rcx, 4
@@ -53,7 +53,7 @@ FUNC_BEGIN aesmux_ghash_aesni
 FUNC_END aesmux_ghash_aesni
 
 ;; void aesmux_gcm_encrypt_aesni(const aesmux_aes_key *enc,
-;;                               const aesmux_gcm_key *gkey, uint8_t ctr[16],
+;;                               aesmux_gcm_key *gkey, uint8_t ctr[16],
 ;;                               uint8_t xi[16], uint8_t *out,
 ;;                               const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_gcm_encrypt_aesni
@@ -61,7 +61,7 @@ FUNC_BEGIN aesmux_gcm_encrypt_aesni
 FUNC_END aesmux_gcm_encrypt_aesni
 
 ;; void aesmux_gcm_decrypt_aesni(const aesmux_aes_key *enc,
-;;                               const aesmux_gcm_key *gkey, uint8_t ctr[16],
+;;                               aesmux_gcm_key *gkey, uint8_t ctr[16],
 ;;                               uint8_t xi[16], uint8_t *out,
 ;;                               const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_gcm_decrypt_aesni

@@ -84,29 +84,18 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   return 1;
 }
 
-int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
-                const unsigned char *in, size_t inl) noexcept {
-  auto *ctx = static_cast<GenericCtx *>(vctx);
+// Everything but BlockUpdate's common case: no key, TLS records, partial
+// blocks held between updates, the last block held back when decrypting
+// with padding. Out of line, so the common case's function stays small.
+[[gnu::noinline]] int BlockUpdateGeneral(GenericCtx *ctx, unsigned char *out,
+                                         size_t *outl, size_t outsize,
+                                         const unsigned char *in, size_t inl) {
   if (!ctx->key_set) {
     ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
     return 0;
   }
   if (ctx->tls_version > 0) {
     return TlsRecordUpdate(ctx, out, outl, outsize, in, inl);
-  }
-
-  // The common case, kept short for small requests: nothing held, whole
-  // blocks in, and no block to hold back.
-  if (ctx->buf_len == 0 && (inl & (kAesBlock - 1)) == 0 && inl != 0 &&
-      (ctx->encrypt || !ctx->pad)) {
-    if (outsize < inl) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
-      return 0;
-    }
-    const Segment segment{out, in, inl};
-    if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
-    *outl = inl;
-    return 1;
   }
 
   // Complete a held partial block first.
@@ -158,6 +147,25 @@ int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
   }
   *outl = produced + whole;
   return 1;
+}
+
+// The common case first, kept short for small requests: nothing held,
+// whole blocks in, and no block to hold back.
+int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
+                const unsigned char *in, size_t inl) noexcept {
+  auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (ctx->key_set && ctx->tls_version == 0 && ctx->buf_len == 0 &&
+      (inl & (kAesBlock - 1)) == 0 && inl != 0 && outsize >= inl &&
+      (ctx->encrypt || !ctx->pad)) {
+    uint8_t *iv = ctx->family == Family::kCbc ? ctx->iv : nullptr;
+    if (!ctx->engine.RunWholeBlocks(ctx->direction(), iv, out, in, inl)) {
+      ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+      return 0;
+    }
+    *outl = inl;
+    return 1;
+  }
+  return BlockUpdateGeneral(ctx, out, outl, outsize, in, inl);
 }
 
 int BlockFinal(void *vctx, unsigned char *out, size_t *outl,

@@ -355,7 +355,7 @@ int GcmCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
 
 // The IV as "iv" and "updated-iv": a copy first, else a pointer.
 bool GetIvParam(GcmCtx *ctx, OSSL_PARAM params[], const char *key) {
-  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  OSSL_PARAM *p = FindParam(params, key);
   if (p == nullptr) return true;
   if (ctx->iv_state == IvState::kUninitialised) return false;
   if (ctx->iv_len > p->data_size) {
@@ -382,7 +382,7 @@ int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
                     ctx->tls_aad_pad)) {
     return 0;
   }
-  if (OSSL_PARAM *p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD_TAG)) {
+  if (OSSL_PARAM *p = FindParam(params, OSSL_CIPHER_PARAM_AEAD_TAG)) {
     const size_t size = p->data_size;
     // The tag exists only after an encryption has finished.
     if (size == 0 || size > kTagLen || !ctx->encrypt ||
@@ -396,7 +396,7 @@ int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
     }
   }
   if (OSSL_PARAM *p =
-          OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN)) {
+          FindParam(params, OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN)) {
     if (p->data == nullptr || p->data_type != OSSL_PARAM_OCTET_STRING ||
         !GetIvGen(ctx, static_cast<uint8_t *>(p->data), p->data_size)) {
       return 0;
@@ -410,7 +410,7 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   if (params == nullptr) return 1;
 
   if (const OSSL_PARAM *p =
-          OSSL_PARAM_locate_const(params, OSSL_CIPHER_PARAM_AEAD_TAG)) {
+          FindParam(params, OSSL_CIPHER_PARAM_AEAD_TAG)) {
     void *tag = ctx->tag;
     size_t size = 0;
     if (!OSSL_PARAM_get_octet_string(p, &tag, kTagLen, &size)) {
@@ -445,7 +445,7 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   }
 
   if (const OSSL_PARAM *p =
-          OSSL_PARAM_locate_const(params, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD)) {
+          FindParam(params, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD)) {
     if (p->data_type != OSSL_PARAM_OCTET_STRING) {
       ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
       return 0;
@@ -459,7 +459,7 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
     ctx->tls_aad_pad = pad;
   }
 
-  if (const OSSL_PARAM *p = OSSL_PARAM_locate_const(
+  if (const OSSL_PARAM *p = FindParam(
           params, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED)) {
     if (p->data_type != OSSL_PARAM_OCTET_STRING ||
         !SetTlsIvFixed(ctx, static_cast<const uint8_t *>(p->data),
@@ -469,7 +469,7 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
     }
   }
 
-  if (const OSSL_PARAM *p = OSSL_PARAM_locate_const(
+  if (const OSSL_PARAM *p = FindParam(
           params, OSSL_CIPHER_PARAM_AEAD_TLS1_SET_IV_INV)) {
     if (p->data == nullptr || p->data_type != OSSL_PARAM_OCTET_STRING ||
         !SetIvInv(ctx, static_cast<const uint8_t *>(p->data), p->data_size)) {

@@ -88,7 +88,7 @@ bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len) {
 namespace {
 
 bool SetTlsMacParam(OSSL_PARAM params[], GenericCtx *ctx) {
-  OSSL_PARAM *p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_TLS_MAC);
+  OSSL_PARAM *p = FindParam(params, OSSL_CIPHER_PARAM_TLS_MAC);
   if (p == nullptr ||
       OSSL_PARAM_set_octet_ptr(p, ctx->tls_mac, ctx->tls_mac_size)) {
     return true;

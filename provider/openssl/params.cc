@@ -50,30 +50,30 @@ const OSSL_PARAM kAlgorithmGettable[] = {
 }  // namespace
 
 bool SetSizeParam(OSSL_PARAM params[], const char *key, size_t value) {
-  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  OSSL_PARAM *p = FindParam(params, key);
   return p == nullptr || OSSL_PARAM_set_size_t(p, value) || Failed();
 }
 
 bool SetUintParam(OSSL_PARAM params[], const char *key, unsigned int value) {
-  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  OSSL_PARAM *p = FindParam(params, key);
   return p == nullptr || OSSL_PARAM_set_uint(p, value) || Failed();
 }
 
 bool SetIntParam(OSSL_PARAM params[], const char *key, int value) {
-  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  OSSL_PARAM *p = FindParam(params, key);
   return p == nullptr || OSSL_PARAM_set_int(p, value) || Failed();
 }
 
 bool SetIvParam(OSSL_PARAM params[], const char *key, const uint8_t *iv,
                 size_t len) {
-  OSSL_PARAM *p = OSSL_PARAM_locate(params, key);
+  OSSL_PARAM *p = FindParam(params, key);
   return p == nullptr || OSSL_PARAM_set_octet_ptr(p, iv, len) ||
          OSSL_PARAM_set_octet_string(p, iv, len) || Failed();
 }
 
 bool GetUintParam(const OSSL_PARAM params[], const char *key,
                   unsigned int *value, bool *found) {
-  const OSSL_PARAM *p = OSSL_PARAM_locate_const(params, key);
+  const OSSL_PARAM *p = FindParam(params, key);
   *found = p != nullptr;
   if (p == nullptr || OSSL_PARAM_get_uint(p, value)) return true;
   ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
@@ -82,7 +82,7 @@ bool GetUintParam(const OSSL_PARAM params[], const char *key,
 
 bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
                   bool *found) {
-  const OSSL_PARAM *p = OSSL_PARAM_locate_const(params, key);
+  const OSSL_PARAM *p = FindParam(params, key);
   *found = p != nullptr;
   if (p == nullptr || OSSL_PARAM_get_size_t(p, value)) return true;
   ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);

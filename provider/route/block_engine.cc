@@ -12,11 +12,17 @@
 namespace aesmux::route {
 namespace {
 
-// CTR's counter block is one 128-bit big-endian integer.
+// CTR's counter block is one 128-bit big-endian integer. Two 8-byte
+// stores, as the kernels write it, so that their 8-byte loads of it are
+// forwarded from the stores.
 void IncrementCounter128(uint8_t counter[16]) {
-  for (int i = 15; i >= 0; --i) {
-    if (++counter[i] != 0) break;
-  }
+  uint64_t high, low;
+  std::memcpy(&high, counter, 8);
+  std::memcpy(&low, counter + 8, 8);
+  low = __builtin_bswap64(__builtin_bswap64(low) + 1);
+  if (low == 0) high = __builtin_bswap64(__builtin_bswap64(high) + 1);
+  std::memcpy(counter, &high, 8);
+  std::memcpy(counter + 8, &low, 8);
 }
 
 // Runs one CTR segment: whole blocks through `blocks`, then a partial tail

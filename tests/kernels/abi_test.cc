@@ -1,7 +1,9 @@
 // Every kernel honours the SysV ABI (rbx, rbp, r12..r15 preserved, direction
 // flag clear) and leaves no key material, data or keystream in vector
-// registers: on return each xmm register is either untouched or zero.
-// Lengths are chosen to run the 8-block loops and every tail step.
+// registers: on return every 16-byte lane of every vector register is either
+// untouched or zero. On a CPU with AVX-512 that covers zmm0..zmm31 at full
+// width (the VAES tiers' upper lanes and zmm16..zmm31), otherwise xmm0..15.
+// Lengths are chosen to run the main loops and every tail step.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -11,6 +13,9 @@
 extern "C" uint32_t aesmux_test_call_checked(const void *fn,
                                              const uint64_t args[8],
                                              uint8_t xmm_after[256]);
+extern "C" uint32_t aesmux_test_call_checked_zmm(const void *fn,
+                                                 const uint64_t args[8],
+                                                 uint8_t zmm_after[2048]);
 
 namespace aesmux::kernels::testing {
 namespace {
@@ -31,20 +36,30 @@ class AbiTest : public TierTest {
   void CallChecked(const char *what, Fn *fn, Args... args) {
     static_assert(sizeof...(Args) <= 8);
     uint64_t regs[8] = {Arg(args)...};
-    uint8_t xmm[256];
+    const bool zmm = (DetectCpuFeatures() & kAvx512f) != 0;
+    const int num_regs = zmm ? 32 : 16;
+    const int reg_bytes = zmm ? 64 : 16;
+    uint8_t after[2048];
     const uint32_t clobbered =
-        aesmux_test_call_checked(reinterpret_cast<const void *>(fn), regs, xmm);
+        zmm ? aesmux_test_call_checked_zmm(reinterpret_cast<const void *>(fn),
+                                           regs, after)
+            : aesmux_test_call_checked(reinterpret_cast<const void *>(fn),
+                                       regs, after);
     EXPECT_EQ(clobbered, 0u)
         << what << ": callee-saved registers changed (bits: rbx, rbp, r12, "
         << "r13, r14, r15, DF)";
-    for (int r = 0; r < 16; ++r) {
-      const std::span<const uint8_t> reg(xmm + 16 * r, 16);
-      const bool untouched = std::all_of(reg.begin(), reg.end(),
-                                         [](uint8_t b) { return b == 0xff; });
-      const bool zero =
-          std::all_of(reg.begin(), reg.end(), [](uint8_t b) { return b == 0; });
-      EXPECT_TRUE(untouched || zero)
-          << what << " left xmm" << r << " = " << Hex(reg);
+    for (int r = 0; r < num_regs; ++r) {
+      for (int lane = 0; lane < reg_bytes / 16; ++lane) {
+        const std::span<const uint8_t> chunk(after + reg_bytes * r + 16 * lane,
+                                             16);
+        const bool untouched = std::all_of(
+            chunk.begin(), chunk.end(), [](uint8_t b) { return b == 0xff; });
+        const bool zero = std::all_of(chunk.begin(), chunk.end(),
+                                      [](uint8_t b) { return b == 0; });
+        EXPECT_TRUE(untouched || zero)
+            << what << " left " << (zmm ? "zmm" : "xmm") << r << " lane "
+            << lane << " = " << Hex(chunk);
+      }
     }
   }
 };
@@ -60,8 +75,10 @@ TEST_P(AbiTest, EveryKernelPreservesRegistersAndClearsVectors) {
     aesmux_gcm_key gkey{};
     CallChecked("gcm_init", ops().gcm_init, &gkey, &enc);
 
-    // 8*3 + 7 blocks: the main loops and every tail step.
-    const size_t len = 16 * 31;
+    // 67 blocks: two 32-block groups and a tail of 3 (AVX-512 GCM), eight
+    // 8-vector loops of ymm plus a partial vector, and so on for every
+    // tier's loop and tail steps.
+    const size_t len = 16 * 67;
     Bytes in = rng_.RandomBytes(len + 5), out(len + 5);
     uint8_t iv[16] = {}, xi[16] = {};
     CallChecked("ecb_encrypt", ops().ecb_encrypt, &enc, out.data(), in.data(),
@@ -91,6 +108,7 @@ TEST_P(AbiTest, EveryKernelPreservesRegistersAndClearsVectors) {
 // The trampoline itself must be able to see a clobber, or the test above
 // proves nothing: a function that zeroes rbx and leaves data in xmm3.
 extern "C" void aesmux_test_misbehave();
+extern "C" void aesmux_test_misbehave_zmm();
 
 TEST_P(AbiTest, TrampolineDetectsViolations) {
   uint64_t regs[8] = {};
@@ -99,6 +117,13 @@ TEST_P(AbiTest, TrampolineDetectsViolations) {
       reinterpret_cast<const void *>(aesmux_test_misbehave), regs, xmm);
   EXPECT_EQ(clobbered, 1u);
   EXPECT_EQ(xmm[16 * 3], 0x42);
+  if ((DetectCpuFeatures() & kAvx512f) == 0) return;
+  uint8_t zmm[2048];
+  EXPECT_EQ(aesmux_test_call_checked_zmm(
+                reinterpret_cast<const void *>(aesmux_test_misbehave_zmm), regs,
+                zmm),
+            1u);
+  EXPECT_EQ(zmm[64 * 17 + 48], 0x42);
 }
 
 AESMUX_INSTANTIATE_FOR_ALL_TIERS(AbiTest);

@@ -8,11 +8,23 @@
 // (one EVP_CipherUpdate per message, key set once), so the OpenSSL column
 // includes EVP's per-call overhead, which dominates at 16 bytes.
 //
+// --cycles prints core clock cycles per byte at 1 and 16 KiB next to the
+// lower bound of the tier on this class of CPU (see Bound()): the minimum
+// over --calls single calls timed with RDTSC (the minimum, because on a
+// shared machine a call can only be slowed down, never sped up, by its
+// neighbours), the timing overhead subtracted. The TSC does not count core
+// cycles (2.3 GHz on the test machine, while the cores run at about
+// 2.9 GHz): the ratio is measured as the fastest run of a chain of dependent
+// 64-bit IMULs, whose latency is 3 cycles on every x86-64 core in
+// question.
+//
 //   kernel_bench [--tier NAME] [--filter SUBSTRING] [--runs N] [--ms M]
-//                [--key-bits 128,192,256]
+//                [--key-bits 128,192,256] [--cycles] [--calls N]
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/provider.h>
+
+#include <x86intrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -31,11 +43,13 @@ namespace aesmux::kernels {
 namespace {
 
 struct Options {
-  std::string tier = "aesni";
+  std::string tier;  // empty: the best tier of this CPU
   std::string filter;
   int runs = 11;
   double batch_ms = 4;
   std::vector<int> key_bits = {128, 256};
+  bool cycles = false;
+  int calls = 3000;
 };
 
 struct CtxDeleter {
@@ -91,8 +105,58 @@ struct Result {
 };
 
 // Alternating batches; `reset` runs before each OpenSSL batch (untimed).
+// Core clock cycles per TSC tick: a chain of dependent IMULs (latency 3
+// cycles), fastest of many short runs.
+double CoreCyclesPerTick() {
+  uint64_t best = ~uint64_t{0};
+  constexpr long kIterations = 100'000;
+  for (int t = 0; t < 200; ++t) {
+    long n = kIterations;
+    uint64_t x = 3;
+    _mm_lfence();
+    const uint64_t start = __rdtsc();
+    __asm__ volatile(
+        "1:\n\t"
+        "imul %0, %0\n\t"
+        "imul %0, %0\n\t"
+        "imul %0, %0\n\t"
+        "imul %0, %0\n\t"
+        "dec %1\n\t"
+        "jnz 1b"
+        : "+r"(x), "+r"(n));
+    _mm_lfence();
+    best = std::min<uint64_t>(best, __rdtsc() - start);
+  }
+  return kIterations * 4 * 3.0 / best;
+}
+
+// Minimum TSC ticks of one call of `op`, the timing overhead subtracted.
+double MinTicks(const Op &op, int calls) {
+  auto measure = [calls](const Op &f) {
+    uint64_t best = ~uint64_t{0};
+    for (int i = 0; i < calls; ++i) {
+      _mm_lfence();
+      const uint64_t start = __rdtsc();
+      _mm_lfence();
+      f();
+      _mm_lfence();
+      best = std::min<uint64_t>(best, __rdtsc() - start);
+    }
+    return static_cast<double>(best);
+  };
+  for (int i = 0; i < 100; ++i) op();
+  return measure(op) - measure([] {});
+}
+
+// In --cycles mode: TSC ticks per byte of each side (minimum of single
+// calls).
 Result Compare(const Op &ours, const Op &openssl, const Op &reset,
                size_t bytes_per_call, const Options &opt) {
+  if (opt.cycles) {
+    const double a = MinTicks(ours, opt.calls) / bytes_per_call;
+    reset();
+    return {a, MinTicks(openssl, opt.calls) / bytes_per_call};
+  }
   const double batch = opt.batch_ms / 1000;
   reset();
   ours();
@@ -109,9 +173,32 @@ Result Compare(const Op &ours, const Op &openssl, const Op &reset,
   return {Median(a), Median(b)};
 }
 
+
+// Lower bound in core cycles per byte for `op` on `tier`, on a core that
+// issues 4 AES block-rounds per cycle with VAES (one zmm or two ymm VAESENC
+// per cycle, latency 3: Intel Golden Cove / Sapphire Rapids, measured with
+// a microbenchmark on the test machine) or 2 with AES-NI, and one
+// VPCLMULQDQ per cycle on a port AES does not use. Parallel modes and GCM:
+// AES rounds / block-rounds per cycle / 16. CBC encryption: one chain,
+// rounds x latency 3 per block. GHASH: VPCLMULQDQ per block (schoolbook 4
+// per vector plus 2 per group for the reduction; aesni: Karatsuba 3 per
+// block plus 2 per 8 blocks).
+double Bound(const std::string &tier, const std::string &op, int bits) {
+  const double rounds = bits / 32 + 6;
+  const bool vaes = tier.rfind("vaes", 0) == 0;
+  if (op == "cbc-enc") return rounds * 3 / 16;
+  if (op == "ghash") {
+    if (tier == "vaes_avx512") return 18.0 / 256;
+    if (tier == "vaes_avx2") return 18.0 / 128;
+    return 26.0 / 128;
+  }
+  return rounds / (vaes ? 4 : 2) / 16;
+}
+
 class Bench {
  public:
-  Bench(const Tier &tier, const Options &opt) : ops_(tier.ops), opt_(opt) {
+  Bench(const Tier &tier, const Options &opt)
+      : ops_(tier.ops), tier_name_(tier.name), opt_(opt) {
     libctx_ = OSSL_LIB_CTX_new();
     if (libctx_ == nullptr ||
         OSSL_PROVIDER_load(libctx_, "default") == nullptr) {
@@ -121,8 +208,18 @@ class Bench {
   ~Bench() { OSSL_LIB_CTX_free(libctx_); }
 
   void Run() {
-    std::printf("%-12s %4s %7s %12s %12s %7s\n", "operation", "key", "bytes",
-                "ours MB/s", "OpenSSL MB/s", "ratio");
+    double per_tick = 0;
+    if (opt_.cycles) {
+      per_tick = CoreCyclesPerTick();
+      std::printf(
+          "%.3f core cycles per TSC tick (IMUL chain); minimum of %d calls\n",
+          per_tick, opt_.calls);
+      std::printf("%-12s %4s %7s %10s %10s %10s %8s\n", "operation", "key",
+                  "bytes", "ours c/B", "OpenSSL", "bound", "of bound");
+    } else {
+      std::printf("%-12s %4s %7s %12s %12s %7s\n", "operation", "key",
+                  "bytes", "ours MB/s", "OpenSSL MB/s", "ratio");
+    }
     const char *names[] = {"ecb-enc", "ecb-dec", "cbc-enc", "cbc-dec", "ctr",
                            "xts-enc", "xts-dec", "gcm-enc", "gcm-dec", "ghash"};
     for (const char *name : names) {
@@ -135,12 +232,26 @@ class Bench {
               label.find(opt_.filter) == std::string::npos) {
             continue;
           }
+          if (opt_.cycles && size < 1024) continue;
           const Result r = RunOne(name, bits, size);
-          std::printf("%-12s %4d %7zu %12.0f %12.0f %7.2f\n", name, bits, size,
-                      r.ours, r.openssl, r.ours / r.openssl);
+          if (opt_.cycles) {
+            const double ours = r.ours * per_tick;
+            const double bound = Bound(tier_name_, name, bits);
+            std::printf("%-12s %4d %7zu %10.3f %10.3f %10.3f %7.0f%%\n", name,
+                        bits, size, ours, r.openssl * per_tick, bound,
+                        100 * bound / ours);
+          } else {
+            std::printf("%-12s %4d %7zu %12.0f %12.0f %7.2f\n", name, bits,
+                        size, r.ours, r.openssl, r.ours / r.openssl);
+          }
           std::fflush(stdout);
         }
       }
+    }
+    if (opt_.cycles) {
+      std::printf("%.3f core cycles per TSC tick after the table\n",
+                  CoreCyclesPerTick());
+      return;
     }
     for (int bits : opt_.key_bits) KeySetup(bits);
   }
@@ -305,6 +416,7 @@ class Bench {
   }
 
   const TierOps &ops_;
+  std::string tier_name_;
   const Options &opt_;
   OSSL_LIB_CTX *libctx_ = nullptr;
 };
@@ -325,6 +437,10 @@ Options ParseOptions(int argc, char **argv) {
       opt.runs = std::max(1, std::atoi(value().c_str()));
     } else if (arg == "--ms") {
       opt.batch_ms = std::max(0.1, std::atof(value().c_str()));
+    } else if (arg == "--cycles") {
+      opt.cycles = true;
+    } else if (arg == "--calls") {
+      opt.calls = std::max(1, std::atoi(value().c_str()));
     } else if (arg == "--key-bits") {
       opt.key_bits.clear();
       const std::string list = value();
@@ -336,7 +452,7 @@ Options ParseOptions(int argc, char **argv) {
       }
     } else {
       Die("usage: kernel_bench [--tier NAME] [--filter SUBSTRING] [--runs N] "
-          "[--ms M] [--key-bits 128,192,256]");
+          "[--ms M] [--key-bits 128,192,256] [--cycles] [--calls N]");
     }
   }
   return opt;
@@ -348,9 +464,9 @@ Options ParseOptions(int argc, char **argv) {
 int main(int argc, char **argv) {
   using namespace aesmux::kernels;
   const Options opt = ParseOptions(argc, argv);
-  const Tier *tier = TierByName(opt.tier);
-  if (tier == nullptr) Die("no tier named " + opt.tier);
   const CpuFeatures cpu = DetectCpuFeatures();
+  const Tier *tier = opt.tier.empty() ? BestTier(cpu) : TierByName(opt.tier);
+  if (tier == nullptr) Die("no tier named '" + opt.tier + "'");
   if (!Supported(*tier, cpu)) {
     Die("CPU lacks " + DescribeCpuFeatures(tier->required & ~cpu) +
         " needed by tier " + std::string(tier->name));

@@ -1,12 +1,12 @@
-;; constants.asm: read-only constants shared by the aesni kernels, defined
+;; constants.asm: read-only constants shared by every tier's kernels, defined
 ;; once. Declarations with their meaning are in include/common.inc.
 
 %define AESMUX_DEFINING_CONSTANTS
 %include "common.inc"
 
-%macro CONST 1
+%macro CONST 1-2 16
         global  %1:data hidden
-        align   16
+        align   %2
 %1:
 %endmacro
 
@@ -17,19 +17,22 @@ section .rodata
 CONST aesmux_aesni_bswap128
         db      15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0
 
-;; CTR increments for the byte-reversed counter: {k, 0} as qwords.
-CONST aesmux_aesni_ctr_inc
+;; CTR increments for the byte-reversed counter: {k, 0} as qwords. The
+;; first 2 or 4 entries, read as one vector, are the per-lane offsets of the
+;; VAES tiers' counter vectors.
+CONST aesmux_aesni_ctr_inc, 64
 %assign k 0
-%rep 9
+%rep 17
         dq      k, 0
 %assign k k + 1
 %endrep
 
 ;; GCM increments for the byte-reversed counter block: {k, 0, 0, 0} as dwords
-;; (the counter is the last 4 bytes, incremented modulo 2^32).
-CONST aesmux_aesni_gcm_inc
+;; (the counter is the last 4 bytes, incremented modulo 2^32). Read as a
+;; vector like aesmux_aesni_ctr_inc.
+CONST aesmux_aesni_gcm_inc, 64
 %assign k 0
-%rep 9
+%rep 17
         dd      k, 0, 0, 0
 %assign k k + 1
 %endrep
@@ -62,3 +65,37 @@ CONST aesmux_aesni_rcon1
         dd      1, 1, 1, 1
 CONST aesmux_aesni_rcon1b
         dd      0x1b, 0x1b, 0x1b, 0x1b
+
+;; All ones, the source operand from which BZHI cuts opmasks.
+CONST aesmux_vaes_all_ones
+        dd      0xffffffff
+
+;; XTS: per-qword shift counts that multiply 128-bit lane j by x^j (lane 0
+;; by 1): left shifts, and the right shifts that recover the bits crossing
+;; out of each qword (64: none).
+CONST aesmux_vaes_xts_lane_shl, 64
+        dq      0, 0, 1, 1, 2, 2, 3, 3
+CONST aesmux_vaes_xts_lane_shr, 64
+        dq      64, 64, 63, 63, 62, 62, 61, 61
+;; GHASH folding constant and GCM counter steps in every lane of a vector
+;; (the AVX2 tier reads the first two lanes).
+CONST aesmux_vaes_ghash_poly_x4, 64
+%rep 4
+        dq      0xC200000000000000, 0
+%endrep
+CONST aesmux_vaes_gcm_inc2_x4, 64
+%rep 4
+        dd      2, 0, 0, 0
+%endrep
+CONST aesmux_vaes_gcm_inc4_x4, 64
+%rep 4
+        dd      4, 0, 0, 0
+%endrep
+;; GCM counter increments on big-endian counter blocks: byte 15 (the low
+;; byte of the 32-bit counter) plus k, for VPADDD when no carry leaves it.
+CONST aesmux_vaes_gcm_be_inc, 64
+%assign k 0
+%rep 33
+        dd      0, 0, 0, k << 24
+%assign k k + 1
+%endrep

@@ -1,0 +1,41 @@
+;; aes_gcm.asm: GHASH and AES-GCM bulk kernels for the vaes_avx512 tier (VAES
+;; and VPCLMULQDQ on zmm, AVX-512F/BW/VL); the algorithm is in
+;; include/vaes_gcm.inc.
+
+%define VEC_BITS 512
+%include "common.inc"
+%include "vaes_gcm.inc"
+
+section .text
+
+;; Local helper of the entry points below (AVX-512 only): completes the
+;; table of powers of H on the first call that needs all of it.
+VGCM_COMPLETE_FUNC
+
+;; void aesmux_gcm_init_vaes_avx512(aesmux_gcm_key *gkey,
+;;                                  const aesmux_aes_key *enc);
+FUNC_BEGIN aesmux_gcm_init_vaes_avx512
+        VGCM_INIT_FUNC
+FUNC_END aesmux_gcm_init_vaes_avx512
+
+;; void aesmux_ghash_vaes_avx512(aesmux_gcm_key *gkey, uint8_t xi[16],
+;;                               const uint8_t *in, size_t len);
+FUNC_BEGIN aesmux_ghash_vaes_avx512
+        VGHASH_FUNC
+FUNC_END aesmux_ghash_vaes_avx512
+
+;; void aesmux_gcm_encrypt_vaes_avx512(const aesmux_aes_key *enc,
+;;                                     aesmux_gcm_key *gkey, uint8_t ctr[16],
+;;                                     uint8_t xi[16], uint8_t *out,
+;;                                     const uint8_t *in, size_t len);
+FUNC_BEGIN aesmux_gcm_encrypt_vaes_avx512
+        VGCM_FUNC enc
+FUNC_END aesmux_gcm_encrypt_vaes_avx512
+
+;; void aesmux_gcm_decrypt_vaes_avx512(const aesmux_aes_key *enc,
+;;                                     aesmux_gcm_key *gkey, uint8_t ctr[16],
+;;                                     uint8_t xi[16], uint8_t *out,
+;;                                     const uint8_t *in, size_t len);
+FUNC_BEGIN aesmux_gcm_decrypt_vaes_avx512
+        VGCM_FUNC dec
+FUNC_END aesmux_gcm_decrypt_vaes_avx512
