@@ -1,15 +1,17 @@
 #include "provider/batch/cbc_batch.h"
 
 #include <openssl/async.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <atomic>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "provider/route/stats.h"
@@ -185,7 +187,8 @@ enum SlotState : uint32_t {
   kPublished,  // a request waits for a combiner
   kTaken,      // a combiner has it
   kDone,       // served
-  kWake,       // the combiner left: try to become the combiner
+  kWake,       // the combiner left: try to become the combiner (a new
+               // combiner may still take the request, as if published)
 };
 
 struct Slot {
@@ -210,7 +213,20 @@ class Combiner {
 
  private:
   Slot &ThisThreadSlot();
+  // Publishes `request` and waits until a combiner (maybe this thread)
+  // has run it.
+  void Publish(const MbTier &tier, const kernels::Tier &single,
+               const CbcRequest &request);
+  // Sleeps while `mine` is pending or being served: false once served,
+  // true when this thread should try to become the combiner.
+  static bool AwaitTurn(Slot &mine);
+  // Claims a pending request for this combiner.
+  static bool Take(Slot &slot);
   void Combine(const MbTier &tier, const kernels::Tier &single, Slot &mine);
+  // Releases the combiner and wakes one pending request to take over.
+  void Leave();
+
+  std::atomic<uint32_t> callers_{0};  // threads inside Encrypt()
 
   std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
   std::atomic<Slot *> slots_{nullptr};  // grows only; slots are reused
@@ -266,48 +282,102 @@ Slot &Combiner::ThisThreadSlot() {
   return *slot;
 }
 
+// How many CPUs this process may run on (at first use).
+uint32_t UsableCpus() {
+  static const uint32_t cpus = [] {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+      return static_cast<uint32_t>(CPU_COUNT(&set));
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+  }();
+  return cpus;
+}
+
 void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
+                       const CbcRequest &request) {
+  // While callers are no more than the CPUs, each runs its own request on
+  // its own CPU, in parallel: waiting for a combiner would only serialise
+  // them. Beyond that, the ones that would wait for a CPU anyway are
+  // better served in lanes.
+  const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
+  if (others < UsableCpus()) {
+    RunAlone(single, request);
+  } else {
+    Publish(tier, single, request);
+  }
+  callers_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Combiner::Publish(const MbTier &tier, const kernels::Tier &single,
                        const CbcRequest &request) {
   Slot &mine = ThisThreadSlot();
   mine.request = &request;
   mine.state.store(kPublished, std::memory_order_release);
   for (;;) {
     if (!busy_.test_and_set(std::memory_order_acquire)) {
+      // The combiners before us have left; one of them may have served
+      // our request since we published it.
+      if (mine.state.load(std::memory_order_acquire) == kDone) {
+        mine.state.store(kIdle, std::memory_order_relaxed);
+        Leave();
+        return;
+      }
       Combine(tier, single, mine);
       return;
     }
     // Someone is combining: sleep until served, or asked to take over.
-    mine.state.wait(kPublished, std::memory_order_acquire);
-    uint32_t state = mine.state.load(std::memory_order_acquire);
-    while (state == kTaken) {
-      mine.state.wait(kTaken, std::memory_order_acquire);
-      state = mine.state.load(std::memory_order_acquire);
-    }
-    if (state == kDone) {
-      mine.state.store(kIdle, std::memory_order_relaxed);
-      return;
-    }
-    // kWake: the combiner left with our request still published.
-    mine.state.store(kPublished, std::memory_order_relaxed);
+    if (!AwaitTurn(mine)) return;
   }
+}
+
+bool Combiner::AwaitTurn(Slot &mine) {
+  uint32_t state = mine.state.load(std::memory_order_acquire);
+  for (;;) {
+    switch (state) {
+      case kPublished:
+      case kTaken:
+        mine.state.wait(state, std::memory_order_acquire);
+        state = mine.state.load(std::memory_order_acquire);
+        break;
+      case kDone:
+        mine.state.store(kIdle, std::memory_order_relaxed);
+        return false;
+      case kWake:
+        // The last combiner left with our request pending: try to take
+        // over, unless a new combiner takes the request first.
+        if (mine.state.compare_exchange_strong(state, kPublished,
+                                               std::memory_order_acq_rel)) {
+          return true;
+        }
+        break;  // `state` holds what the exchange found
+      default:
+        return false;  // kIdle: not reached while a request is pending
+    }
+  }
+}
+
+bool Combiner::Take(Slot &slot) {
+  uint32_t state = slot.state.load(std::memory_order_acquire);
+  while (state == kPublished || state == kWake) {
+    if (slot.state.compare_exchange_weak(state, kTaken,
+                                         std::memory_order_acq_rel)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void Combiner::Combine(const MbTier &tier, const kernels::Tier &single,
                        Slot &mine) {
-  // Our own request first, whatever a departing combiner did to our slot
-  // (it may have just marked it kWake); then every other request
-  // published now.
+  // Our own request first (a departing combiner may just have marked it
+  // kWake); then every other request pending now.
   mine.state.store(kTaken, std::memory_order_relaxed);
   batch_.clear();
   batch_.push_back(&mine);
   for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
        slot = slot->next) {
-    uint32_t published = kPublished;
-    if (slot != &mine &&
-        slot->state.compare_exchange_strong(published, kTaken,
-                                            std::memory_order_acq_rel)) {
-      batch_.push_back(slot);
-    }
+    if (slot != &mine && Take(*slot)) batch_.push_back(slot);
   }
   if (batch_.size() == 1) {
     RunAlone(single, *mine.request);
@@ -335,15 +405,19 @@ void Combiner::Combine(const MbTier &tier, const kernels::Tier &single,
                           slot->request->len);
     }
   }
-  // Hand results back, then leave, then wake one request that arrived
-  // meanwhile so that it takes over.
+  // Hand results back, then leave.
   for (Slot *slot : batch_) {
     if (slot == &mine) continue;
     slot->state.store(kDone, std::memory_order_release);
     slot->state.notify_one();
   }
   mine.state.store(kIdle, std::memory_order_relaxed);
+  Leave();
+}
+
+void Combiner::Leave() {
   busy_.clear(std::memory_order_release);
+  // Wake one request that arrived meanwhile so that it takes over.
   for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
        slot = slot->next) {
     uint32_t published = kPublished;

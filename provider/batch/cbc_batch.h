@@ -4,10 +4,12 @@
 //   servers) a request is queued, the job pauses with a wait fd that is
 //   already readable, and when it resumes it flushes whatever has queued by
 //   then; the other jobs' requests complete in that flush.
-// - From synchronous callers on several threads, flat combining: a caller
-//   publishes its request and, if it gets the combiner, runs every request
-//   published at that moment in one batch; the others sleep until their
-//   request is done or the combiner is free again.
+// - From synchronous callers on more threads than the process has CPUs,
+//   flat combining: a caller publishes its request and, if it gets the
+//   combiner, runs every request published at that moment in one batch;
+//   the others sleep until their request is done or the combiner is free
+//   again. With no more callers than CPUs each runs its own at once, in
+//   parallel.
 // - A lone request (nothing else queued or published) runs at once on the
 //   single-stream kernel, so batching never costs a request that has
 //   nobody to batch with.
