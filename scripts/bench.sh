@@ -18,11 +18,7 @@ sizes=${BENCH_SIZES:-"16 64 256 1024 8192 16384"}
 install_deps
 build >/dev/null
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
-echo "# $(date -u +%Y-%m-%d) · $cpu · $(nproc) cores · $(openssl version)"
-echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$AESMUX_BUILD/provider" "$AESMUX_BUILD/provider/aesmux-info" | sed -n 's/^kernel tier: *//p')"
+bench_header
 echo "# openssl speed -evp, ${seconds}s per run, median of $runs alternating runs"
 echo
 printf '| algorithm | bytes | default MB/s | aesmux MB/s | ratio |\n'

@@ -87,3 +87,15 @@ speed_bps() {
     -bytes "$bytes" -seconds "$seconds" -mr "$@" 2>/dev/null |
     awk -F: '/^\+F:/ { print $4 }' | tail -n 1
 }
+
+# The median of numbers on stdin, one a line.
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# The first lines of a benchmark table: date, CPU, cores, OpenSSL and the
+# kernel tier aesmux chooses.
+bench_header() {
+  local cpu
+  cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+  echo "# $(date -u +%Y-%m-%d) · $cpu · $(nproc) cores · $(openssl version)"
+  echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$AESMUX_BUILD/provider" "$AESMUX_BUILD/provider/aesmux-info" | sed -n 's/^kernel tier: *//p')"
+}
