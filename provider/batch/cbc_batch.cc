@@ -181,6 +181,13 @@ void EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
 // Synchronous callers on several threads: flat combining
 // ---------------------------------------------------------------------------
 
+// How many times a combiner with a small batch gives the CPU to callers on
+// their way back before it runs what it has.
+constexpr int kYieldsForCompany = 4;
+// How many times a caller waiting for a combiner gives the CPU away
+// before it sleeps.
+constexpr int kYieldsBeforeSleep = 64;
+
 // A thread's publication slot. States:
 enum SlotState : uint32_t {
   kIdle,       // nothing published
@@ -222,6 +229,8 @@ class Combiner {
   static bool AwaitTurn(Slot &mine);
   // Claims a pending request for this combiner.
   static bool Take(Slot &slot);
+  // Claims every pending request but `mine` into batch_.
+  void TakePending(const Slot &mine);
   void Combine(const MbTier &tier, const kernels::Tier &single, Slot &mine);
   // Releases the combiner and wakes one pending request to take over.
   void Leave();
@@ -336,10 +345,20 @@ bool Combiner::AwaitTurn(Slot &mine) {
   for (;;) {
     switch (state) {
       case kPublished:
-      case kTaken:
+      case kTaken: {
+        // Give the CPU away a few times before sleeping: waking a sleeper
+        // costs the combiner a system call and, in a VM, an interrupt to
+        // another CPU, often more than the batch's own work.
+        const uint32_t seen = state;
+        for (int i = 0; i < kYieldsBeforeSleep && state == seen; ++i) {
+          sched_yield();
+          state = mine.state.load(std::memory_order_acquire);
+        }
+        if (state != seen) break;
         mine.state.wait(state, std::memory_order_acquire);
         state = mine.state.load(std::memory_order_acquire);
         break;
+      }
       case kDone:
         mine.state.store(kIdle, std::memory_order_relaxed);
         return false;
@@ -353,6 +372,15 @@ bool Combiner::AwaitTurn(Slot &mine) {
         break;  // `state` holds what the exchange found
       default:
         return false;  // kIdle: not reached while a request is pending
+    }
+  }
+}
+
+void Combiner::TakePending(const Slot &mine) {
+  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
+       slot = slot->next) {
+    if (slot != &mine && Take(*slot)) {
+      batch_.push_back(slot);
     }
   }
 }
@@ -375,9 +403,16 @@ void Combiner::Combine(const MbTier &tier, const kernels::Tier &single,
   mine.state.store(kTaken, std::memory_order_relaxed);
   batch_.clear();
   batch_.push_back(&mine);
-  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
-       slot = slot->next) {
-    if (slot != &mine && Take(*slot)) batch_.push_back(slot);
+  TakePending(mine);
+  // Callers just served by the last batch are still on their way back
+  // with their next request: while the batch is small and such callers
+  // exist, give them the CPU a few times (no clock involved: nothing
+  // waits once they are all here, and a caller alone never gets here).
+  for (int i = 0; i < kYieldsForCompany && batch_.size() < tier.lanes &&
+                  callers_.load(std::memory_order_relaxed) > batch_.size();
+       ++i) {
+    sched_yield();
+    TakePending(mine);
   }
   if (batch_.size() == 1) {
     RunAlone(single, *mine.request);
