@@ -291,7 +291,7 @@ Slot &Combiner::ThisThreadSlot() {
   return *slot;
 }
 
-// How many CPUs this process may run on (at first use).
+// How many CPUs this process may run on (at first use: Prepare()).
 uint32_t UsableCpus() {
   static const uint32_t cpus = [] {
     cpu_set_t set;
@@ -310,7 +310,7 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
   // them. Beyond that, the ones that would wait for a CPU anyway are
   // better served in lanes.
   const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
-  if (others < UsableCpus()) {
+  if (others == 0 || others < UsableCpus()) {
     RunAlone(single, request);
   } else {
     Publish(tier, single, request);
@@ -482,6 +482,8 @@ Combiner &TheCombiner() {
 }
 
 }  // namespace
+
+void Prepare() { (void)UsableCpus(); }
 
 void ReleaseIdleCombiner() {
   std::lock_guard lock(g_combiner_mutex);

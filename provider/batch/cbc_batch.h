@@ -47,6 +47,12 @@ struct CbcRequest {
 void EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
                 const CbcRequest &request);
 
+// At provider init: reads what batching threads needs from the system
+// (the CPU count), so that no request later makes a system call of a kind
+// the process may have forbidden itself since (sshd's pre-authentication
+// sandbox). Requests from a single thread never need it.
+void Prepare();
+
 // Frees the thread combiner unless a living thread still holds a slot in
 // it (such a thread keeps it, and keeps aesmux.so mapped until it exits).
 // Called when the last provider instance goes, so that unloading aesmux

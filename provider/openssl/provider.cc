@@ -325,6 +325,7 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     ReportLoadFailure(PROV_R_UNABLE_TO_INITIALISE_CIPHERS, error);
     return 0;
   }
+  batch::Prepare();
   auto *context = new ProviderContext(handle, std::move(fallback),
                                       std::move(*settings));
   RegisterInstance(context->router);
