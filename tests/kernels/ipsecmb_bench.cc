@@ -22,7 +22,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -32,20 +31,22 @@
 #include "kernels/simd_gcm.h"
 #include "kernels/simd_key.h"
 #include "kernels/tiers.h"
+#include "tests/support/bench_util.h"
+
+const char aesmux::test::kBenchName[] = "ipsecmb_bench";
 
 namespace aesmux::kernels {
 namespace {
+
+using test::ArgReader;
+using test::Die;
+using test::Median;
 
 struct Options {
   std::string tier;
   int runs = 11;
   double batch_ms = 5;
 };
-
-[[noreturn]] void Die(const std::string &what) {
-  std::fprintf(stderr, "ipsecmb_bench: %s\n", what.c_str());
-  std::exit(1);
-}
 
 using Op = std::function<void()>;
 
@@ -63,11 +64,6 @@ long Calibrate(const Op &op, double seconds) {
       return std::max(1L, static_cast<long>(n * seconds / t));
     }
   }
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 struct Result {
@@ -228,18 +224,15 @@ class Bench {
 
 Options ParseOptions(int argc, char **argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Die("missing value for " + arg);
-      return argv[++i];
-    };
+  ArgReader args(argc, argv);
+  while (args.Next()) {
+    const std::string &arg = args.arg();
     if (arg == "--tier") {
-      opt.tier = value();
+      opt.tier = args.Value();
     } else if (arg == "--runs") {
-      opt.runs = std::max(1, std::atoi(value().c_str()));
+      opt.runs = args.Int(1);
     } else if (arg == "--ms") {
-      opt.batch_ms = std::max(0.1, std::atof(value().c_str()));
+      opt.batch_ms = args.Double(0.1);
     } else {
       Die("usage: ipsecmb_bench [--tier NAME] [--runs N] [--ms M]");
     }

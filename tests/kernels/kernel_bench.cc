@@ -29,7 +29,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -38,9 +37,17 @@
 
 #include "kernels/kernels.h"
 #include "kernels/tiers.h"
+#include "tests/support/bench_util.h"
+
+const char aesmux::test::kBenchName[] = "kernel_bench";
 
 namespace aesmux::kernels {
 namespace {
+
+using test::ArgReader;
+using test::Die;
+using test::Median;
+using test::ParseList;
 
 struct Options {
   std::string tier;  // empty: the best tier of this CPU
@@ -56,11 +63,6 @@ struct CtxDeleter {
   void operator()(EVP_CIPHER_CTX *ctx) const { EVP_CIPHER_CTX_free(ctx); }
 };
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter>;
-
-[[noreturn]] void Die(const std::string &what) {
-  std::fprintf(stderr, "kernel_bench: %s\n", what.c_str());
-  std::exit(1);
-}
 
 // 64-byte aligned scratch, so neither side is favoured by alignment.
 struct Buffer {
@@ -92,11 +94,6 @@ long Calibrate(const Op &op, double batch_seconds) {
     }
     iterations *= 4;
   }
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 struct Result {
@@ -423,33 +420,23 @@ class Bench {
 
 Options ParseOptions(int argc, char **argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Die("missing value for " + arg);
-      return argv[++i];
-    };
+  ArgReader args(argc, argv);
+  while (args.Next()) {
+    const std::string &arg = args.arg();
     if (arg == "--tier") {
-      opt.tier = value();
+      opt.tier = args.Value();
     } else if (arg == "--filter") {
-      opt.filter = value();
+      opt.filter = args.Value();
     } else if (arg == "--runs") {
-      opt.runs = std::max(1, std::atoi(value().c_str()));
+      opt.runs = args.Int(1);
     } else if (arg == "--ms") {
-      opt.batch_ms = std::max(0.1, std::atof(value().c_str()));
+      opt.batch_ms = args.Double(0.1);
     } else if (arg == "--cycles") {
       opt.cycles = true;
     } else if (arg == "--calls") {
-      opt.calls = std::max(1, std::atoi(value().c_str()));
+      opt.calls = args.Int(1);
     } else if (arg == "--key-bits") {
-      opt.key_bits.clear();
-      const std::string list = value();
-      for (size_t pos = 0; pos < list.size();) {
-        const size_t comma = std::min(list.find(',', pos), list.size());
-        opt.key_bits.push_back(
-            std::atoi(list.substr(pos, comma - pos).c_str()));
-        pos = comma + 1;
-      }
+      opt.key_bits = ParseList(args.Value());
     } else {
       Die("usage: kernel_bench [--tier NAME] [--filter SUBSTRING] [--runs N] "
           "[--ms M] [--key-bits 128,192,256] [--cycles] [--calls N]");

@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -31,9 +30,17 @@
 #include "kernels/kernels.h"
 #include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
+#include "tests/support/bench_util.h"
+
+const char aesmux::test::kBenchName[] = "mb_bench";
 
 namespace aesmux::kernels::mb {
 namespace {
+
+using test::ArgReader;
+using test::Die;
+using test::Median;
+using test::ParseList;
 
 struct Options {
   std::string tier;
@@ -44,21 +51,6 @@ struct Options {
   std::vector<int> bytes = {1024, 16384};
   bool same_key = false;
 };
-
-std::vector<int> ParseList(const std::string &list) {
-  std::vector<int> values;
-  for (size_t pos = 0; pos < list.size();) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    values.push_back(std::atoi(list.substr(pos, comma - pos).c_str()));
-    pos = comma + 1;
-  }
-  return values;
-}
-
-[[noreturn]] void Die(const std::string &what) {
-  std::fprintf(stderr, "mb_bench: %s\n", what.c_str());
-  std::exit(1);
-}
 
 using Clock = std::chrono::steady_clock;
 using Op = std::function<void()>;
@@ -97,11 +89,6 @@ long Calibrate(const Op &op, double batch_seconds) {
     }
     iterations *= 4;
   }
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Median bytes per second of each op, run in alternating batches.
@@ -247,26 +234,23 @@ class Bench {
 
 Options ParseOptions(int argc, char **argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Die("missing value for " + arg);
-      return argv[++i];
-    };
+  ArgReader args(argc, argv);
+  while (args.Next()) {
+    const std::string &arg = args.arg();
     if (arg == "--tier") {
-      opt.tier = value();
+      opt.tier = args.Value();
     } else if (arg == "--runs") {
-      opt.runs = std::max(1, std::atoi(value().c_str()));
+      opt.runs = args.Int(1);
     } else if (arg == "--ms") {
-      opt.batch_ms = std::max(0.1, std::atof(value().c_str()));
+      opt.batch_ms = args.Double(0.1);
     } else if (arg == "--same-key") {
       opt.same_key = true;
     } else if (arg == "--key-bits") {
-      opt.key_bits = ParseList(value());
+      opt.key_bits = ParseList(args.Value());
     } else if (arg == "--jobs") {
-      opt.jobs = ParseList(value());
+      opt.jobs = ParseList(args.Value());
     } else if (arg == "--bytes") {
-      opt.bytes = ParseList(value());
+      opt.bytes = ParseList(args.Value());
     } else {
       Die("usage: mb_bench [--tier NAME] [--runs N] [--ms M] "
           "[--key-bits 128,192,256] [--jobs 1,2,4,8,16] "

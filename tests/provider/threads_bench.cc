@@ -32,9 +32,13 @@
 #include <vector>
 
 #include "tests/provider/aligned_buffer.h"
+#include "tests/support/bench_util.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
+
+const char kBenchName[] = "threads_bench";
+
 namespace {
 
 struct Options {
@@ -46,42 +50,24 @@ struct Options {
   std::string kernels;  // empty: aesmux's own choice
 };
 
-[[noreturn]] void Die(const std::string &what) {
-  std::fprintf(stderr, "threads_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
-std::vector<int> ParseList(const std::string &list) {
-  std::vector<int> values;
-  for (size_t pos = 0; pos < list.size();) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    values.push_back(
-        std::max(1, std::atoi(list.substr(pos, comma - pos).c_str())));
-    pos = comma + 1;
-  }
-  return values;
-}
-
 Options ParseOptions(int argc, char **argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Die("missing value for " + arg);
-      return argv[++i];
-    };
+  ArgReader args(argc, argv);
+  while (args.Next()) {
+    const std::string &arg = args.arg();
     if (arg == "--alg") {
-      opt.alg = value();
+      opt.alg = args.Value();
     } else if (arg == "--bytes") {
-      opt.bytes = std::atoi(value().c_str());
+      opt.bytes = args.Int();
     } else if (arg == "--threads") {
-      opt.threads = ParseList(value());
+      opt.threads = ParseList(args.Value());
+      for (int &n : opt.threads) n = std::max(1, n);
     } else if (arg == "--runs") {
-      opt.runs = std::max(1, std::atoi(value().c_str()));
+      opt.runs = args.Int(1);
     } else if (arg == "--seconds") {
-      opt.seconds = std::max(0.05, std::atof(value().c_str()));
+      opt.seconds = args.Double(0.05);
     } else if (arg == "--kernels") {
-      opt.kernels = value();
+      opt.kernels = args.Value();
     } else {
       Die("usage: threads_bench [--alg AES-128-CBC] [--bytes 16384] "
           "[--threads 1,2,4,8,16,32] [--runs 5] [--seconds 1] "
@@ -95,11 +81,6 @@ Options ParseOptions(int argc, char **argv) {
   std::transform(opt.alg.begin(), opt.alg.end(), opt.alg.begin(),
                  [](unsigned char c) { return std::toupper(c); });
   return opt;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 using Clock = std::chrono::steady_clock;

@@ -1,0 +1,93 @@
+// Benchmark support: what the benchmark programs (tests/*/*_bench.cc) share,
+// so that each keeps only its own measurements, option names, defaults and
+// usage text. Header-only; not for tests, which fail through GoogleTest.
+#ifndef AESMUX_TESTS_SUPPORT_BENCH_UTIL_H_
+#define AESMUX_TESTS_SUPPORT_BENCH_UTIL_H_
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace aesmux::test {
+
+// The program's name, the prefix of Die's messages. Each benchmark that
+// uses Die defines it once: const char aesmux::test::kBenchName[] = "...";
+extern const char kBenchName[];
+
+// Prints "<kBenchName>: <what>" to stderr and exits with status 1.
+[[noreturn]] inline void Die(const std::string &what) {
+  std::fprintf(stderr, "%s: %s\n", kBenchName, what.c_str());
+  std::exit(1);
+}
+
+// The middle element of v after sorting (the upper one of an even count);
+// v must not be empty.
+inline double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// "128,256" -> {128, 256}; each item as std::atoi reads it, "" -> {}.
+inline std::vector<int> ParseList(const std::string &list) {
+  std::vector<int> values;
+  for (size_t pos = 0; pos < list.size();) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    values.push_back(std::atoi(list.substr(pos, comma - pos).c_str()));
+    pos = comma + 1;
+  }
+  return values;
+}
+
+// Walks argv one option at a time; an option that takes a value reads it
+// with Value, Int or Double, which die with "missing value for <option>"
+// when argv ends first:
+//
+//   ArgReader args(argc, argv);
+//   while (args.Next()) {
+//     if (args.arg() == "--runs") {
+//       opt.runs = args.Int(1);
+//     } else {
+//       Die("usage: ...");
+//     }
+//   }
+class ArgReader {
+ public:
+  ArgReader(int argc, char **argv) : argc_(argc), argv_(argv) {}
+
+  // Moves to the next option; false when argv is used up.
+  bool Next() {
+    if (index_ + 1 >= argc_) return false;
+    arg_ = argv_[++index_];
+    return true;
+  }
+
+  // The current option.
+  const std::string &arg() const { return arg_; }
+
+  // Consumes the current option's value.
+  std::string Value() {
+    if (index_ + 1 >= argc_) Die("missing value for " + arg_);
+    return argv_[++index_];
+  }
+
+  // The value as std::atoi / std::atof read it, raised to at least `min`.
+  int Int(int min = std::numeric_limits<int>::min()) {
+    return std::max(min, std::atoi(Value().c_str()));
+  }
+  double Double(double min) {
+    return std::max(min, std::atof(Value().c_str()));
+  }
+
+ private:
+  int argc_;
+  char **argv_;
+  int index_ = 0;  // argv_[0] is the program
+  std::string arg_;
+};
+
+}  // namespace aesmux::test
+
+#endif  // AESMUX_TESTS_SUPPORT_BENCH_UTIL_H_
