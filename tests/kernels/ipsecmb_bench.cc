@@ -23,7 +23,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,32 +38,18 @@ namespace aesmux::kernels {
 namespace {
 
 using test::ArgReader;
+using test::Buffer;
+using test::Calibrate;
 using test::Die;
 using test::Median;
+using test::Op;
+using test::Time;
 
 struct Options {
   std::string tier;
   int runs = 11;
   double batch_ms = 5;
 };
-
-using Op = std::function<void()>;
-
-double Time(const Op &op, long iterations) {
-  const auto start = std::chrono::steady_clock::now();
-  for (long i = 0; i < iterations; ++i) op();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-long Calibrate(const Op &op, double seconds) {
-  for (long n = 1;; n *= 4) {
-    const double t = Time(op, n);
-    if (t >= seconds / 4 || n > (1L << 30)) {
-      return std::max(1L, static_cast<long>(n * seconds / t));
-    }
-  }
-}
 
 struct Result {
   double ours;
@@ -86,17 +71,6 @@ Result Compare(const Op &ours, const Op &theirs, size_t bytes,
   }
   return {Median(a), Median(b)};
 }
-
-// 64-byte aligned scratch shared by both sides.
-struct Buffer {
-  explicit Buffer(size_t len) : storage(len + 64) {
-    auto p = reinterpret_cast<uintptr_t>(storage.data());
-    data = storage.data() + ((64 - p % 64) % 64);
-    for (size_t i = 0; i < len; ++i) data[i] = static_cast<uint8_t>(i * 29 + 3);
-  }
-  std::vector<uint8_t> storage;
-  uint8_t *data;
-};
 
 class Bench {
  public:

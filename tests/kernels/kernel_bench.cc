@@ -30,7 +30,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,9 +44,13 @@ namespace aesmux::kernels {
 namespace {
 
 using test::ArgReader;
+using test::Buffer;
+using test::Calibrate;
 using test::Die;
 using test::Median;
+using test::Op;
 using test::ParseList;
+using test::Time;
 
 struct Options {
   std::string tier;  // empty: the best tier of this CPU
@@ -63,38 +66,6 @@ struct CtxDeleter {
   void operator()(EVP_CIPHER_CTX *ctx) const { EVP_CIPHER_CTX_free(ctx); }
 };
 using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter>;
-
-// 64-byte aligned scratch, so neither side is favoured by alignment.
-struct Buffer {
-  explicit Buffer(size_t len) : storage(len + 64) {
-    auto p = reinterpret_cast<uintptr_t>(storage.data());
-    data = storage.data() + ((64 - p % 64) % 64);
-    for (size_t i = 0; i < len; ++i) data[i] = static_cast<uint8_t>(i * 31 + 7);
-  }
-  std::vector<uint8_t> storage;
-  uint8_t *data;
-};
-
-using Op = std::function<void()>;
-
-// Seconds for `iterations` calls of op.
-double Time(const Op &op, long iterations) {
-  const auto start = std::chrono::steady_clock::now();
-  for (long i = 0; i < iterations; ++i) op();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-long Calibrate(const Op &op, double batch_seconds) {
-  long iterations = 1;
-  for (;;) {
-    const double t = Time(op, iterations);
-    if (t >= batch_seconds / 4 || iterations > (1L << 30)) {
-      return std::max(1L, static_cast<long>(iterations * batch_seconds / t));
-    }
-    iterations *= 4;
-  }
-}
 
 struct Result {
   double ours;

@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,9 +37,12 @@ namespace aesmux::kernels::mb {
 namespace {
 
 using test::ArgReader;
+using test::Calibrate;
 using test::Die;
 using test::Median;
+using test::Op;
 using test::ParseList;
+using test::Time;
 
 struct Options {
   std::string tier;
@@ -53,7 +55,6 @@ struct Options {
 };
 
 using Clock = std::chrono::steady_clock;
-using Op = std::function<void()>;
 
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -72,23 +73,6 @@ double CoreHz() {
     best = std::min(best, Seconds(start));
   }
   return 200000 * 100 / best;
-}
-
-double Time(const Op &op, long iterations) {
-  const auto start = Clock::now();
-  for (long i = 0; i < iterations; ++i) op();
-  return Seconds(start);
-}
-
-long Calibrate(const Op &op, double batch_seconds) {
-  long iterations = 1;
-  for (;;) {
-    const double t = Time(op, iterations);
-    if (t >= batch_seconds / 4 || iterations > (1L << 30)) {
-      return std::max(1L, static_cast<long>(iterations * batch_seconds / t));
-    }
-    iterations *= 4;
-  }
 }
 
 // Median bytes per second of each op, run in alternating batches.

@@ -5,8 +5,11 @@
 #define AESMUX_TESTS_SUPPORT_BENCH_UTIL_H_
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -86,6 +89,42 @@ class ArgReader {
   char **argv_;
   int index_ = 0;  // argv_[0] is the program
   std::string arg_;
+};
+
+// One timed operation.
+using Op = std::function<void()>;
+
+// Seconds for `iterations` calls of op.
+inline double Time(const Op &op, long iterations) {
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < iterations; ++i) op();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+// How many calls of op take about `batch_seconds`.
+inline long Calibrate(const Op &op, double batch_seconds) {
+  long iterations = 1;
+  for (;;) {
+    const double t = Time(op, iterations);
+    if (t >= batch_seconds / 4 || iterations > (1L << 30)) {
+      return std::max(1L, static_cast<long>(iterations * batch_seconds / t));
+    }
+    iterations *= 4;
+  }
+}
+
+// 64-byte aligned scratch filled with a fixed pattern, so that no side of
+// a comparison is favoured by alignment.
+struct Buffer {
+  explicit Buffer(size_t len) : storage(len + 64) {
+    auto p = reinterpret_cast<uintptr_t>(storage.data());
+    data = storage.data() + ((64 - p % 64) % 64);
+    for (size_t i = 0; i < len; ++i) data[i] = static_cast<uint8_t>(i * 31 + 7);
+  }
+  std::vector<uint8_t> storage;
+  uint8_t *data;
 };
 
 }  // namespace aesmux::test
