@@ -155,7 +155,7 @@ void CbcLaneManager::RunBusyLanes() {
       LoadLanes(unloaded_);
       unloaded_ = 0;
     }
-    tier_.cbc_encrypt(&lanes_, busy_, shortest, rounds_);
+    tier_.widest().cbc_encrypt(&lanes_, busy_, shortest, rounds_);
     ++kernel_calls_;
   }
   lanes_filled_ += busy_count;

@@ -13,8 +13,10 @@
 #define AESMUX_KERNELS_MB_LANE_MANAGER_H_
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "kernels/kernels.h"
@@ -26,14 +28,48 @@ namespace aesmux::kernels::mb {
 using MbCbcEncryptFn = void (*)(aesmux_mb_cbc_lanes *lanes, uint32_t lane_mask,
                                 size_t len, uint32_t rounds);
 
+// A multi-buffer kernel and its width: it runs lanes 0 .. lanes-1.
+struct MbKernel {
+  size_t lanes;  // 4, 8 or 16
+  MbCbcEncryptFn cbc_encrypt;
+};
+
+// One tier's kernels, narrowest first. A narrower kernel costs less per
+// call (fewer vectors per step) when only low lanes are busy.
+inline constexpr MbKernel kVaesAvx512Kernels[] = {
+    {4, aesmux_cbc_encrypt_x4_vaes_avx512},
+    {8, aesmux_cbc_encrypt_x8_vaes_avx512},
+    {16, aesmux_cbc_encrypt_x16_vaes_avx512},
+};
+inline constexpr MbKernel kVaesAvx2Kernels[] = {
+    {4, aesmux_cbc_encrypt_x4_vaes_avx2},
+    {8, aesmux_cbc_encrypt_x8_vaes_avx2},
+    {16, aesmux_cbc_encrypt_x16_vaes_avx2},
+};
+inline constexpr MbKernel kAesniKernels[] = {
+    {4, aesmux_cbc_encrypt_x4_aesni},
+    {8, aesmux_cbc_encrypt_x8_aesni},
+};
+
 // One tier of multi-buffer kernels. Names match the single-stream tiers of
 // tiers.h with the same CPU requirements, so one tier name selects both.
 struct MbTier {
   std::string_view name;
   CpuFeatures required;
-  size_t lanes;      // 8 or 16
+  size_t lanes;      // the widest kernel's: 8 or 16
   size_t min_lanes;  // fewer busy lanes run one by one on aesni (see below)
-  MbCbcEncryptFn cbc_encrypt;
+  std::span<const MbKernel> kernels;  // narrowest first, widest last
+
+  const MbKernel &widest() const { return kernels.back(); }
+  // The narrowest kernel that runs every lane of `lane_mask` (bits at or
+  // above `lanes` are ignored).
+  const MbKernel &KernelFor(uint32_t lane_mask) const {
+    const size_t needed = std::bit_width(lane_mask);
+    for (const MbKernel &kernel : kernels) {
+      if (kernel.lanes >= needed) return kernel;
+    }
+    return widest();
+  }
 };
 
 // Every multi-buffer tier built into this library, best first.
@@ -48,13 +84,24 @@ inline constexpr std::array kMbTiers = {
     MbTier{"vaes_avx512",
            kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |
                kVpclmulqdq | kAvx512f | kAvx512bw | kAvx512vl,
-           16, 2, aesmux_cbc_encrypt_x16_vaes_avx512},
+           16, 2, kVaesAvx512Kernels},
     MbTier{"vaes_avx2",
            kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kVaes | kVpclmulqdq,
-           16, 3, aesmux_cbc_encrypt_x16_vaes_avx2},
-    MbTier{"aesni", kSse41 | kAesni | kPclmulqdq, 8, 2,
-           aesmux_cbc_encrypt_x8_aesni},
+           16, 3, kVaesAvx2Kernels},
+    MbTier{"aesni", kSse41 | kAesni | kPclmulqdq, 8, 2, kAesniKernels},
 };
+
+// Widths ascend and the last is the tier's.
+constexpr bool KernelsAscendTo(const MbTier &tier) {
+  size_t previous = 0;
+  for (const MbKernel &kernel : tier.kernels) {
+    if (kernel.lanes <= previous) return false;
+    previous = kernel.lanes;
+  }
+  return previous == tier.lanes;
+}
+static_assert(KernelsAscendTo(kMbTiers[0]) && KernelsAscendTo(kMbTiers[1]) &&
+              KernelsAscendTo(kMbTiers[2]));
 
 // The best multi-buffer tier whose requirements `available` meets, or
 // nullptr.

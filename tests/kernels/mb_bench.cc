@@ -169,7 +169,8 @@ class Bench {
       for (size_t l = 0; l < num_jobs; ++l) {
         lanes->in[l] = lanes->out[l] = buffers[l];
       }
-      tier_.cbc_encrypt(lanes.get(), (1u << num_jobs) - 1, bytes, rounds);
+      tier_.widest().cbc_encrypt(lanes.get(), (1u << num_jobs) - 1, bytes,
+                                 rounds);
     })
                               : Op([&] {
                                   for (CbcJob &job : jobs)
