@@ -174,16 +174,21 @@ class CbcLaneManager {
 
   // Runs the busy lanes (idle lanes masked off) until the oldest pending
   // job is complete, and returns it (removing it); nullptr when nothing is
-  // pending. Fewer than tier().min_lanes busy lanes run one by one on the
-  // single-stream aesni kernel, which is then faster than a multi-buffer
-  // call with the other lanes idle.
+  // pending. The busy lanes run on the tier's narrowest kernel that has
+  // them all (they are moved down into free lanes first where that allows
+  // a narrower one). Fewer than tier().min_lanes busy lanes run one by one
+  // on the single-stream aesni kernel instead.
   CbcJob *Flush();
 
   // What ran, summed since construction: kernel calls (batches; each
   // single-stream call counts as one of one lane) and the lanes they
-  // advanced.
+  // advanced; and the multi-buffer calls of each of the tier's kernels
+  // (index as in tier().kernels).
   uint64_t kernel_calls() const { return kernel_calls_; }
   uint64_t lanes_filled() const { return lanes_filled_; }
+  uint64_t calls_of_kernel(size_t index) const {
+    return index < calls_by_kernel_.size() ? calls_by_kernel_[index] : 0;
+  }
 
  private:
   // Takes `lane` for `job`; its key and IV are copied by LoadLanes.
@@ -192,6 +197,10 @@ class CbcLaneManager {
   // Advances every busy lane by the shortest remaining length and retires
   // the lanes that finish.
   void RunBusyLanes();
+  // Moves busy lanes down into free ones so that they fit the narrowest
+  // kernel their number allows; returns the busy mask.
+  uint32_t CompactLanes();
+  void MoveLane(unsigned from, unsigned to);
   void Retire(uint32_t lanes);
   CbcJob *PopOldest();
 
@@ -208,6 +217,7 @@ class CbcLaneManager {
   size_t queue_size_ = 0;
   uint64_t kernel_calls_ = 0;
   uint64_t lanes_filled_ = 0;
+  std::array<uint64_t, 3> calls_by_kernel_{};  // a tier has up to 3
 };
 
 }  // namespace aesmux::kernels::mb
