@@ -14,11 +14,13 @@
 // the difference to the manager rows is the manager's overhead. The last
 // column shows the calls of one manager round by kernel (aesni: one by one
 // on the single-stream kernel). --min-lanes overrides the tier's min_lanes,
-// to measure the break-even.
+// to measure the break-even; --vs-widest adds, in the same alternating
+// batches, a manager restricted to the tier's widest kernel (every batch
+// on it, as before the narrower kernels) and the gain over it.
 //
 //   mb_bench [--tier NAME] [--runs N] [--ms M] [--key-bits 128,192,256]
 //            [--jobs 1,2,4,8,16] [--bytes 1024,16384] [--same-key]
-//            [--min-lanes N]
+//            [--min-lanes N] [--vs-widest]
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 
@@ -57,6 +59,7 @@ struct Options {
   std::vector<int> bytes = {1024, 16384};
   bool same_key = false;
   int min_lanes = -1;  // the tier's
+  bool vs_widest = false;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -107,7 +110,9 @@ struct CtxDeleter {
 
 class Bench {
  public:
-  Bench(const MbTier &tier, const Options &opt) : tier_(tier), opt_(opt) {
+  Bench(const MbTier &tier, const Options &opt)
+      : tier_(tier), widest_tier_(tier), opt_(opt) {
+    widest_tier_.kernels = tier.kernels.last(1);
     libctx_ = OSSL_LIB_CTX_new();
     if (libctx_ == nullptr ||
         OSSL_PROVIDER_load(libctx_, "default") == nullptr) {
@@ -119,9 +124,11 @@ class Bench {
 
   void Run() {
     std::printf("core clock %.2f GHz (measured)\n", core_hz_ / 1e9);
-    std::printf("%4s %4s %6s %10s %10s %10s %8s %10s %8s  %s\n", "key",
-                "jobs", "bytes", "mb c/B", "mb MB/s", "aesni c/B", "ratio",
-                "OpenSSL c/B", "ratio", "calls per round");
+    std::printf("%4s %4s %6s %10s %10s %10s %8s %10s %8s", "key", "jobs",
+                "bytes", "mb c/B", "mb MB/s", "aesni c/B", "ratio",
+                "OpenSSL c/B", "ratio");
+    if (opt_.vs_widest) std::printf(" %10s %8s", "widest c/B", "gain");
+    std::printf("  %s\n", "calls per round");
     for (int bits : opt_.key_bits) {
       for (int bytes : opt_.bytes) {
         for (int jobs : opt_.jobs) RunOne(bits, jobs, bytes, false);
@@ -165,6 +172,13 @@ class Bench {
     }
     auto manager = std::make_unique<CbcLaneManager>(tier_, rounds);
     uint64_t manager_rounds = 0;
+    auto widest = std::make_unique<CbcLaneManager>(widest_tier_, rounds);
+    std::vector<CbcJob> widest_jobs = jobs;
+    const Op mb_widest = [&] {
+      for (CbcJob &job : widest_jobs) widest->Submit(&job);
+      while (widest->Flush() != nullptr) {
+      }
+    };
     auto lanes = std::make_unique<aesmux_mb_cbc_lanes>();
     for (size_t l = 0; l < num_jobs && l < 16; ++l) {
       for (uint32_t r = 0; r <= rounds; ++r) {
@@ -206,8 +220,11 @@ class Bench {
       EVP_EncryptUpdate(ctx.get(), buffers[0], &out_len, buffers[0],
                         static_cast<int>(bytes));
     };
-    const std::vector<double> rates = Compare(
-        {{mb, num_jobs * bytes}, {single, bytes}, {openssl, bytes}}, opt_);
+    std::vector<std::pair<Op, size_t>> ops = {
+        {mb, num_jobs * bytes}, {single, bytes}, {openssl, bytes}};
+    const bool vs_widest = opt_.vs_widest && !kernel_only;
+    if (vs_widest) ops.emplace_back(mb_widest, num_jobs * bytes);
+    const std::vector<double> rates = Compare(ops, opt_);
     const double mb_cpb = CyclesPerByte(rates[0]);
     const double single_cpb = CyclesPerByte(rates[1]);
     const double openssl_cpb = CyclesPerByte(rates[2]);
@@ -225,10 +242,17 @@ class Bench {
                        manager_rounds);
       }
     }
-    std::printf("%4d %4s %6zu %10.3f %10.0f %10.3f %8.2f %10.3f %8.2f  %s\n",
-                bits, kernel_only ? "krnl" : std::to_string(num_jobs).c_str(),
-                bytes, mb_cpb, rates[0] / 1e6, single_cpb, single_cpb / mb_cpb,
-                openssl_cpb, openssl_cpb / mb_cpb, calls.c_str());
+    std::printf("%4d %4s %6zu %10.3f %10.0f %10.3f %8.2f %10.3f %8.2f", bits,
+                kernel_only ? "krnl" : std::to_string(num_jobs).c_str(), bytes,
+                mb_cpb, rates[0] / 1e6, single_cpb, single_cpb / mb_cpb,
+                openssl_cpb, openssl_cpb / mb_cpb);
+    if (vs_widest) {
+      const double widest_cpb = CyclesPerByte(rates[3]);
+      std::printf(" %10.3f %8.2f", widest_cpb, widest_cpb / mb_cpb);
+    } else if (opt_.vs_widest) {
+      std::printf(" %10s %8s", "", "");
+    }
+    std::printf("  %s\n", calls.c_str());
     std::fflush(stdout);
   }
 
@@ -241,6 +265,7 @@ class Bench {
   }
 
   const MbTier &tier_;
+  MbTier widest_tier_;  // tier_ with its widest kernel only
   const Options &opt_;
   OSSL_LIB_CTX *libctx_ = nullptr;
   double core_hz_ = 0;
@@ -267,10 +292,13 @@ Options ParseOptions(int argc, char **argv) {
       opt.bytes = ParseList(args.Value());
     } else if (arg == "--min-lanes") {
       opt.min_lanes = args.Int(0);
+    } else if (arg == "--vs-widest") {
+      opt.vs_widest = true;
     } else {
       Die("usage: mb_bench [--tier NAME] [--runs N] [--ms M] "
           "[--key-bits 128,192,256] [--jobs 1,2,4,8,16] "
-          "[--bytes 1024,16384] [--same-key] [--min-lanes N]");
+          "[--bytes 1024,16384] [--same-key] [--min-lanes N] "
+          "[--vs-widest]");
     }
   }
   return opt;
