@@ -195,7 +195,7 @@ void aesmux_gcm_decrypt_vaes_avx512(const aesmux_aes_key *enc,
 // Lane l's round key r is round_keys[r][l]: the table is transposed so that
 // round r of the lanes sharing one vector register is one aligned row slice,
 // used directly as the memory operand of (V)AESENC (16 bytes = 1 lane for
-// the x8 xmm kernel, 32 = 2 lanes for ymm, 64 = 4 lanes for zmm).
+// the xmm kernels, 32 = 2 lanes for ymm, 64 = 4 lanes for zmm).
 typedef struct aesmux_mb_cbc_lanes {
   const uint8_t *in[16];
   uint8_t *out[16];
@@ -203,24 +203,45 @@ typedef struct aesmux_mb_cbc_lanes {
   AESMUX_ALIGNED(64) uint8_t round_keys[15][16][16];  // [round][lane]
 } aesmux_mb_cbc_lanes;
 
-// Advances every lane whose bit is set in `lane_mask` (bits 0..7 for x8,
-// 0..15 for x16; higher bits are ignored) by `len` bytes: encrypts
+// Advances every lane whose bit is set in `lane_mask` (bits 0..N-1 for an
+// xN kernel; higher bits are ignored) by `len` bytes: encrypts
 // in[l][0, len) into out[l][0, len) in CBC mode from iv[l] with round keys
 // round_keys[0..rounds][l], then advances in[l] and out[l] by `len` and
 // leaves the last ciphertext block in iv[l]. `len` is a multiple of 16 (0
 // does nothing); `rounds` is 10, 12 or 14 for every lane.
 //
 // Live lanes' buffers may be in place (out == in) but must not overlap other
-// lanes' buffers. The kernels use under 1 KiB of stack. Dead lanes (bit clear): their in/out pointers are never
+// lanes' buffers. The kernels use under 1 KiB of stack. Dead lanes (bit
+// clear, and every lane from N on): their in/out pointers are never
 // dereferenced, and their in, out and iv entries are never written; the
 // kernels may read their slots of the struct (whole rows of round_keys and
-// iv) and discard what they compute from them.
+// iv, and the in/out entries of up to 8 lanes) and discard what they
+// compute from them.
+//
+// Each tier has kernels of 4 and 8 lanes besides its widest, for batches
+// whose busy lanes are all low: they cost less per call (fewer vectors per
+// step), not less per lane.
+void aesmux_cbc_encrypt_x4_aesni(aesmux_mb_cbc_lanes *lanes,
+                                 uint32_t lane_mask, size_t len,
+                                 uint32_t rounds);
 void aesmux_cbc_encrypt_x8_aesni(aesmux_mb_cbc_lanes *lanes,
                                  uint32_t lane_mask, size_t len,
                                  uint32_t rounds);
+void aesmux_cbc_encrypt_x4_vaes_avx2(aesmux_mb_cbc_lanes *lanes,
+                                     uint32_t lane_mask, size_t len,
+                                     uint32_t rounds);
+void aesmux_cbc_encrypt_x8_vaes_avx2(aesmux_mb_cbc_lanes *lanes,
+                                     uint32_t lane_mask, size_t len,
+                                     uint32_t rounds);
 void aesmux_cbc_encrypt_x16_vaes_avx2(aesmux_mb_cbc_lanes *lanes,
                                       uint32_t lane_mask, size_t len,
                                       uint32_t rounds);
+void aesmux_cbc_encrypt_x4_vaes_avx512(aesmux_mb_cbc_lanes *lanes,
+                                       uint32_t lane_mask, size_t len,
+                                       uint32_t rounds);
+void aesmux_cbc_encrypt_x8_vaes_avx512(aesmux_mb_cbc_lanes *lanes,
+                                       uint32_t lane_mask, size_t len,
+                                       uint32_t rounds);
 void aesmux_cbc_encrypt_x16_vaes_avx512(aesmux_mb_cbc_lanes *lanes,
                                         uint32_t lane_mask, size_t len,
                                         uint32_t rounds);

@@ -13,8 +13,10 @@
 #define AESMUX_KERNELS_MB_LANE_MANAGER_H_
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "kernels/kernels.h"
@@ -26,35 +28,82 @@ namespace aesmux::kernels::mb {
 using MbCbcEncryptFn = void (*)(aesmux_mb_cbc_lanes *lanes, uint32_t lane_mask,
                                 size_t len, uint32_t rounds);
 
+// A multi-buffer kernel and its width: it runs lanes 0 .. lanes-1.
+struct MbKernel {
+  size_t lanes;  // 4, 8 or 16
+  MbCbcEncryptFn cbc_encrypt;
+};
+
+// One tier's kernels, narrowest first. A narrower kernel costs less per
+// call (fewer vectors per step) when only low lanes are busy.
+inline constexpr MbKernel kVaesAvx512Kernels[] = {
+    {4, aesmux_cbc_encrypt_x4_vaes_avx512},
+    {8, aesmux_cbc_encrypt_x8_vaes_avx512},
+    {16, aesmux_cbc_encrypt_x16_vaes_avx512},
+};
+inline constexpr MbKernel kVaesAvx2Kernels[] = {
+    {4, aesmux_cbc_encrypt_x4_vaes_avx2},
+    {8, aesmux_cbc_encrypt_x8_vaes_avx2},
+    {16, aesmux_cbc_encrypt_x16_vaes_avx2},
+};
+inline constexpr MbKernel kAesniKernels[] = {
+    {4, aesmux_cbc_encrypt_x4_aesni},
+    {8, aesmux_cbc_encrypt_x8_aesni},
+};
+
 // One tier of multi-buffer kernels. Names match the single-stream tiers of
 // tiers.h with the same CPU requirements, so one tier name selects both.
 struct MbTier {
   std::string_view name;
   CpuFeatures required;
-  size_t lanes;      // 8 or 16
+  size_t lanes;      // the widest kernel's: 8 or 16
   size_t min_lanes;  // fewer busy lanes run one by one on aesni (see below)
-  MbCbcEncryptFn cbc_encrypt;
+  std::span<const MbKernel> kernels;  // narrowest first, widest last
+
+  const MbKernel &widest() const { return kernels.back(); }
+  // The narrowest kernel that runs every lane of `lane_mask` (bits at or
+  // above `lanes` are ignored).
+  const MbKernel &KernelFor(uint32_t lane_mask) const {
+    const size_t needed = std::bit_width(lane_mask);
+    for (const MbKernel &kernel : kernels) {
+      if (kernel.lanes >= needed) return kernel;
+    }
+    return widest();
+  }
 };
 
 // Every multi-buffer tier built into this library, best first.
 //
-// A kernel call costs about the same whatever the number of busy lanes, so
-// with few busy lanes running them one after the other on the
+// A kernel call costs about the same whatever the number of its busy lanes,
+// so with few busy lanes running them one after the other on the
 // single-stream aesni kernel can be faster: min_lanes is the break-even
-// measured with mb_bench (Sapphire Rapids class). Two busy lanes gain 1.2x
-// on vaes_avx512 and aesni but lose 0.85x on vaes_avx2, whose calls cost
-// about 2.4 single-stream blocks per step.
+// measured with mb_bench --min-lanes (Sapphire Rapids class, AES-128 and
+// AES-256, 1 and 16 KiB). On the x4 kernels one busy lane runs at 0.77-0.93
+// times the single-stream speed (the single-stream kernel keeps the IV XOR
+// off the chain), two busy lanes at 1.6-1.9x on vaes_avx512 and vaes_avx2
+// and 1.3-1.6x on aesni.
 inline constexpr std::array kMbTiers = {
     MbTier{"vaes_avx512",
            kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |
                kVpclmulqdq | kAvx512f | kAvx512bw | kAvx512vl,
-           16, 2, aesmux_cbc_encrypt_x16_vaes_avx512},
+           16, 2, kVaesAvx512Kernels},
     MbTier{"vaes_avx2",
            kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kVaes | kVpclmulqdq,
-           16, 3, aesmux_cbc_encrypt_x16_vaes_avx2},
-    MbTier{"aesni", kSse41 | kAesni | kPclmulqdq, 8, 2,
-           aesmux_cbc_encrypt_x8_aesni},
+           16, 2, kVaesAvx2Kernels},
+    MbTier{"aesni", kSse41 | kAesni | kPclmulqdq, 8, 2, kAesniKernels},
 };
+
+// Widths ascend and the last is the tier's.
+constexpr bool KernelsAscendTo(const MbTier &tier) {
+  size_t previous = 0;
+  for (const MbKernel &kernel : tier.kernels) {
+    if (kernel.lanes <= previous) return false;
+    previous = kernel.lanes;
+  }
+  return previous == tier.lanes;
+}
+static_assert(KernelsAscendTo(kMbTiers[0]) && KernelsAscendTo(kMbTiers[1]) &&
+              KernelsAscendTo(kMbTiers[2]));
 
 // The best multi-buffer tier whose requirements `available` meets, or
 // nullptr.
@@ -127,16 +176,21 @@ class CbcLaneManager {
 
   // Runs the busy lanes (idle lanes masked off) until the oldest pending
   // job is complete, and returns it (removing it); nullptr when nothing is
-  // pending. Fewer than tier().min_lanes busy lanes run one by one on the
-  // single-stream aesni kernel, which is then faster than a multi-buffer
-  // call with the other lanes idle.
+  // pending. The busy lanes run on the tier's narrowest kernel that has
+  // them all (they are moved down into free lanes first where that allows
+  // a narrower one). Fewer than tier().min_lanes busy lanes run one by one
+  // on the single-stream aesni kernel instead.
   CbcJob *Flush();
 
   // What ran, summed since construction: kernel calls (batches; each
   // single-stream call counts as one of one lane) and the lanes they
-  // advanced.
+  // advanced; and the multi-buffer calls of each of the tier's kernels
+  // (index as in tier().kernels).
   uint64_t kernel_calls() const { return kernel_calls_; }
   uint64_t lanes_filled() const { return lanes_filled_; }
+  uint64_t calls_of_kernel(size_t index) const {
+    return index < calls_by_kernel_.size() ? calls_by_kernel_[index] : 0;
+  }
 
  private:
   // Takes `lane` for `job`; its key and IV are copied by LoadLanes.
@@ -145,6 +199,10 @@ class CbcLaneManager {
   // Advances every busy lane by the shortest remaining length and retires
   // the lanes that finish.
   void RunBusyLanes();
+  // Moves busy lanes down into free ones so that they fit the narrowest
+  // kernel their number allows; returns the busy mask.
+  uint32_t CompactLanes();
+  void MoveLane(unsigned from, unsigned to);
   void Retire(uint32_t lanes);
   CbcJob *PopOldest();
 
@@ -161,6 +219,7 @@ class CbcLaneManager {
   size_t queue_size_ = 0;
   uint64_t kernel_calls_ = 0;
   uint64_t lanes_filled_ = 0;
+  std::array<uint64_t, 3> calls_by_kernel_{};  // a tier has up to 3
 };
 
 }  // namespace aesmux::kernels::mb

@@ -96,7 +96,7 @@ size_t SecretsOnStack(const Leftovers &left, const std::set<Block> &secrets) {
   return found;
 }
 
-class MbAbiTest : public MbTierTest {};
+class MbAbiTest : public MbKernelParamTest {};
 
 TEST_P(MbAbiTest, KernelsPreserveRegistersAndLeaveNoSecrets) {
   for (size_t key_len : kKeySizes) {
@@ -116,7 +116,7 @@ TEST_P(MbAbiTest, KernelsPreserveRegistersAndLeaveNoSecrets) {
           secrets.insert(b);
         }
       };
-      for (unsigned l = 0; l < tier().lanes; ++l) {
+      for (unsigned l = 0; l < width(); ++l) {
         const aesmux_aes_key key = ExpandKey(rng_.RandomBytes(key_len));
         LoadLaneKey(*lanes, l, key);
         remember(&key.round_keys[0][0], 16 * (key.rounds + 1));
@@ -130,8 +130,8 @@ TEST_P(MbAbiTest, KernelsPreserveRegistersAndLeaveNoSecrets) {
       const uint64_t args[6] = {reinterpret_cast<uint64_t>(lanes.get()), mask,
                                 len, 6 + key_len / 4};
       const Leftovers left =
-          CallChecked(reinterpret_cast<const void *>(tier().cbc_encrypt), args);
-      for (unsigned l = 0; l < tier().lanes; ++l) {
+          CallChecked(reinterpret_cast<const void *>(kernel().cbc_encrypt), args);
+      for (unsigned l = 0; l < width(); ++l) {
         remember(data[l].data(), len);  // the ciphertext
       }
       EXPECT_EQ(left.clobbered, 0u)
@@ -161,7 +161,7 @@ TEST_P(MbAbiTest, TrampolinesDetectViolations) {
   EXPECT_EQ(SecretsOnStack(left, {secret}), 1u);
 }
 
-AESMUX_INSTANTIATE_FOR_ALL_MB_TIERS(MbAbiTest);
+AESMUX_INSTANTIATE_FOR_ALL_MB_KERNELS(MbAbiTest);
 
 }  // namespace
 }  // namespace aesmux::kernels::testing

@@ -11,10 +11,16 @@
 // byte of aggregate throughput (core cycles: the clock is measured with a
 // chain of dependent adds) and the ratios single-stream / multi-buffer.
 // The "kernel" rows call the tier's kernel directly with every lane busy:
-// the difference to the manager rows is the manager's overhead.
+// the difference to the manager rows is the manager's overhead. The last
+// column shows the calls of one manager round by kernel (aesni: one by one
+// on the single-stream kernel). --min-lanes overrides the tier's min_lanes,
+// to measure the break-even; --vs-widest adds, in the same alternating
+// batches, a manager restricted to the tier's widest kernel (every batch
+// on it, as before the narrower kernels) and the gain over it.
 //
 //   mb_bench [--tier NAME] [--runs N] [--ms M] [--key-bits 128,192,256]
 //            [--jobs 1,2,4,8,16] [--bytes 1024,16384] [--same-key]
+//            [--min-lanes N] [--vs-widest]
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 
@@ -52,6 +58,8 @@ struct Options {
   std::vector<int> jobs = {1, 2, 4, 8, 16};
   std::vector<int> bytes = {1024, 16384};
   bool same_key = false;
+  int min_lanes = -1;  // the tier's
+  bool vs_widest = false;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -102,7 +110,9 @@ struct CtxDeleter {
 
 class Bench {
  public:
-  Bench(const MbTier &tier, const Options &opt) : tier_(tier), opt_(opt) {
+  Bench(const MbTier &tier, const Options &opt)
+      : tier_(tier), widest_tier_(tier), opt_(opt) {
+    widest_tier_.kernels = tier.kernels.last(1);
     libctx_ = OSSL_LIB_CTX_new();
     if (libctx_ == nullptr ||
         OSSL_PROVIDER_load(libctx_, "default") == nullptr) {
@@ -114,9 +124,11 @@ class Bench {
 
   void Run() {
     std::printf("core clock %.2f GHz (measured)\n", core_hz_ / 1e9);
-    std::printf("%4s %4s %6s %10s %10s %10s %8s %10s %8s\n", "key", "jobs",
+    std::printf("%4s %4s %6s %10s %10s %10s %8s %10s %8s", "key", "jobs",
                 "bytes", "mb c/B", "mb MB/s", "aesni c/B", "ratio",
                 "OpenSSL c/B", "ratio");
+    if (opt_.vs_widest) std::printf(" %10s %8s", "widest c/B", "gain");
+    std::printf("  %s\n", "calls per round");
     for (int bits : opt_.key_bits) {
       for (int bytes : opt_.bytes) {
         for (int jobs : opt_.jobs) RunOne(bits, jobs, bytes, false);
@@ -159,6 +171,14 @@ class Bench {
       jobs[i].len = bytes;
     }
     auto manager = std::make_unique<CbcLaneManager>(tier_, rounds);
+    uint64_t manager_rounds = 0;
+    auto widest = std::make_unique<CbcLaneManager>(widest_tier_, rounds);
+    std::vector<CbcJob> widest_jobs = jobs;
+    const Op mb_widest = [&] {
+      for (CbcJob &job : widest_jobs) widest->Submit(&job);
+      while (widest->Flush() != nullptr) {
+      }
+    };
     auto lanes = std::make_unique<aesmux_mb_cbc_lanes>();
     for (size_t l = 0; l < num_jobs && l < 16; ++l) {
       for (uint32_t r = 0; r <= rounds; ++r) {
@@ -169,13 +189,15 @@ class Bench {
       for (size_t l = 0; l < num_jobs; ++l) {
         lanes->in[l] = lanes->out[l] = buffers[l];
       }
-      tier_.cbc_encrypt(lanes.get(), (1u << num_jobs) - 1, bytes, rounds);
+      tier_.widest().cbc_encrypt(lanes.get(), (1u << num_jobs) - 1, bytes,
+                                 rounds);
     })
                               : Op([&] {
                                   for (CbcJob &job : jobs)
                                     manager->Submit(&job);
                                   while (manager->Flush() != nullptr) {
                                   }
+                                  ++manager_rounds;
                                 });
     // One stream on the single-stream kernel and on OpenSSL.
     uint8_t iv[16] = {};
@@ -198,19 +220,52 @@ class Bench {
       EVP_EncryptUpdate(ctx.get(), buffers[0], &out_len, buffers[0],
                         static_cast<int>(bytes));
     };
-    const std::vector<double> rates = Compare(
-        {{mb, num_jobs * bytes}, {single, bytes}, {openssl, bytes}}, opt_);
+    std::vector<std::pair<Op, size_t>> ops = {
+        {mb, num_jobs * bytes}, {single, bytes}, {openssl, bytes}};
+    const bool vs_widest = opt_.vs_widest && !kernel_only;
+    if (vs_widest) ops.emplace_back(mb_widest, num_jobs * bytes);
+    const std::vector<double> rates = Compare(ops, opt_);
     const double mb_cpb = CyclesPerByte(rates[0]);
     const double single_cpb = CyclesPerByte(rates[1]);
     const double openssl_cpb = CyclesPerByte(rates[2]);
-    std::printf("%4d %4s %6zu %10.3f %10.0f %10.3f %8.2f %10.3f %8.2f\n", bits,
+    std::string calls;
+    if (!kernel_only && manager_rounds != 0) {
+      uint64_t batches = 0;
+      for (size_t k = 0; k < tier_.kernels.size(); ++k) {
+        const uint64_t n = manager->calls_of_kernel(k);
+        batches += n;
+        if (n != 0) calls += Calls("x" + std::to_string(tier_.kernels[k].lanes),
+                                   n, manager_rounds);
+      }
+      if (manager->kernel_calls() > batches) {
+        calls += Calls("aesni", manager->kernel_calls() - batches,
+                       manager_rounds);
+      }
+    }
+    std::printf("%4d %4s %6zu %10.3f %10.0f %10.3f %8.2f %10.3f %8.2f", bits,
                 kernel_only ? "krnl" : std::to_string(num_jobs).c_str(), bytes,
                 mb_cpb, rates[0] / 1e6, single_cpb, single_cpb / mb_cpb,
                 openssl_cpb, openssl_cpb / mb_cpb);
+    if (vs_widest) {
+      const double widest_cpb = CyclesPerByte(rates[3]);
+      std::printf(" %10.3f %8.2f", widest_cpb, widest_cpb / mb_cpb);
+    } else if (opt_.vs_widest) {
+      std::printf(" %10s %8s", "", "");
+    }
+    std::printf("  %s\n", calls.c_str());
     std::fflush(stdout);
   }
 
+  static std::string Calls(const std::string &name, uint64_t calls,
+                           uint64_t rounds) {
+    char text[48];
+    std::snprintf(text, sizeof(text), " %s:%.3g", name.c_str(),
+                  static_cast<double>(calls) / rounds);
+    return text;
+  }
+
   const MbTier &tier_;
+  MbTier widest_tier_;  // tier_ with its widest kernel only
   const Options &opt_;
   OSSL_LIB_CTX *libctx_ = nullptr;
   double core_hz_ = 0;
@@ -235,10 +290,15 @@ Options ParseOptions(int argc, char **argv) {
       opt.jobs = ParseList(args.Value());
     } else if (arg == "--bytes") {
       opt.bytes = ParseList(args.Value());
+    } else if (arg == "--min-lanes") {
+      opt.min_lanes = args.Int(0);
+    } else if (arg == "--vs-widest") {
+      opt.vs_widest = true;
     } else {
       Die("usage: mb_bench [--tier NAME] [--runs N] [--ms M] "
           "[--key-bits 128,192,256] [--jobs 1,2,4,8,16] "
-          "[--bytes 1024,16384] [--same-key]");
+          "[--bytes 1024,16384] [--same-key] [--min-lanes N] "
+          "[--vs-widest]");
     }
   }
   return opt;
@@ -251,19 +311,23 @@ int main(int argc, char **argv) {
   using namespace aesmux::kernels;
   const mb::Options opt = mb::ParseOptions(argc, argv);
   const CpuFeatures cpu = DetectCpuFeatures();
-  const mb::MbTier *tier =
+  const mb::MbTier *found =
       opt.tier.empty() ? mb::BestMbTier(cpu) : mb::MbTierByName(opt.tier);
-  if (tier == nullptr) mb::Die("no such multi-buffer tier");
+  if (found == nullptr) mb::Die("no such multi-buffer tier");
+  mb::MbTier tier_copy = *found;
+  if (opt.min_lanes >= 0) tier_copy.min_lanes = opt.min_lanes;
+  const mb::MbTier *tier = &tier_copy;
   if (!mb::Supported(*tier, cpu)) {
     mb::Die("CPU lacks " + DescribeCpuFeatures(tier->required & ~cpu) +
             " needed by tier " + std::string(tier->name));
   }
   std::printf(
       "multi-buffer tier %s (%zu lanes) vs one stream on aesni and on %s "
-      "(default provider); median of %d alternating batches of ~%.1f ms%s\n",
+      "(default provider); median of %d alternating batches of ~%.1f ms%s; "
+      "min_lanes %zu\n",
       std::string(tier->name).c_str(), tier->lanes,
       OpenSSL_version(OPENSSL_VERSION), opt.runs, opt.batch_ms,
-      opt.same_key ? "; every job the same key" : "");
+      opt.same_key ? "; every job the same key" : "", tier->min_lanes);
   mb::Bench(*tier, opt).Run();
   return 0;
 }

@@ -1,7 +1,8 @@
-// The multi-buffer CBC-encryption kernels against OpenSSL's default
-// provider, lane by lane: every key size; random lane masks, with dead
-// lanes' pointers aimed at unmapped addresses and their struct slots
-// checked unchanged; lengths that run whole 4-block chunks, 1- to 3-block
+// The multi-buffer CBC-encryption kernels, every width of every tier,
+// against OpenSSL's default provider, lane by lane: every key size; random
+// lane masks, with dead lanes' and the lanes above the kernel's width's
+// pointers aimed at unmapped addresses and their struct slots checked
+// unchanged; lengths that run whole 4-block chunks, 1- to 3-block
 // tails and several 256-byte segments; in place and misaligned, with guard
 // bytes; streams continued over many calls with changing masks; buffers
 // flush against inaccessible pages. And the tier table.
@@ -29,15 +30,15 @@ uint32_t RoundsFor(size_t key_len) {
 constexpr size_t kLengths[] = {0,   16,  32,  48,  64,  80,   112,  128,
                                240, 256, 272, 304, 512, 1040, 4144, 16384};
 
-class MbKernelTest : public MbTierTest {
+class MbKernelTest : public MbKernelParamTest {
  protected:
   void SetUp() override {
-    MbTierTest::SetUp();
+    MbKernelParamTest::SetUp();
     lanes_ = std::make_unique<aesmux_mb_cbc_lanes>();
   }
 
   bool Live(uint32_t lane_mask, unsigned lane) const {
-    return lane < tier().lanes && ((lane_mask >> lane) & 1) != 0;
+    return lane < width() && ((lane_mask >> lane) & 1) != 0;
   }
 
   // One kernel call on fresh random lanes; checks every live lane against
@@ -74,7 +75,7 @@ class MbKernelTest : public MbTierTest {
     }
     const auto before = std::make_unique<aesmux_mb_cbc_lanes>(lanes);
 
-    tier().cbc_encrypt(&lanes, lane_mask, len, RoundsFor(key_len));
+    kernel().cbc_encrypt(&lanes, lane_mask, len, RoundsFor(key_len));
 
     for (unsigned l = 0; l < 16; ++l) {
       SCOPED_TRACE(::testing::Message() << "lane " << l);
@@ -95,6 +96,9 @@ class MbKernelTest : public MbTierTest {
       ASSERT_EQ(lanes.in[l], before->in[l] + len);
       ASSERT_EQ(lanes.out[l], before->out[l] + len);
     }
+    ASSERT_EQ(std::memcmp(lanes.round_keys, before->round_keys,
+                          sizeof(lanes.round_keys)),
+              0);
   }
 
   std::unique_ptr<aesmux_mb_cbc_lanes> lanes_;
@@ -120,13 +124,13 @@ TEST_P(MbKernelTest, RandomLaneMasksTouchOnlyLiveLanes) {
 }
 
 TEST_P(MbKernelTest, EverySingleLaneAlone) {
-  for (unsigned l = 0; l < tier().lanes; ++l) {
+  for (unsigned l = 0; l < width(); ++l) {
     CheckOneCall(16, 1u << l, 16 * rng_.Uniform(1, 40));
     if (HasFatalFailure()) return;
   }
 }
 
-// Bits for lanes the tier does not have (the x8 kernel's bits 8..15, and
+// Bits for lanes the kernel does not have (an x4 kernel's bits 4..15, and
 // bits 16..31) are ignored: those lanes' pointers are unmapped.
 TEST_P(MbKernelTest, MaskBitsBeyondTheTiersLanesAreIgnored) {
   CheckOneCall(32, 0xffffffffu, 304);
@@ -151,8 +155,8 @@ TEST_P(MbKernelTest, StreamsContinueAcrossCallsWithChangingMasks) {
       Bytes key, iv, plaintext, buffer;
       size_t consumed = 0;
     };
-    std::vector<Stream> streams(tier().lanes);
-    for (unsigned l = 0; l < tier().lanes; ++l) {
+    std::vector<Stream> streams(width());
+    for (unsigned l = 0; l < width(); ++l) {
       Stream &s = streams[l];
       s.key = rng_.RandomBytes(key_len);
       s.iv = rng_.RandomBytes(16);
@@ -166,15 +170,15 @@ TEST_P(MbKernelTest, StreamsContinueAcrossCallsWithChangingMasks) {
     for (int call = 0; call < 60; ++call) {
       const size_t len = 16 * rng_.Uniform(0, 24);
       uint32_t mask = 0;
-      for (unsigned l = 0; l < tier().lanes; ++l) {
+      for (unsigned l = 0; l < width(); ++l) {
         if (rng_.Uniform(0, 3) != 0 && streams[l].consumed + len <= kMaxLen) {
           mask |= 1u << l;
           streams[l].consumed += len;
         }
       }
-      tier().cbc_encrypt(&lanes, mask, len, RoundsFor(key_len));
+      kernel().cbc_encrypt(&lanes, mask, len, RoundsFor(key_len));
     }
-    for (unsigned l = 0; l < tier().lanes; ++l) {
+    for (unsigned l = 0; l < width(); ++l) {
       SCOPED_TRACE(::testing::Message() << "lane " << l);
       const Stream &s = streams[l];
       const Bytes expected = ReferenceCbcEncrypt(
@@ -204,7 +208,7 @@ TEST_P(MbKernelTest, NoAccessPastAnyLanesBuffers) {
       const uint32_t mask = all_lanes() & ~(rng_.Coin() ? 0x22u : 0u);
       std::vector<std::unique_ptr<PageGuardedBuffer>> in(16), out(16);
       std::vector<Bytes> expected(16);
-      for (unsigned l = 0; l < tier().lanes; ++l) {
+      for (unsigned l = 0; l < width(); ++l) {
         if (!Live(mask, l)) {
           lanes.in[l] = Unmapped(l);
           lanes.out[l] = Unmapped(l);
@@ -223,8 +227,8 @@ TEST_P(MbKernelTest, NoAccessPastAnyLanesBuffers) {
         std::memcpy(lanes.iv[l], iv.data(), 16);
         LoadLaneKey(lanes, l, ExpandKey(key));
       }
-      tier().cbc_encrypt(&lanes, mask, len, 14);
-      for (unsigned l = 0; l < tier().lanes; ++l) {
+      kernel().cbc_encrypt(&lanes, mask, len, 14);
+      for (unsigned l = 0; l < width(); ++l) {
         if (!Live(mask, l)) continue;
         const Bytes actual = out[l] ? out[l]->bytes() : in[l]->bytes();
         ASSERT_TRUE(SameBytes(actual, expected[l])) << "lane " << l;
@@ -239,6 +243,7 @@ TEST(MbTierTable, BestTierIsTheFirstSupportedAndNamesResolve) {
   for (const mb::MbTier &tier : mb::kMbTiers) {
     EXPECT_EQ(mb::MbTierByName(tier.name), &tier);
     EXPECT_TRUE(tier.lanes == 8 || tier.lanes == 16) << tier.name;
+    EXPECT_EQ(tier.widest().lanes, tier.lanes) << tier.name;
     if (mb::Supported(tier, cpu)) {
       EXPECT_EQ(best, &tier);
       break;
@@ -248,7 +253,20 @@ TEST(MbTierTable, BestTierIsTheFirstSupportedAndNamesResolve) {
   EXPECT_EQ(mb::MbTierByName("no such tier"), nullptr);
 }
 
-AESMUX_INSTANTIATE_FOR_ALL_MB_TIERS(MbKernelTest);
+// A batch runs on the narrowest kernel that has its highest busy lane.
+TEST(MbTierTable, KernelForIsTheNarrowestCoveringTheHighestLane) {
+  for (const mb::MbTier &tier : mb::kMbTiers) {
+    SCOPED_TRACE(tier.name);
+    EXPECT_EQ(tier.KernelFor(1).lanes, 4u);
+    EXPECT_EQ(tier.KernelFor(0xf).lanes, 4u);
+    EXPECT_EQ(tier.KernelFor(0x10).lanes, 8u);
+    EXPECT_EQ(tier.KernelFor(0x81).lanes, 8u);
+    EXPECT_EQ(tier.KernelFor(0x100).lanes, tier.lanes);
+    EXPECT_EQ(tier.KernelFor(0xffffffffu).lanes, tier.lanes);
+  }
+}
+
+AESMUX_INSTANTIATE_FOR_ALL_MB_KERNELS(MbKernelTest);
 
 }  // namespace
 }  // namespace aesmux::kernels::testing

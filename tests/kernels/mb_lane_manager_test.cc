@@ -2,7 +2,8 @@
 // keys, key sizes (one manager per size), IVs and lengths up to 256 KiB,
 // submitted in random orders with random polls and flushes; completion in
 // submission order; partial flushes; reuse after a flush; the pending
-// limit; statistics; key material wiped as lanes retire.
+// limit; statistics; the narrowest kernel for the busy lanes, moving high
+// lanes down; key material wiped as lanes retire.
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -29,6 +30,17 @@ struct TestJob {
   Bytes expected;
   std::unique_ptr<CallBuffers> buffers;
   CbcJob job;
+};
+
+// Storage for an object built with placement new, so its bytes can be
+// inspected after destruction.
+template <typename T>
+struct Zeroed {
+  alignas(T) unsigned char bytes[sizeof(T)] = {};
+  bool contains(const uint8_t *needle, size_t len) const {
+    return std::search(std::begin(bytes), std::end(bytes), needle,
+                       needle + len) != std::end(bytes);
+  }
 };
 
 class MbLaneManagerTest : public MbTierTest {
@@ -301,6 +313,62 @@ TEST_P(MbLaneManagerTest, LanesThatRanAloneJoinABatchLater) {
   for (auto &t : jobs) CheckDone(*t);
 }
 
+// A batch runs on the narrowest kernel that has every busy lane: few jobs
+// on the x4 kernel, 5 to 7 on the x8 (below every tier's widest).
+TEST_P(MbLaneManagerTest, FewJobsRunOnANarrowerKernel) {
+  for (size_t count : {size_t{4}, size_t{5}, size_t{7}}) {
+    SCOPED_TRACE(::testing::Message() << "jobs=" << count);
+    if (count < tier().min_lanes) continue;
+    CbcLaneManager manager(tier(), 10);
+    std::vector<std::unique_ptr<TestJob>> jobs;
+    for (size_t i = 0; i < count; ++i) jobs.push_back(MakeJob(16, 1024));
+    for (auto &t : jobs) EXPECT_EQ(manager.Submit(&t->job), nullptr);
+    size_t returned = 0;
+    while (manager.Flush() != nullptr) ++returned;
+    EXPECT_EQ(returned, count);
+    for (auto &t : jobs) CheckDone(*t);
+    EXPECT_EQ(manager.kernel_calls(), 1u);
+    const size_t want = count <= 4 ? 0 : 1;
+    EXPECT_EQ(manager.calls_of_kernel(want), 1u)
+        << "expected the x" << tier().kernels[want].lanes << " kernel";
+  }
+}
+
+// When the low lanes retire first, the busy high lanes move down (key,
+// chaining value and all) and continue on a narrower kernel; their old
+// slots are wiped.
+TEST_P(MbLaneManagerTest, HighLanesLeftAloneMoveDownToANarrowerKernel) {
+  for (size_t key_len : kKeySizes) {
+    SCOPED_TRACE(::testing::Message() << "key_len=" << key_len);
+    Zeroed<CbcLaneManager> storage;
+    auto *manager =
+        new (storage.bytes) CbcLaneManager(tier(), RoundsFor(key_len));
+    const size_t lanes = manager->lanes();
+    const size_t kept = std::max<size_t>(tier().min_lanes, 3);
+    std::vector<std::unique_ptr<TestJob>> jobs;
+    for (size_t i = 0; i < lanes; ++i) {
+      // The top `kept` lanes run 8 times longer than the others.
+      jobs.push_back(MakeJob(key_len, i + kept >= lanes ? 8192 : 1024));
+    }
+    size_t returned = 0;
+    for (auto &t : jobs) returned += manager->Submit(&t->job) != nullptr;
+    ASSERT_EQ(manager->busy_lanes(), kept);
+    ASSERT_EQ(manager->calls_of_kernel(tier().kernels.size() - 1), 1u);
+    while (manager->Flush() != nullptr) ++returned;
+    EXPECT_EQ(returned, lanes);
+    for (auto &t : jobs) CheckDone(*t);
+    EXPECT_EQ(manager->kernel_calls(), 2u);
+    EXPECT_EQ(manager->calls_of_kernel(0), 1u)
+        << "the remaining lanes did not move to the x4 kernel";
+    for (auto &t : jobs) {
+      for (uint32_t r = 0; r <= t->enc.rounds; ++r) {
+        EXPECT_FALSE(storage.contains(t->enc.round_keys[r], 16));
+      }
+    }
+    manager->~CbcLaneManager();
+  }
+}
+
 // Empty jobs complete at once but still come back in their place.
 TEST_P(MbLaneManagerTest, EmptyJobsKeepTheirPlaceInLine) {
   CbcLaneManager manager(tier(), 10);
@@ -360,17 +428,6 @@ TEST_P(MbLaneManagerTest, SubmitBeyondThePendingLimitReturnsTheOldest) {
   EXPECT_EQ(returned, jobs.size());
   for (auto &t : jobs) CheckDone(*t);
 }
-
-// Storage for an object built with placement new, so its bytes can be
-// inspected after destruction.
-template <typename T>
-struct Zeroed {
-  alignas(T) unsigned char bytes[sizeof(T)] = {};
-  bool contains(const uint8_t *needle, size_t len) const {
-    return std::search(std::begin(bytes), std::end(bytes), needle,
-                       needle + len) != std::end(bytes);
-  }
-};
 
 // Round keys and chaining values are in the manager while their job runs
 // and gone as soon as it retires, while other lanes still run; the

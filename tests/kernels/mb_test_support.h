@@ -1,6 +1,6 @@
-// Shared pieces of the multi-buffer tests: the fixture parameterised over
-// the multi-buffer tiers, and loading a key into a lane of the transposed
-// key table.
+// Shared pieces of the multi-buffer tests: fixtures parameterised over the
+// multi-buffer tiers and over every kernel of every tier, and loading a key
+// into a lane of the transposed key table.
 #ifndef AESMUX_TESTS_KERNELS_MB_TEST_SUPPORT_H_
 #define AESMUX_TESTS_KERNELS_MB_TEST_SUPPORT_H_
 
@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/mb/lane_manager.h"
@@ -24,20 +25,19 @@ inline void PrintTo(const MbTier &tier, std::ostream *os) { *os << tier.name; }
 
 namespace aesmux::kernels::testing {
 
-// Fixture for tests that run once per tier in kMbTiers; skips, with the
-// missing features in the message, when this CPU cannot run the tier.
-class MbTierTest : public ::testing::TestWithParam<mb::MbTier> {
+// What the multi-buffer fixtures share.
+class MbTestBase {
  protected:
-  void SetUp() override {
+  // Skips, with the missing features in the message, when this CPU cannot
+  // run `tier`.
+  static void SkipUnlessSupported(const mb::MbTier &tier) {
     const CpuFeatures available = DetectCpuFeatures();
-    if (!mb::Supported(tier(), available)) {
+    if (!mb::Supported(tier, available)) {
       GTEST_SKIP() << "CPU lacks "
-                   << DescribeCpuFeatures(tier().required & ~available)
-                   << " needed by multi-buffer tier " << tier().name;
+                   << DescribeCpuFeatures(tier.required & ~available)
+                   << " needed by multi-buffer tier " << tier.name;
     }
   }
-  const mb::MbTier &tier() const { return GetParam(); }
-  uint32_t all_lanes() const { return (uint32_t{1} << tier().lanes) - 1; }
 
   // The encryption schedule of `key` (16, 24 or 32 bytes).
   static aesmux_aes_key ExpandKey(const Bytes &key) {
@@ -49,6 +49,15 @@ class MbTierTest : public ::testing::TestWithParam<mb::MbTier> {
   Rng rng_;
 };
 
+// Fixture for tests that run once per tier in kMbTiers.
+class MbTierTest : public ::testing::TestWithParam<mb::MbTier>,
+                   protected MbTestBase {
+ protected:
+  void SetUp() override { SkipUnlessSupported(tier()); }
+  const mb::MbTier &tier() const { return GetParam(); }
+  uint32_t all_lanes() const { return (uint32_t{1} << tier().lanes) - 1; }
+};
+
 inline std::string MbTierName(
     const ::testing::TestParamInfo<mb::MbTier> &info) {
   return std::string(info.param.name);
@@ -58,6 +67,49 @@ inline std::string MbTierName(
   INSTANTIATE_TEST_SUITE_P(                                                    \
       AllMbTiers, suite, ::testing::ValuesIn(::aesmux::kernels::mb::kMbTiers), \
       ::aesmux::kernels::testing::MbTierName)
+
+// One kernel of one tier.
+struct MbKernelParam {
+  const mb::MbTier *tier;
+  mb::MbKernel kernel;
+};
+
+inline void PrintTo(const MbKernelParam &param, std::ostream *os) {
+  *os << param.tier->name << "_x" << param.kernel.lanes;
+}
+
+// Every kernel of every tier in kMbTiers.
+inline std::vector<MbKernelParam> AllMbKernels() {
+  std::vector<MbKernelParam> all;
+  for (const mb::MbTier &tier : mb::kMbTiers) {
+    for (const mb::MbKernel &kernel : tier.kernels) {
+      all.push_back({&tier, kernel});
+    }
+  }
+  return all;
+}
+
+// Fixture for tests that run once per kernel of every tier.
+class MbKernelParamTest : public ::testing::TestWithParam<MbKernelParam>,
+                          protected MbTestBase {
+ protected:
+  void SetUp() override { SkipUnlessSupported(*GetParam().tier); }
+  const mb::MbKernel &kernel() const { return GetParam().kernel; }
+  size_t width() const { return kernel().lanes; }
+  uint32_t all_lanes() const { return (uint32_t{1} << width()) - 1; }
+};
+
+inline std::string MbKernelName(
+    const ::testing::TestParamInfo<MbKernelParam> &info) {
+  return std::string(info.param.tier->name) + "_x" +
+         std::to_string(info.param.kernel.lanes);
+}
+
+#define AESMUX_INSTANTIATE_FOR_ALL_MB_KERNELS(suite)                  \
+  INSTANTIATE_TEST_SUITE_P(                                           \
+      AllMbKernels, suite,                                            \
+      ::testing::ValuesIn(::aesmux::kernels::testing::AllMbKernels()), \
+      ::aesmux::kernels::testing::MbKernelName)
 
 // Copies `key`'s round keys into lane `lane` of the transposed table.
 inline void LoadLaneKey(aesmux_mb_cbc_lanes &lanes, unsigned lane,

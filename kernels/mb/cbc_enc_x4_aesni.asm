@@ -1,0 +1,17 @@
+;; cbc_enc_x4_aesni.asm: multi-buffer CBC encryption, 4 lanes in 4 xmm
+;; registers (legacy SSE AES-NI; algorithm in include/mb_cbc.inc), for batches
+;; whose busy lanes are all below 4.
+
+%define MB_W 1
+%define MB_NV 4
+%include "common.inc"
+%include "mb_cbc.inc"
+
+section .text
+
+;; void aesmux_cbc_encrypt_x4_aesni(aesmux_mb_cbc_lanes *lanes,
+;;                                  uint32_t lane_mask, size_t len,
+;;                                  uint32_t rounds);
+FUNC_BEGIN aesmux_cbc_encrypt_x4_aesni
+        MB_CBC_FUNC
+FUNC_END aesmux_cbc_encrypt_x4_aesni

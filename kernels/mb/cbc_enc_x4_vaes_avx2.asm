@@ -1,0 +1,17 @@
+;; cbc_enc_x4_vaes_avx2.asm: multi-buffer CBC encryption, 4 lanes in 2 ymm
+;; registers of 2 lanes (VAES, AVX2; algorithm in include/mb_cbc.inc), for
+;; batches whose busy lanes are all below 4.
+
+%define MB_W 2
+%define MB_NV 2
+%include "common.inc"
+%include "mb_cbc.inc"
+
+section .text
+
+;; void aesmux_cbc_encrypt_x4_vaes_avx2(aesmux_mb_cbc_lanes *lanes,
+;;                                      uint32_t lane_mask, size_t len,
+;;                                      uint32_t rounds);
+FUNC_BEGIN aesmux_cbc_encrypt_x4_vaes_avx2
+        MB_CBC_FUNC
+FUNC_END aesmux_cbc_encrypt_x4_vaes_avx2
