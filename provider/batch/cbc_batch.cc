@@ -205,25 +205,32 @@ struct Slot {
   Slot *next = nullptr;  // immutable once linked
 };
 
-class Combiner {
+// One group of threads that batch together: the threads publish into its
+// slots and one of them at a time combines. The Combiner keeps one shard
+// per CPU, so that as many batches as CPUs can run at once.
+class Shard {
  public:
-  Combiner() = default;
-  Combiner(const Combiner &) = delete;
-  Combiner &operator=(const Combiner &) = delete;
-  ~Combiner();
+  Shard() = default;
+  Shard(const Shard &) = delete;
+  Shard &operator=(const Shard &) = delete;
+  ~Shard();
 
   // No thread combines now and none holds a slot.
   bool Idle() const;
 
-  void Encrypt(const MbTier &tier, const kernels::Tier &single,
-               const CbcRequest &request);
+  // A free slot of this shard for the calling thread, or nullptr.
+  Slot *Reuse();
+  // A new slot for the calling thread.
+  Slot &Add();
+
+  // Publishes `request` in `mine` and waits until a combiner (maybe this
+  // thread) has run it.
+  void Publish(const MbTier &tier, const kernels::Tier &single,
+               const CbcRequest &request, Slot &mine);
 
  private:
-  Slot &ThisThreadSlot();
-  // Publishes `request` and waits until a combiner (maybe this thread)
-  // has run it.
-  void Publish(const MbTier &tier, const kernels::Tier &single,
-               const CbcRequest &request);
+  void WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
+                     const CbcRequest &request, Slot &mine);
   // Sleeps while `mine` is pending or being served: false once served,
   // true when this thread should try to become the combiner.
   static bool AwaitTurn(Slot &mine);
@@ -235,8 +242,7 @@ class Combiner {
   // Releases the combiner and wakes one pending request to take over.
   void Leave();
 
-  std::atomic<uint32_t> callers_{0};  // threads inside Encrypt()
-
+  std::atomic<uint32_t> members_{0};  // threads inside Publish()
   std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
   std::atomic<Slot *> slots_{nullptr};  // grows only; slots are reused
   // Owned by the thread holding `busy_`.
@@ -244,52 +250,6 @@ class Combiner {
   std::vector<Slot *> batch_;
   std::vector<CbcJob> jobs_;
 };
-
-// Frees this thread's slot for reuse when the thread exits.
-struct SlotLease {
-  Slot *slot = nullptr;
-  ~SlotLease() {
-    if (slot != nullptr) slot->in_use.store(false, std::memory_order_release);
-  }
-};
-
-Combiner::~Combiner() {
-  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;) {
-    Slot *next = slot->next;
-    delete slot;
-    slot = next;
-  }
-}
-
-bool Combiner::Idle() const {
-  if (busy_.test(std::memory_order_acquire)) return false;
-  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
-       slot = slot->next) {
-    if (slot->in_use.load(std::memory_order_acquire)) return false;
-  }
-  return true;
-}
-
-Slot &Combiner::ThisThreadSlot() {
-  thread_local SlotLease lease;
-  if (lease.slot != nullptr) return *lease.slot;
-  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
-       slot = slot->next) {
-    bool free = false;
-    if (slot->in_use.compare_exchange_strong(free, true)) {
-      lease.slot = slot;
-      return *slot;
-    }
-  }
-  auto *slot = new Slot;  // lives as long as the combiner: others scan it
-  slot->next = slots_.load(std::memory_order_relaxed);
-  while (!slots_.compare_exchange_weak(slot->next, slot,
-                                       std::memory_order_release,
-                                       std::memory_order_relaxed)) {
-  }
-  lease.slot = slot;
-  return *slot;
-}
 
 // How many CPUs this process may run on (at first use: Prepare()).
 uint32_t UsableCpus() {
@@ -303,6 +263,95 @@ uint32_t UsableCpus() {
   return cpus;
 }
 
+class Combiner {
+ public:
+  Combiner() : shards_(UsableCpus()) {}
+
+  // No thread combines now and none holds a slot.
+  bool Idle() const;
+
+  void Encrypt(const MbTier &tier, const kernels::Tier &single,
+               const CbcRequest &request);
+
+ private:
+  struct Lease;
+  Lease &ThisThreadLease();
+
+  std::atomic<uint32_t> callers_{0};  // threads inside Encrypt()
+  std::atomic<uint32_t> next_shard_{0};
+  std::vector<Shard> shards_;
+};
+
+// The calling thread's slot and its shard; frees the slot for reuse when
+// the thread exits.
+struct Combiner::Lease {
+  Shard *shard = nullptr;
+  Slot *slot = nullptr;
+  ~Lease() {
+    if (slot != nullptr) slot->in_use.store(false, std::memory_order_release);
+  }
+};
+
+Shard::~Shard() {
+  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;) {
+    Slot *next = slot->next;
+    delete slot;
+    slot = next;
+  }
+}
+
+bool Shard::Idle() const {
+  if (busy_.test(std::memory_order_acquire)) return false;
+  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
+       slot = slot->next) {
+    if (slot->in_use.load(std::memory_order_acquire)) return false;
+  }
+  return true;
+}
+
+Slot *Shard::Reuse() {
+  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
+       slot = slot->next) {
+    bool free = false;
+    if (slot->in_use.compare_exchange_strong(free, true)) return slot;
+  }
+  return nullptr;
+}
+
+Slot &Shard::Add() {
+  auto *slot = new Slot;  // lives as long as the shard: others scan it
+  slot->next = slots_.load(std::memory_order_relaxed);
+  while (!slots_.compare_exchange_weak(slot->next, slot,
+                                       std::memory_order_release,
+                                       std::memory_order_relaxed)) {
+  }
+  return *slot;
+}
+
+bool Combiner::Idle() const {
+  return std::all_of(shards_.begin(), shards_.end(),
+                     [](const Shard &shard) { return shard.Idle(); });
+}
+
+Combiner::Lease &Combiner::ThisThreadLease() {
+  thread_local Lease lease;
+  if (lease.slot != nullptr) return lease;
+  // A slot a thread left behind, else a new one in the next shard in
+  // turn, so that the shards get about as many threads each.
+  for (Shard &shard : shards_) {
+    if (Slot *slot = shard.Reuse()) {
+      lease.shard = &shard;
+      lease.slot = slot;
+      return lease;
+    }
+  }
+  Shard &shard = shards_[next_shard_.fetch_add(1, std::memory_order_relaxed) %
+                         shards_.size()];
+  lease.shard = &shard;
+  lease.slot = &shard.Add();
+  return lease;
+}
+
 void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
                        const CbcRequest &request) {
   // While callers are no more than the CPUs, each runs its own request on
@@ -313,14 +362,21 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
   if (others == 0 || others < UsableCpus()) {
     RunAlone(single, request);
   } else {
-    Publish(tier, single, request);
+    Lease &lease = ThisThreadLease();
+    lease.shard->Publish(tier, single, request, *lease.slot);
   }
   callers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Combiner::Publish(const MbTier &tier, const kernels::Tier &single,
-                       const CbcRequest &request) {
-  Slot &mine = ThisThreadSlot();
+void Shard::Publish(const MbTier &tier, const kernels::Tier &single,
+                    const CbcRequest &request, Slot &mine) {
+  members_.fetch_add(1, std::memory_order_relaxed);
+  WaitOrCombine(tier, single, request, mine);
+  members_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Shard::WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
+                          const CbcRequest &request, Slot &mine) {
   mine.request = &request;
   mine.state.store(kPublished, std::memory_order_release);
   for (;;) {
@@ -340,7 +396,7 @@ void Combiner::Publish(const MbTier &tier, const kernels::Tier &single,
   }
 }
 
-bool Combiner::AwaitTurn(Slot &mine) {
+bool Shard::AwaitTurn(Slot &mine) {
   uint32_t state = mine.state.load(std::memory_order_acquire);
   for (;;) {
     switch (state) {
@@ -376,7 +432,7 @@ bool Combiner::AwaitTurn(Slot &mine) {
   }
 }
 
-void Combiner::TakePending(const Slot &mine) {
+void Shard::TakePending(const Slot &mine) {
   for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
        slot = slot->next) {
     if (slot != &mine && Take(*slot)) {
@@ -385,7 +441,7 @@ void Combiner::TakePending(const Slot &mine) {
   }
 }
 
-bool Combiner::Take(Slot &slot) {
+bool Shard::Take(Slot &slot) {
   uint32_t state = slot.state.load(std::memory_order_acquire);
   while (state == kPublished || state == kWake) {
     if (slot.state.compare_exchange_weak(state, kTaken,
@@ -396,7 +452,7 @@ bool Combiner::Take(Slot &slot) {
   return false;
 }
 
-void Combiner::Combine(const MbTier &tier, const kernels::Tier &single,
+void Shard::Combine(const MbTier &tier, const kernels::Tier &single,
                        Slot &mine) {
   // Our own request first (a departing combiner may just have marked it
   // kWake); then every other request pending now.
@@ -409,7 +465,7 @@ void Combiner::Combine(const MbTier &tier, const kernels::Tier &single,
   // exist, give them the CPU a few times (no clock involved: nothing
   // waits once they are all here, and a caller alone never gets here).
   for (int i = 0; i < kYieldsForCompany && batch_.size() < tier.lanes &&
-                  callers_.load(std::memory_order_relaxed) > batch_.size();
+                  members_.load(std::memory_order_relaxed) > batch_.size();
        ++i) {
     sched_yield();
     TakePending(mine);
@@ -450,7 +506,7 @@ void Combiner::Combine(const MbTier &tier, const kernels::Tier &single,
   Leave();
 }
 
-void Combiner::Leave() {
+void Shard::Leave() {
   busy_.clear(std::memory_order_release);
   // Wake one request that arrived meanwhile so that it takes over.
   for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
