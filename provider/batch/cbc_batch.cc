@@ -263,9 +263,14 @@ uint32_t UsableCpus() {
   return cpus;
 }
 
+// Threads per shard in use: the shards used grow with the callers, up to
+// one per CPU, so that a few threads still share one batch.
+constexpr uint32_t kCallersPerShard = 4;
+constexpr size_t kMaxShards = 64;
+
 class Combiner {
  public:
-  Combiner() : shards_(UsableCpus()) {}
+  Combiner() : shards_(std::min<size_t>(UsableCpus(), kMaxShards)) {}
 
   // No thread combines now and none holds a slot.
   bool Idle() const;
@@ -276,20 +281,39 @@ class Combiner {
  private:
   struct Lease;
   Lease &ThisThreadLease();
+  // The calling thread's slot in shard `index`.
+  Slot &SlotIn(Lease &lease, size_t index);
 
   std::atomic<uint32_t> callers_{0};  // threads inside Encrypt()
-  std::atomic<uint32_t> next_shard_{0};
+  std::atomic<uint32_t> next_ordinal_{0};
+  std::atomic<uint32_t> leases_{0};  // living threads that have batched
   std::vector<Shard> shards_;
 };
 
-// The calling thread's slot and its shard; frees the slot for reuse when
-// the thread exits.
+// The calling thread's place: its ordinal, which picks its shard among
+// those in use, and its slot in each shard it has used; counted in
+// leases_, and its slots freed for reuse, until the thread exits.
 struct Combiner::Lease {
-  Shard *shard = nullptr;
-  Slot *slot = nullptr;
-  ~Lease() {
-    if (slot != nullptr) slot->in_use.store(false, std::memory_order_release);
+  explicit Lease(Combiner &combiner)
+      : owner(combiner),
+        ordinal(combiner.next_ordinal_.fetch_add(1,
+                                                 std::memory_order_relaxed)) {
+    owner.leases_.fetch_add(1, std::memory_order_relaxed);
   }
+  Lease(const Lease &) = delete;
+  Lease &operator=(const Lease &) = delete;
+  ~Lease() {
+    owner.leases_.fetch_sub(1, std::memory_order_relaxed);
+    for (Slot *slot : slots) {
+      if (slot != nullptr) {
+        slot->in_use.store(false, std::memory_order_release);
+      }
+    }
+  }
+
+  Combiner &owner;
+  const uint32_t ordinal;
+  std::array<Slot *, kMaxShards> slots{};
 };
 
 Shard::~Shard() {
@@ -334,22 +358,17 @@ bool Combiner::Idle() const {
 }
 
 Combiner::Lease &Combiner::ThisThreadLease() {
-  thread_local Lease lease;
-  if (lease.slot != nullptr) return lease;
-  // A slot a thread left behind, else a new one in the next shard in
-  // turn, so that the shards get about as many threads each.
-  for (Shard &shard : shards_) {
-    if (Slot *slot = shard.Reuse()) {
-      lease.shard = &shard;
-      lease.slot = slot;
-      return lease;
-    }
-  }
-  Shard &shard = shards_[next_shard_.fetch_add(1, std::memory_order_relaxed) %
-                         shards_.size()];
-  lease.shard = &shard;
-  lease.slot = &shard.Add();
+  thread_local Lease lease(*this);
   return lease;
+}
+
+Slot &Combiner::SlotIn(Lease &lease, size_t index) {
+  Slot *&slot = lease.slots[index];
+  if (slot == nullptr) {
+    slot = shards_[index].Reuse();
+    if (slot == nullptr) slot = &shards_[index].Add();
+  }
+  return *slot;
 }
 
 void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
@@ -357,13 +376,19 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
   // While callers are no more than the CPUs, each runs its own request on
   // its own CPU, in parallel: waiting for a combiner would only serialise
   // them. Beyond that, the ones that would wait for a CPU anyway are
-  // better served in lanes.
+  // better served in lanes, in one shard per kCallersPerShard threads that
+  // batch (at most one per CPU), each thread in the shard its ordinal
+  // picks.
   const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
   if (others == 0 || others < UsableCpus()) {
     RunAlone(single, request);
   } else {
     Lease &lease = ThisThreadLease();
-    lease.shard->Publish(tier, single, request, *lease.slot);
+    const size_t in_use = std::clamp<size_t>(
+        leases_.load(std::memory_order_relaxed) / kCallersPerShard, 1,
+        shards_.size());
+    const size_t index = lease.ordinal % in_use;
+    shards_[index].Publish(tier, single, request, SlotIn(lease, index));
   }
   callers_.fetch_sub(1, std::memory_order_relaxed);
 }
