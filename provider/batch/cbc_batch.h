@@ -9,7 +9,8 @@
 //   combiner, runs every request published at that moment in one batch;
 //   the others sleep until their request is done or the combiner is free
 //   again. With no more callers than CPUs each runs its own at once, in
-//   parallel.
+//   parallel; with more threads, they form up to one group (shard) per CPU,
+//   one per 4 threads that batch, each combining on its own.
 // - A lone request (nothing else queued or published) runs at once on the
 //   single-stream kernel, so batching never costs a request that has
 //   nobody to batch with.
