@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <openssl/async.h>
 #include <openssl/evp.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -240,6 +242,96 @@ TEST_P(BatchTest, ThreadsAreCombinedAndAgreeWithTheDefaultProvider) {
             << "thread " << t << " stream " << s;
       }
     }
+  }
+}
+
+// FNV-1a over `bytes`, continuing from `digest`.
+uint64_t Fold(uint64_t digest, const uint8_t *bytes, size_t len) {
+  for (size_t i = 0; i < len; ++i) {
+    digest = (digest ^ bytes[i]) * 0x100000001b3ull;
+  }
+  return digest;
+}
+
+// Encrypts `record` `count` times in one CBC stream through `cipher`
+// (count == 0: until `stop`); returns the FNV-1a of the ciphertext and sets
+// `count` to the records encrypted.
+uint64_t EncryptRecords(EVP_CIPHER *cipher, const Bytes &key, const Bytes &iv,
+                        const Bytes &record, uint64_t &count,
+                        const std::atomic<bool> *stop) {
+  auto ctx = NewCipherCtx();
+  uint64_t digest = 0xcbf29ce484222325ull;
+  if (!EVP_EncryptInit_ex2(ctx.get(), cipher, key.data(), iv.data(),
+                           nullptr)) {
+    return 0;
+  }
+  EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
+  Bytes out(record.size());
+  uint64_t done = 0;
+  while (stop != nullptr ? !stop->load() || done == 0 : done < count) {
+    int len = 0;
+    if (!EVP_EncryptUpdate(ctx.get(), out.data(), &len, record.data(),
+                           static_cast<int>(record.size()))) {
+      return 0;
+    }
+    digest = Fold(digest, out.data(), out.size());
+    ++done;
+  }
+  count = done;
+  return digest;
+}
+
+TEST_P(BatchTest, ManyThreadsOnFewCpusFormBatches) {
+  constexpr int kThreads = 32;
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0 ||
+      CPU_COUNT(&cpus) >= kThreads) {
+    GTEST_SKIP() << "needs fewer CPUs than " << kThreads << " threads";
+  }
+  // Threads that keep encrypting 16 KiB records, like TLS senders, until
+  // batches have formed: callers outnumber the CPUs once the scheduler
+  // preempts some of them inside aesmux.
+  struct Worker {
+    Bytes key, iv;
+    uint64_t records = 0, digest = 0;
+  };
+  std::vector<Worker> workers(kThreads);
+  for (Worker &worker : workers) {
+    worker.key = RandomBytes(rng_, 16);
+    worker.iv = RandomBytes(rng_, 16);
+  }
+  const Bytes record = RandomBytes(rng_, 16384);
+  CipherPtr ours = env_->Aesmux("AES-128-CBC");
+  const BatchCounts before = Counts(*env_);
+  std::atomic<bool> go{false}, stop{false};
+  std::vector<std::thread> pool;
+  for (Worker &worker : workers) {
+    pool.emplace_back([&] {
+      while (!go.load()) std::this_thread::yield();
+      worker.digest = EncryptRecords(ours.get(), worker.key, worker.iv,
+                                     record, worker.records, &stop);
+    });
+  }
+  go = true;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (Counts(*env_).batches < before.batches + 20 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  stop = true;
+  for (std::thread &thread : pool) thread.join();
+  const BatchCounts after = Counts(*env_);
+  EXPECT_GE(after.batches, before.batches + 20);
+  EXPECT_GT(after.lanes - before.lanes, 2 * (after.batches - before.batches))
+      << "more than two lanes per batch on average";
+  CipherPtr reference = env_->Default("AES-128-CBC");
+  for (int t = 0; t < kThreads; ++t) {
+    uint64_t count = workers[t].records;
+    EXPECT_EQ(EncryptRecords(reference.get(), workers[t].key, workers[t].iv,
+                             record, count, nullptr),
+              workers[t].digest)
+        << "thread " << t << ", " << workers[t].records << " records";
   }
 }
 
