@@ -42,9 +42,9 @@ ProviderEnv::ProviderEnv(const std::vector<std::string> &settings) {
   char path[] = "/tmp/aesmux-test-XXXXXX.cnf";
   const int fd = mkstemps(path, 4);
   if (fd >= 0) close(fd);
-  config_path_ = path;
+  const std::string config_path = path;
   {
-    std::ofstream cnf(config_path_);
+    std::ofstream cnf(config_path);
     // config_diagnostics: report configuration errors instead of dropping
     // them (OpenSSL 3.0 drops them by default).
     cnf << "config_diagnostics = 1\nopenssl_conf = aesmux_test_init\n"
@@ -64,7 +64,10 @@ ProviderEnv::ProviderEnv(const std::vector<std::string> &settings) {
   FILE *captured = std::tmpfile();
   const int saved_stderr = dup(STDERR_FILENO);
   dup2(fileno(captured), STDERR_FILENO);
-  const bool configured = OSSL_LIB_CTX_load_config(libctx_, config_path_.c_str());
+  const bool configured = OSSL_LIB_CTX_load_config(libctx_, config_path.c_str());
+  // Read once: gone before anything can end this process without running
+  // destructors (forked children of the sandbox and fork tests _exit).
+  std::remove(config_path.c_str());
   if (configured && OSSL_PROVIDER_available(libctx_, "aesmux")) {
     default_ = OSSL_PROVIDER_load(libctx_, "default");
     aesmux_ = OSSL_PROVIDER_load(libctx_, "aesmux");
@@ -85,7 +88,6 @@ ProviderEnv::~ProviderEnv() {
   if (aesmux_ != nullptr) OSSL_PROVIDER_unload(aesmux_);
   if (default_ != nullptr) OSSL_PROVIDER_unload(default_);
   OSSL_LIB_CTX_free(libctx_);
-  std::remove(config_path_.c_str());
 }
 
 CipherPtr ProviderEnv::Aesmux(std::string_view name) const {

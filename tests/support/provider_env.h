@@ -59,7 +59,6 @@ class ProviderEnv {
   OSSL_LIB_CTX *libctx_ = nullptr;
   OSSL_PROVIDER *aesmux_ = nullptr;
   OSSL_PROVIDER *default_ = nullptr;
-  std::string config_path_;
   std::string error_;
 };
 
