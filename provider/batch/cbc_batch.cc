@@ -380,7 +380,7 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
   // batch (at most one per CPU), each thread in the shard its ordinal
   // picks.
   const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
-  if (others == 0 || others < UsableCpus()) {
+  if (others < UsableCpus()) {
     RunAlone(single, request);
   } else {
     Lease &lease = ThisThreadLease();

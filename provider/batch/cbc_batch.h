@@ -51,7 +51,7 @@ void EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
 // At provider init: reads what batching threads needs from the system
 // (the CPU count), so that no request later makes a system call of a kind
 // the process may have forbidden itself since (sshd's pre-authentication
-// sandbox). Requests from a single thread never need it.
+// sandbox).
 void Prepare();
 
 // Frees the thread combiner unless a living thread still holds a slot in
