@@ -314,14 +314,7 @@ int PipelineEncryptInit(void *vctx, const unsigned char *key, size_t key_len,
     }
   }
   ctx->pipes->count = numpipes;
-  if (key != nullptr) {
-    if (key_len != ctx->key_len) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_KEY_LENGTH);
-      return 0;
-    }
-    ctx->engine.SetKey({key, key_len});
-    ctx->key_set = true;
-  }
+  if (key != nullptr && !SetInitKey(ctx, key, key_len)) return 0;
   ctx->encrypt = true;
   return GenericSetCtxParams(ctx, params);
 }

@@ -85,6 +85,16 @@ bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len) {
   return true;
 }
 
+bool SetInitKey(GenericCtx *ctx, const uint8_t *key, size_t key_len) {
+  if (key_len != ctx->key_len) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_KEY_LENGTH);
+    return false;
+  }
+  ctx->engine.SetKey({key, key_len});
+  ctx->key_set = true;
+  return true;
+}
+
 namespace {
 
 bool SetTlsMacParam(OSSL_PARAM params[], GenericCtx *ctx) {
@@ -143,14 +153,7 @@ int GenericInit(GenericCtx *ctx, const unsigned char *key, size_t key_len,
   if (iv == nullptr && ctx->iv_set && ctx->family == Family::kCbc) {
     std::memcpy(ctx->iv, ctx->oiv, ctx->iv_len);
   }
-  if (key != nullptr) {
-    if (key_len != ctx->key_len) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_KEY_LENGTH);
-      return 0;
-    }
-    ctx->engine.SetKey({key, key_len});
-    ctx->key_set = true;
-  }
+  if (key != nullptr && !SetInitKey(ctx, key, key_len)) return 0;
   return GenericSetCtxParams(ctx, params);
 }
 

@@ -79,6 +79,9 @@ const OSSL_PARAM *GenericSettableCtxParams(void *vctx, void *provctx) noexcept;
 // Stores an IV given at init; raises PROV_R_INVALID_IV_LENGTH if `iv_len` is
 // not the context's IV length.
 bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len);
+// The key part of an init: the length must be the algorithm's (else
+// PROV_R_INVALID_KEY_LENGTH and false); the engine takes the key.
+bool SetInitKey(GenericCtx *ctx, const uint8_t *key, size_t key_len);
 
 // The dispatch functions the generic families share (dispatch.h); each
 // family adds its Update, Final and Cipher, and XTS replaces a few more.
