@@ -72,6 +72,19 @@ class MbLaneManagerTest : public MbTierTest {
   }
 
   // Checks a returned job's output, IV and untouched fields.
+  // Flushes `manager` until it is empty, expecting the jobs from
+  // jobs[returned] on back in submission order, then every job done.
+  static void FlushInOrder(CbcLaneManager &manager,
+                           const std::vector<std::unique_ptr<TestJob>> &jobs,
+                           size_t returned) {
+    while (CbcJob *job = manager.Flush()) {
+      ASSERT_EQ(job, &jobs[returned]->job);
+      ++returned;
+    }
+    ASSERT_EQ(returned, jobs.size());
+    for (auto &t : jobs) CheckDone(*t);
+  }
+
   static void CheckDone(const TestJob &t) {
     SCOPED_TRACE(::testing::Message()
                  << "key_len=" << t.key.size() << " len=" << t.job.len);
@@ -275,12 +288,7 @@ TEST_P(MbLaneManagerTest, ReusableAfterFlushingEverything) {
         ++returned;
       }
     }
-    while (CbcJob *job = manager.Flush()) {
-      ASSERT_EQ(job, &jobs[returned]->job);
-      ++returned;
-    }
-    ASSERT_EQ(returned, count);
-    for (auto &t : jobs) CheckDone(*t);
+    ASSERT_NO_FATAL_FAILURE(FlushInOrder(manager, jobs, returned));
     ASSERT_EQ(manager.busy_lanes(), 0u);
   }
 }
@@ -304,13 +312,7 @@ TEST_P(MbLaneManagerTest, LanesThatRanAloneJoinABatchLater) {
     jobs.push_back(MakeJob(16, 1024));
     EXPECT_EQ(manager.Submit(&jobs.back()->job), nullptr);
   }
-  size_t returned = 1;
-  while (CbcJob *job = manager.Flush()) {
-    ASSERT_EQ(job, &jobs[returned]->job);
-    ++returned;
-  }
-  EXPECT_EQ(returned, jobs.size());
-  for (auto &t : jobs) CheckDone(*t);
+  FlushInOrder(manager, jobs, 1);
 }
 
 // A batch runs on the narrowest kernel that has every busy lane: few jobs
@@ -420,13 +422,7 @@ TEST_P(MbLaneManagerTest, SubmitBeyondThePendingLimitReturnsTheOldest) {
   jobs.push_back(MakeJob(16, 32));
   EXPECT_EQ(manager.Submit(&jobs.back()->job), &jobs[0]->job);
   EXPECT_EQ(manager.pending(), CbcLaneManager::kMaxPending);
-  size_t returned = 1;
-  while (CbcJob *job = manager.Flush()) {
-    ASSERT_EQ(job, &jobs[returned]->job);
-    ++returned;
-  }
-  EXPECT_EQ(returned, jobs.size());
-  for (auto &t : jobs) CheckDone(*t);
+  FlushInOrder(manager, jobs, 1);
 }
 
 // Round keys and chaining values are in the manager while their job runs
