@@ -34,23 +34,6 @@ struct MbKernel {
   MbCbcEncryptFn cbc_encrypt;
 };
 
-// One tier's kernels, narrowest first. A narrower kernel costs less per
-// call (fewer vectors per step) when only low lanes are busy.
-inline constexpr MbKernel kVaesAvx512Kernels[] = {
-    {4, aesmux_cbc_encrypt_x4_vaes_avx512},
-    {8, aesmux_cbc_encrypt_x8_vaes_avx512},
-    {16, aesmux_cbc_encrypt_x16_vaes_avx512},
-};
-inline constexpr MbKernel kVaesAvx2Kernels[] = {
-    {4, aesmux_cbc_encrypt_x4_vaes_avx2},
-    {8, aesmux_cbc_encrypt_x8_vaes_avx2},
-    {16, aesmux_cbc_encrypt_x16_vaes_avx2},
-};
-inline constexpr MbKernel kAesniKernels[] = {
-    {4, aesmux_cbc_encrypt_x4_aesni},
-    {8, aesmux_cbc_encrypt_x8_aesni},
-};
-
 // One tier of multi-buffer kernels. Names match the single-stream tiers of
 // tiers.h with the same CPU requirements, so one tier name selects both.
 struct MbTier {
@@ -73,6 +56,24 @@ struct MbTier {
     }
     return widest();
   }
+};
+
+#if AESMUX_HAVE_KERNELS
+// One tier's kernels, narrowest first. A narrower kernel costs less per
+// call (fewer vectors per step) when only low lanes are busy.
+inline constexpr MbKernel kVaesAvx512Kernels[] = {
+    {4, aesmux_cbc_encrypt_x4_vaes_avx512},
+    {8, aesmux_cbc_encrypt_x8_vaes_avx512},
+    {16, aesmux_cbc_encrypt_x16_vaes_avx512},
+};
+inline constexpr MbKernel kVaesAvx2Kernels[] = {
+    {4, aesmux_cbc_encrypt_x4_vaes_avx2},
+    {8, aesmux_cbc_encrypt_x8_vaes_avx2},
+    {16, aesmux_cbc_encrypt_x16_vaes_avx2},
+};
+inline constexpr MbKernel kAesniKernels[] = {
+    {4, aesmux_cbc_encrypt_x4_aesni},
+    {8, aesmux_cbc_encrypt_x8_aesni},
 };
 
 // Every multi-buffer tier built into this library, best first.
@@ -108,6 +109,9 @@ constexpr bool KernelsAscendTo(const MbTier &tier) {
 }
 static_assert(KernelsAscendTo(kMbTiers[0]) && KernelsAscendTo(kMbTiers[1]) &&
               KernelsAscendTo(kMbTiers[2]));
+#else
+inline constexpr std::array<MbTier, 0> kMbTiers{};  // tiers.h: no kernels
+#endif
 
 // The best multi-buffer tier whose requirements `available` meets, or
 // nullptr.
