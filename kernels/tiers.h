@@ -52,6 +52,13 @@ CpuFeatures DetectCpuFeatures();
 // Names of the features in `features`, space separated ("aesni pclmulqdq …").
 std::string DescribeCpuFeatures(CpuFeatures features);
 
+// Whether `features` include AES instructions, so that AES runs at a few
+// cycles per byte on the CPU whichever code uses them (aesmux's kernels or
+// OpenSSL's own).
+inline bool HasAesInstructions(CpuFeatures features) {
+  return (features & (kAesni | kArmAes)) != 0;
+}
+
 // The processor this library was built for, as CMake names it ("x86_64",
 // "aarch64", …).
 std::string_view TargetProcessor();

@@ -142,6 +142,9 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
   if (settings.tier != nullptr) {
     settings.mb_tier = kernels::mb::MbTierByName(settings.tier->name);
   }
+  settings.auto_afalg_min_len = kernels::HasAesInstructions(cpu)
+                                    ? kDefaultAutoAfalgMinLen
+                                    : kDefaultAutoAfalgMinLenWithoutAes;
   settings.families[static_cast<size_t>(Family::kCbc)].mb_max_len =
       kDefaultCbcMbMaxLen;
 

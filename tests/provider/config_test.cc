@@ -228,6 +228,28 @@ TEST(LoadSettings, AfalgDefaultsToAutoWithThePolicysThreshold) {
   EXPECT_FALSE(settings->afalg_fork_rebuild);
 }
 
+// Under auto, the threshold for an offload driver depends on how fast AES
+// is on the CPU: with AES instructions (AES-NI, or the ARMv8 Crypto
+// Extensions that OpenSSL's own code uses where aesmux has no kernels) the
+// CPU's path keeps requests up to 16K, without them 2K.
+TEST(LoadSettings, AutoAfalgThresholdFollowsTheCpusAesInstructions) {
+  const Values none;
+  std::string error;
+  for (const auto &[cpu, expected] :
+       std::vector<std::pair<kernels::CpuFeatures, uint64_t>>{
+           {kAllFeatures, 16384},
+           {kernels::kSse41 | kernels::kAesni | kernels::kPclmulqdq, 16384},
+           {kernels::kArmAes | kernels::kArmPmull, 16384},
+           {kernels::kSse41 | kernels::kAvx | kernels::kAvx2, 2048},
+           {kernels::kArmPmull, 2048},
+           {0, 2048}}) {
+    auto settings = LoadSettings(From(none), From(none), cpu, &error);
+    ASSERT_TRUE(settings) << error;
+    EXPECT_EQ(settings->auto_afalg_min_len, expected)
+        << kernels::DescribeCpuFeatures(cpu);
+  }
+}
+
 TEST(LoadSettings, AfalgPolicyPerFamilyOverridesTheGlobalOne) {
   const Values config = {{"afalg", "force"},
                          {"gcm.afalg", "off"},
