@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds aesmux and runs every test: the unit,
 # EVP, command-line and integration suites on the normal build, the afalg
-# suite on Debian's kernel under qemu, the unit and EVP suites again under
-# AddressSanitizer and UBSan, and the threaded suites under ThreadSanitizer.
+# suite on Debian's kernel under qemu, the arm64 cross build's suites under
+# qemu (user emulation, and Debian's arm64 kernel for the afalg suite), the
+# unit and EVP suites again under AddressSanitizer and UBSan, and the
+# threaded suites under ThreadSanitizer.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -17,6 +19,11 @@ ctest --test-dir "$AESMUX_BUILD" --output-on-failure --timeout 900 \
 # host suite skips there), booted under qemu.
 log "the afalg suite on Debian's kernel under qemu"
 "$(dirname "$0")/test-afalg-vm.sh"
+
+# The build for targets without aesmux's kernels (README: Arm and other
+# architectures), cross-built for arm64 and run under qemu.
+log "the arm64 build under qemu"
+"$(dirname "$0")/test-arm64.sh"
 
 sanitize_build=${AESMUX_SANITIZE_BUILD:-$AESMUX_ROOT/build-sanitize}
 build_in "$sanitize_build" -DCMAKE_BUILD_TYPE=Debug -DAESMUX_SANITIZE=ON
