@@ -71,9 +71,34 @@ wait_for_port() {
   return 1
 }
 
-# openssl.cnf files: one loading aesmux (preferred) next to the default
-# provider, one with the default provider only. aesmux writes statistics to
-# <stats prefix>.<pid> when a process exits.
+# openssl.cnf files. A program under test loads aesmux and default_except.so
+# (tests/integration/default_except.cc): OpenSSL's default provider without
+# the ciphers aesmux serves. A fetch of one of those ciphers can then only
+# succeed from aesmux (a program without aesmux cannot negotiate an AES
+# suite at all), while digests, HMAC, the TLS KDFs, key exchange,
+# signatures, the DRBG and the stitched AES-CBC-HMAC ciphers still come from
+# the default provider's code. `default_properties = provider=aesmux` would
+# say the same for AES but also exclude all of those; `?provider=aesmux`
+# would let libssl take the default provider's AES when aesmux is missing.
+# The peer that is not under test uses DEFAULT_CONFIG: the default provider.
+EXCEPT_MODULE=$BUILD/tests/default_except.so
+# Every name (and alias) of every cipher aesmux serves, asked of aesmux.
+AESMUX_CIPHERS=$(OPENSSL_CONF=/dev/null openssl list -cipher-algorithms \
+    -provider-path "$BUILD/provider" -provider aesmux |
+  sed -n 's/^ *{\{0,1\} *\(.*[^ }]\) *}\{0,1\} @ aesmux$/\1/p' | tr -d ' ' |
+  tr ',\n' '  ')
+if [ -z "$AESMUX_CIPHERS" ] || [ ! -f "$EXCEPT_MODULE" ]; then
+  echo "FAIL: aesmux lists no ciphers or $EXCEPT_MODULE is missing (build first)"
+  exit 1
+fi
+
+# default_except's section, leaving out aesmux's ciphers.
+except_section() {
+  printf '[except_sect]\nmodule = %s\nactivate = 1\nexcept = %s\n' \
+    "$EXCEPT_MODULE" "$AESMUX_CIPHERS"
+}
+
+# aesmux writes statistics to <stats prefix>.<pid> when a process exits.
 # aesmux_config FILE STATS_PREFIX
 aesmux_config() {
   cat >"$1" <<CNF
@@ -81,20 +106,31 @@ config_diagnostics = 1
 openssl_conf = openssl_init
 [openssl_init]
 providers = provider_sect
-alg_section = evp_properties
 [provider_sect]
-default = default_sect
+except = except_sect
 aesmux = aesmux_sect
-[default_sect]
-activate = 1
+$(except_section)
 [aesmux_sect]
 module = $MODULE
 activate = 1
 stats_file = $2
-[evp_properties]
-default_properties = ?provider=aesmux
 CNF
 }
+
+# The same without aesmux: nothing can serve the ciphers aesmux would.
+# no_aesmux_config FILE
+no_aesmux_config() {
+  cat >"$1" <<CNF
+config_diagnostics = 1
+openssl_conf = openssl_init
+[openssl_init]
+providers = provider_sect
+[provider_sect]
+except = except_sect
+$(except_section)
+CNF
+}
+
 DEFAULT_CONFIG=$WORK/default-only.cnf
 printf 'openssl_conf = openssl_init\n[openssl_init]\n' >"$DEFAULT_CONFIG"
 
