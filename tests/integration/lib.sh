@@ -92,6 +92,47 @@ if [ -z "$AESMUX_CIPHERS" ] || [ ! -f "$EXCEPT_MODULE" ]; then
   exit 1
 fi
 
+# Where each aesmux configuration ("profile") sends a TLS or SSH record:
+#   simd      kernels = auto: every request on the kernels (the fallback
+#             path if this CPU has no tier: that is what auto means there)
+#   fallback  kernels = none: every request on the fallback path
+#   mixed     every family's fallback_max_len = 1K: small records (the
+#             Finished message, an HTTP request, SSH control packets) on
+#             the fallback path, full records on the kernels
+MIXED_MAX_LEN=1024
+# tests/kernels/tier_list prints "<tier> yes" for each tier this CPU runs.
+if "$BUILD/tests/kernels/tier_list" | grep -q ' yes$'; then
+  AUTO_PATH=simd
+else
+  AUTO_PATH=fallback
+  echo "note: this CPU runs no kernel tier; the simd profile expects the fallback path"
+fi
+
+profile_settings() {
+  case $1 in
+    simd) echo "kernels = auto" ;;
+    fallback) echo "kernels = none" ;;
+    mixed)
+      echo "kernels = auto"
+      local family
+      for family in ecb cbc ctr xts gcm; do
+        echo "$family.fallback_max_len = $MIXED_MAX_LEN"
+      done ;;
+    *) echo "unknown profile $1" >&2; return 1 ;;
+  esac
+}
+
+# The paths a profile implies, as "required|allowed|counted": every
+# required path serves requests, no path outside allowed serves any, and
+# the counted paths carry the bulk of the bytes.
+profile_paths() {
+  case $1 in
+    simd) echo "$AUTO_PATH|$AUTO_PATH|$AUTO_PATH" ;;
+    fallback) echo "fallback|fallback|fallback" ;;
+    mixed) echo "$AUTO_PATH fallback|$AUTO_PATH fallback|$AUTO_PATH" ;;
+  esac
+}
+
 # default_except's section, leaving out aesmux's ciphers.
 except_section() {
   printf '[except_sect]\nmodule = %s\nactivate = 1\nexcept = %s\n' \
@@ -99,8 +140,10 @@ except_section() {
 }
 
 # aesmux writes statistics to <stats prefix>.<pid> when a process exits.
-# aesmux_config FILE STATS_PREFIX
+# aesmux_config FILE STATS_PREFIX PROFILE
 aesmux_config() {
+  local settings
+  settings=$(profile_settings "$3")
   cat >"$1" <<CNF
 config_diagnostics = 1
 openssl_conf = openssl_init
@@ -114,6 +157,7 @@ $(except_section)
 module = $MODULE
 activate = 1
 stats_file = $2
+$settings
 CNF
 }
 
@@ -150,28 +194,61 @@ make_payload() {
 
 sha256() { sha256sum "$1" | cut -d' ' -f1; }
 
-# Sums the statistics files <prefix>.* for one algorithm over every path
-# aesmux served it on: prints "<requests> <bytes>".
+# Sums the statistics files <prefix>.* for one algorithm on each path:
+# prints "<path> <requests> <bytes>" for simd, fallback, afalg and mb.
 served() {
   local prefix=$1 algorithm=$2
   cat "$prefix".* 2>/dev/null | awk -v a="$algorithm" '
-    $1 == a { requests += $3; bytes += $4 }
-    END { printf "%d %d\n", requests, bytes }'
+    $1 == a { requests[$2] += $3; bytes[$2] += $4 }
+    END { split("simd fallback afalg mb", paths, " ")
+          for (i = 1; i <= 4; i++)
+            printf "%s %d %d\n", paths[i], requests[paths[i]], bytes[paths[i]] }'
 }
 
-# Checks that the processes writing <prefix>.* had aesmux serve at least
-# MIN_BYTES of ALGORITHM: expect_served LABEL PREFIX ALGORITHM MIN_BYTES
-expect_served() {
-  local label=$1 prefix=$2 algorithm=$3 min_bytes=$4 requests bytes
+# Fails unless processes wrote <prefix>.* files, each with a line for
+# ALGORITHM: a missing file must not pass for "aesmux served nothing".
+# have_stats LABEL PREFIX ALGORITHM
+have_stats() {
+  local label=$1 prefix=$2 algorithm=$3 file
   if ! ls "$prefix".* >/dev/null 2>&1; then
     fail "$label: no statistics file $prefix.* (aesmux not loaded?)"
-    return
+    return 1
   fi
-  read -r requests bytes < <(served "$prefix" "$algorithm")
-  if [ "$requests" -gt 0 ] && [ "$bytes" -ge "$min_bytes" ]; then
-    pass "$label: aesmux served $algorithm ($requests requests, $bytes bytes)"
+  for file in "$prefix".*; do
+    if ! awk -v a="$algorithm" '$1 == a { found = 1 } END { exit !found }' "$file"; then
+      fail "$label: $file has no line for $algorithm"
+      return 1
+    fi
+  done
+}
+
+# Checks that aesmux served at least MIN_BYTES of ALGORITHM to the processes
+# writing <prefix>.*, on the paths PROFILE implies (profile_paths).
+# expect_served LABEL PREFIX ALGORITHM PROFILE MIN_BYTES
+expect_served() {
+  local label=$1 prefix=$2 algorithm=$3 profile=$4 min_bytes=$5
+  local path requests bytes required allowed counted ok=1 counted_bytes=0
+  have_stats "$label" "$prefix" "$algorithm" || return 0
+  local -A req=() byt=()
+  while read -r path requests bytes; do
+    req[$path]=$requests byt[$path]=$bytes
+  done < <(served "$prefix" "$algorithm")
+  IFS='|' read -r required allowed counted < <(profile_paths "$profile")
+  for path in $required; do [ "${req[$path]}" -gt 0 ] || ok=0; done
+  for path in simd fallback afalg mb; do
+    [[ " $allowed " == *" $path "* ]] || [ "${req[$path]}" -eq 0 ] || ok=0
+  done
+  for path in $counted; do counted_bytes=$((counted_bytes + byt[$path])); done
+  [ "$counted_bytes" -ge "$min_bytes" ] || ok=0
+  local counts
+  counts=$(for path in simd fallback afalg mb; do
+             printf '%s %s/%s, ' "$path" "${req[$path]}" "${byt[$path]}"
+           done)
+  counts="${counts%, } requests/bytes"
+  if [ "$ok" -eq 1 ]; then
+    pass "$label: aesmux served $algorithm as $profile implies ($counts)"
   else
-    fail "$label: aesmux served $requests requests / $bytes bytes of $algorithm (want >= $min_bytes bytes)"
+    fail "$label: $algorithm under the $profile profile wants requests on {$required}, none outside {$allowed}, >= $min_bytes bytes on {$counted}; got $counts"
   fi
 }
 
@@ -181,7 +258,8 @@ expect_served() {
 # expect_records_elsewhere LABEL PREFIX ALGORITHM MIN_BYTES
 expect_records_elsewhere() {
   local label=$1 prefix=$2 algorithm=$3 min_bytes=$4 requests bytes
-  read -r requests bytes < <(served "$prefix" "$algorithm")
+  read -r requests bytes < <(served "$prefix" "$algorithm" |
+                             awk '{ r += $2; b += $3 } END { print r, b }')
   if [ "$bytes" -lt "$min_bytes" ]; then
     pass "$label: records not on aesmux's $algorithm, as documented ($requests other requests, $bytes bytes)"
   else

@@ -2,7 +2,8 @@
 # nginx (2 worker processes) with aesmux enabled through OPENSSL_CONF serves
 # a multi-MiB file over each AES suite to curl, and to Python's ssl module
 # (itself on aesmux); every download's sha256 must match, and the worker
-# processes' statistics must show aesmux served the suite's algorithm.
+# processes' statistics must show aesmux served the suite's algorithm on the
+# paths its profile (lib.sh) implies.
 #
 # usage: nginx_test.sh BUILD_DIR
 BUILD=$1
@@ -16,11 +17,12 @@ expected=$(sha256 "$WORK/www/payload.bin")
 # Workers run as nobody: they must be able to write their statistics.
 mkdir -m 1777 "$WORK/stats"
 
-# Starts nginx on PORT with aesmux writing to STATS_PREFIX; EXTRA is a
-# directive for the server block.
+# Starts nginx on PORT with aesmux under PROFILE writing to STATS_PREFIX;
+# EXTRA is a directive for the server block.
+# start_nginx PORT STATS_PREFIX PROFILE [EXTRA]
 start_nginx() {
-  local port=$1 stats=$2 extra=${3:-}
-  aesmux_config "$WORK/nginx-openssl.cnf" "$stats"
+  local port=$1 stats=$2 profile=$3 extra=${4:-}
+  aesmux_config "$WORK/nginx-openssl.cnf" "$stats" "$profile"
   cat >"$WORK/nginx.conf" <<CONF
 worker_processes 2;
 pid $WORK/nginx.pid;
@@ -74,7 +76,7 @@ for entry in "${suites[@]}"; do
   run=$((run + 1))
   port=$(free_port)
   stats=$WORK/stats/nginx-$run
-  start_nginx "$port" "$stats" "$directive"
+  start_nginx "$port" "$stats" simd "$directive"
   # Two downloads, so both workers are likely to take part.
   ok=1
   for i in 1 2; do
@@ -98,14 +100,16 @@ for entry in "${suites[@]}"; do
   if [ "${algorithm:0:1}" = "-" ]; then
     expect_records_elsewhere "nginx $name" "$stats" "${algorithm:1}" 1048576
   else
-    expect_served "nginx $name" "$stats" "$algorithm" $((8 * 1048576))
+    expect_served "nginx $name" "$stats" "$algorithm" simd $((8 * 1048576))
   fi
 done
 
-# Python's ssl module, with aesmux on the Python side, fetching from nginx.
+# Python's ssl module, with aesmux on the Python side (fallback path),
+# fetching from nginx (small records on the fallback path, full ones on the
+# kernels).
 port=$(free_port)
-start_nginx "$port" "$WORK/stats/nginx-python"
-aesmux_config "$WORK/python-openssl.cnf" "$WORK/stats/python"
+start_nginx "$port" "$WORK/stats/nginx-python" mixed
+aesmux_config "$WORK/python-openssl.cnf" "$WORK/stats/python" fallback
 OPENSSL_CONF=$WORK/python-openssl.cnf /usr/bin/python3 - \
   "https://localhost:$port/payload.bin" "$WORK/cert.pem" "$WORK/python-download" <<'PY'
 import ssl, sys, urllib.request
@@ -122,7 +126,9 @@ else
   fail "python ssl: download differs"
 fi
 # TLS 1.3 between OpenSSL peers negotiates TLS_AES_256_GCM_SHA384.
-expect_served "python ssl (python)" "$WORK/stats/python" AES-256-GCM $((4 * 1048576))
-expect_served "python ssl (nginx)" "$WORK/stats/nginx-python" AES-256-GCM $((4 * 1048576))
+expect_served "python ssl (python)" "$WORK/stats/python" AES-256-GCM fallback \
+  $((4 * 1048576))
+expect_served "python ssl (nginx)" "$WORK/stats/nginx-python" AES-256-GCM mixed \
+  $((4 * 1048576))
 
 finish

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # openssl s_server / s_client over loopback, each TLS suite libssl can put on
-# AES, with aesmux on the client only, on the server only and on both. Each
-# run moves 2 MiB from server to client (s_server -WWW), compares bytes, and
+# AES, with aesmux on the client only, on the server only and on both, each
+# side under an aesmux profile (lib.sh: simd, fallback, mixed). Each run
+# moves 2 MiB from server to client (s_server -WWW), compares bytes, and
 # checks aesmux's statistics: the side(s) running aesmux must show the
-# suite's AES algorithm served. Control runs first show that without aesmux
-# no AES suite can be negotiated.
+# suite's AES algorithm served on the paths their profile implies. Control
+# runs first show that without aesmux no AES suite can be negotiated.
 #
 # usage: tls_matrix_test.sh BUILD_DIR
 BUILD=$1
@@ -56,7 +57,7 @@ aes_suites() {
     awk '$5 ~ /^Enc=AES(GCM)?\(/ { n++ } END { print n + 0 }'
 }
 no_aesmux_config "$WORK/no-aesmux.cnf"
-aesmux_config "$WORK/aesmux.cnf" "$WORK/stats-control"
+aesmux_config "$WORK/aesmux.cnf" "$WORK/stats-control" simd
 without=$(aes_suites "$WORK/no-aesmux.cnf")
 with=$(aes_suites "$WORK/aesmux.cnf")
 if [ "$without" -eq 0 ] && [ "$with" -gt 0 ]; then
@@ -90,33 +91,36 @@ suites=(
   "AES256-SHA (no_etm)|-tls1_2 -cipher AES256-SHA -no_etm|-AES-256-CBC"
 )
 
+# placement | client profile | server profile ("-": no aesmux there)
+placements=("client|simd|-" "server|-|mixed" "both|fallback|simd")
+
 for entry in "${suites[@]}"; do
   IFS='|' read -r name flags algorithm <<<"$entry"
-  for placement in client server both; do
+  for placement_entry in "${placements[@]}"; do
+    IFS='|' read -r placement client_profile server_profile <<<"$placement_entry"
     label="$name, aesmux on $placement"
-    client_cnf=$DEFAULT_CONFIG server_cnf=$DEFAULT_CONFIG
-    next=$((run + 1))
-    if [ "$placement" != server ]; then
-      client_cnf=$WORK/client-$next.cnf
-      aesmux_config "$client_cnf" "$WORK/stats-$next-client"
-    fi
-    if [ "$placement" != client ]; then
-      server_cnf=$WORK/server-$next.cnf
-      aesmux_config "$server_cnf" "$WORK/stats-$next-server"
-    fi
-    if transfer "$server_cnf" "$client_cnf" "$flags"; then
+    declare -A profile=([client]=$client_profile [server]=$server_profile)
+    declare -A cnf=([client]=$DEFAULT_CONFIG [server]=$DEFAULT_CONFIG)
+    for side in client server; do
+      [ "${profile[$side]}" != - ] || continue
+      cnf[$side]=$WORK/$side-$((run + 1)).cnf
+      aesmux_config "${cnf[$side]}" "$WORK/stats-$((run + 1))-$side" \
+        "${profile[$side]}"
+    done
+    if transfer "${cnf[server]}" "${cnf[client]}" "$flags"; then
       pass "$label: 2 MiB transferred intact"
     else
       fail "$label: payload differs ($(stat -c %s "$WORK/body-$run") bytes); client log: $(tail -3 "$WORK/client-$run.log")"
       continue
     fi
     for side in client server; do
-      [ "$placement" = both ] || [ "$placement" = "$side" ] || continue
+      [ "${profile[$side]}" != - ] || continue
       prefix=$WORK/stats-$run-$side
       if [ "${algorithm:0:1}" = "-" ]; then
         expect_records_elsewhere "$label ($side)" "$prefix" "${algorithm:1}" 1048576
       else
-        expect_served "$label ($side)" "$prefix" "$algorithm" 1048576
+        expect_served "$label ($side, ${profile[$side]})" "$prefix" \
+          "$algorithm" "${profile[$side]}" 1048576
       fi
     done
   done
