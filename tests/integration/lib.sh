@@ -133,14 +133,17 @@ profile_paths() {
   esac
 }
 
-# default_except's section, leaving out aesmux's ciphers.
+# default_except's section: except = aesmux's ciphers and EXTRA names.
 except_section() {
-  printf '[except_sect]\nmodule = %s\nactivate = 1\nexcept = %s\n' \
-    "$EXCEPT_MODULE" "$AESMUX_CIPHERS"
+  printf '[except_sect]\nmodule = %s\nactivate = 1\nexcept = %s %s\n' \
+    "$EXCEPT_MODULE" "$AESMUX_CIPHERS" "$1"
 }
 
 # aesmux writes statistics to <stats prefix>.<pid> when a process exits.
-# aesmux_config FILE STATS_PREFIX PROFILE
+# Ciphers named in EXTRA_EXCEPT are left out of default_except too (such as
+# the stitched AES-CBC-HMAC ones, so that libssl runs MAC-then-encrypt
+# suites on aesmux's AES-CBC).
+# aesmux_config FILE STATS_PREFIX PROFILE [EXTRA_EXCEPT]
 aesmux_config() {
   local settings
   settings=$(profile_settings "$3")
@@ -152,7 +155,7 @@ providers = provider_sect
 [provider_sect]
 except = except_sect
 aesmux = aesmux_sect
-$(except_section)
+$(except_section "${4:-}")
 [aesmux_sect]
 module = $MODULE
 activate = 1
@@ -171,7 +174,7 @@ openssl_conf = openssl_init
 providers = provider_sect
 [provider_sect]
 except = except_sect
-$(except_section)
+$(except_section "")
 CNF
 }
 
