@@ -99,6 +99,8 @@ fi
 #   mixed     every family's fallback_max_len = 1K: small records (the
 #             Finished message, an HTTP request, SSH control packets) on
 #             the fallback path, full records on the kernels
+#   mb        kernels = auto, for more threads encrypting CBC at once than
+#             the process has CPUs: batches on the mb path, the rest simd
 MIXED_MAX_LEN=1024
 # tests/kernels/tier_list prints "<tier> yes" for each tier this CPU runs.
 if "$BUILD/tests/kernels/tier_list" | grep -q ' yes$'; then
@@ -110,7 +112,7 @@ fi
 
 profile_settings() {
   case $1 in
-    simd) echo "kernels = auto" ;;
+    simd | mb) echo "kernels = auto" ;;
     fallback) echo "kernels = none" ;;
     mixed)
       echo "kernels = auto"
@@ -130,6 +132,9 @@ profile_paths() {
     simd) echo "$AUTO_PATH|$AUTO_PATH|$AUTO_PATH" ;;
     fallback) echo "fallback|fallback|fallback" ;;
     mixed) echo "$AUTO_PATH fallback|$AUTO_PATH fallback|$AUTO_PATH" ;;
+    mb)
+      if [ "$AUTO_PATH" = simd ]; then echo "mb|simd mb|simd mb"
+      else echo "fallback|fallback|fallback"; fi ;;
   esac
 }
 
