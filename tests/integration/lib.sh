@@ -55,11 +55,17 @@ free_port() {
 }
 
 # Waits until something listens on TCP PORT (up to 10 s), without
-# connecting (a server may accept only one connection).
+# connecting (a server may accept only one connection); gives up at once
+# if the server's process PID, when given, has exited.
+# wait_for_port PORT [PID]
 wait_for_port() {
-  local port=$1 i hex
+  local port=$1 pid=${2:-} i hex
   hex=$(printf ':%04X' "$port")
   for ((i = 0; i < 100; i++)); do
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      echo "the server on port $port exited" >&2
+      return 1
+    fi
     # /proc/net/tcp: local address column 2, state 0A = LISTEN.
     if awk -v p="$hex" '$2 ~ p"$" && $4 == "0A" { found = 1 } END { exit !found }' \
          /proc/net/tcp /proc/net/tcp6 2>/dev/null; then

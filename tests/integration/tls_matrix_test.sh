@@ -30,7 +30,7 @@ transfer() {
      -WWW -naccept 1 -quiet $flags) >"$WORK/server-$run.log" 2>&1 &
   server=$!
   SPAWNED+=("$server")
-  wait_for_port "$port"
+  wait_for_port "$port" "$server" || true
   # shellcheck disable=SC2086
   printf 'GET /payload.bin HTTP/1.0\r\n\r\n' |
     OPENSSL_CONF=$client_cnf timeout 60 openssl s_client \
