@@ -150,6 +150,23 @@ except_section() {
     "$EXCEPT_MODULE" "$AESMUX_CIPHERS" "$1"
 }
 
+# An openssl.cnf with default_except (leaving out EXTRA_EXCEPT too) and,
+# when AESMUX_LINES are given, aesmux with those lines in its section.
+# providers_config FILE EXTRA_EXCEPT [AESMUX_LINES]
+providers_config() {
+  local file=$1 extra_except=$2 aesmux_lines=${3:-}
+  {
+    printf 'config_diagnostics = 1\nopenssl_conf = openssl_init\n'
+    printf '[openssl_init]\nproviders = provider_sect\n'
+    printf '[provider_sect]\nexcept = except_sect\n'
+    [ -z "$aesmux_lines" ] || echo "aesmux = aesmux_sect"
+    except_section "$extra_except"
+    [ -z "$aesmux_lines" ] ||
+      printf '[aesmux_sect]\nmodule = %s\nactivate = 1\n%s\n' "$MODULE" \
+        "$aesmux_lines"
+  } >"$file"
+}
+
 # aesmux writes statistics to <stats prefix>.<pid> when a process exits.
 # Ciphers named in EXTRA_EXCEPT are left out of default_except too (such as
 # the stitched AES-CBC-HMAC ones, so that libssl runs MAC-then-encrypt
@@ -158,36 +175,13 @@ except_section() {
 aesmux_config() {
   local settings
   settings=$(profile_settings "$3")
-  cat >"$1" <<CNF
-config_diagnostics = 1
-openssl_conf = openssl_init
-[openssl_init]
-providers = provider_sect
-[provider_sect]
-except = except_sect
-aesmux = aesmux_sect
-$(except_section "${4:-}")
-[aesmux_sect]
-module = $MODULE
-activate = 1
-stats_file = $2
-$settings
-CNF
+  providers_config "$1" "${4:-}" "stats_file = $2
+$settings"
 }
 
 # The same without aesmux: nothing can serve the ciphers aesmux would.
 # no_aesmux_config FILE
-no_aesmux_config() {
-  cat >"$1" <<CNF
-config_diagnostics = 1
-openssl_conf = openssl_init
-[openssl_init]
-providers = provider_sect
-[provider_sect]
-except = except_sect
-$(except_section "")
-CNF
-}
+no_aesmux_config() { providers_config "$1" ""; }
 
 DEFAULT_CONFIG=$WORK/default-only.cnf
 printf 'openssl_conf = openssl_init\n[openssl_init]\n' >"$DEFAULT_CONFIG"
