@@ -108,8 +108,10 @@ fi
 #   mb        kernels = auto, for more threads encrypting CBC at once than
 #             the process has CPUs: batches on the mb path, the rest simd
 MIXED_MAX_LEN=1024
-# tests/kernels/tier_list prints "<tier> yes" for each tier this CPU runs.
-if "$BUILD/tests/kernels/tier_list" | grep -q ' yes$'; then
+# tests/kernels/tier_list prints "<tier> yes" for each tier this CPU runs
+# (a build without kernels has none).
+tier_list=$BUILD/tests/kernels/tier_list
+if [ -x "$tier_list" ] && "$tier_list" | grep -q ' yes$'; then
   AUTO_PATH=simd
 else
   AUTO_PATH=fallback
