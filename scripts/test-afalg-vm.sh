@@ -4,8 +4,10 @@
 # with an initramfs holding busybox, the test binaries, their libraries and
 # the crypto modules. Then compares aesmux's afalg path with OpenSSL's own
 # afalg engine for AES-128-CBC at 16 KiB, synchronous and -async_jobs 8.
-# Prints the gtest summary and the ratios; exits non-zero if a test failed
-# or the guest did not report. The recipe is in DEVELOPERS.md.
+# Prints the gtest summary and the ratios; exits non-zero if a module did
+# not load in the guest, /proc/crypto lacks a driver the modules provide, a
+# test failed or was skipped (the guest has everything the suite needs), or
+# the guest did not report. The recipe is in DEVELOPERS.md.
 #
 # usage: scripts/test-afalg-vm.sh [--no-bench] [gtest filter]
 # Downloads are cached in $AESMUX_BUILD/afalg-vm/cache.
@@ -57,9 +59,13 @@ for applet in sh mount insmod poweroff cat grep awk echo sleep mkdir ls \
   ln -s busybox "$root/bin/$applet"
 done
 
-# Modules in dependency order (each after what its depends= line names).
+# Modules in dependency order (each after what its depends= line names),
+# and the driver /proc/crypto must then name for each algorithm.
 want=(af_alg algif_skcipher algif_aead cryptd crypto_simd gf128mul
       ghash-generic ghash-clmulni-intel ecb ctr xts gcm aesni-intel crypto_user)
+expected_drivers=('ecb(aes)=ecb-aes-aesni' 'cbc(aes)=cbc-aes-aesni'
+                  'ctr(aes)=ctr-aes-aesni' 'xts(aes)=xts-aes-aesni'
+                  'gcm(aes)=generic-gcm-aesni')
 declare -A placed=()
 order=()
 place() {
@@ -104,9 +110,13 @@ cat >"$root/init" <<EOF
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-for m in \$(cat /modules/order); do insmod /modules/\$m 2>/dev/null; done
+for m in \$(cat /modules/order); do
+  if ! error=\$(insmod /modules/\$m 2>&1); then
+    echo "AFALG-VM: insmod-failed \$m: \$error"
+  fi
+done
 echo "AFALG-VM: kernel \$(uname -r)"
-for alg in 'ecb(aes)' 'cbc(aes)' 'ctr(aes)' 'xts(aes)' 'gcm(aes)'; do
+for alg in $(printf "'%s' " "${expected_drivers[@]%%=*}"); do
   awk -v n="\$alg" '\$1 == "name" { name = \$3 } \$1 == "driver" && name == n { print "AFALG-VM: " n " -> " \$3 }' /proc/crypto
 done
 cd /tmp
@@ -148,10 +158,22 @@ timeout 2400 qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 512 \
   >"$vm/console.log" 2>&1
 qemu_status=$?
 set -e
-tr -d '\r' <"$vm/console.log" >"$vm/console.txt"
+# Without carriage returns and the terminal escapes (reset, clear screen)
+# the guest's console starts with, so that every line starts with its text.
+tr -d '\r' <"$vm/console.log" |
+  sed 's/\x1bc//g; s/\x1b\[[0-9;?]*[A-Za-z]//g' >"$vm/console.txt"
 echo "  guest ran $(( $(date +%s) - start )) s; console in $vm/console.txt"
 
 grep '^AFALG-VM: .*->' "$vm/console.txt" | sed 's/^AFALG-VM: /  driver: /' || true
+# What the guest must have had for its results to mean anything.
+guest_problems=()
+while read -r line; do
+  guest_problems+=("insmod failed: ${line#AFALG-VM: insmod-failed }")
+done < <(grep '^AFALG-VM: insmod-failed ' "$vm/console.txt")
+for pair in "${expected_drivers[@]}"; do
+  grep -qxF "AFALG-VM: ${pair%%=*} -> ${pair#*=}" "$vm/console.txt" ||
+    guest_problems+=("/proc/crypto has no ${pair#*=} for ${pair%%=*}")
+done
 log "gtest summary (afalg_test, afalg = force, kernel $kver)"
 sed -n '/^\[==========\] .* ran\./,/^AFALG-VM: test-exit/p' "$vm/console.txt" |
   grep -v '^AFALG-VM'
@@ -181,8 +203,19 @@ if [ "$qemu_status" -ne 0 ] || ! grep -q '^AFALG-VM: done' "$vm/console.txt"; th
   tail -n 40 "$vm/console.txt" >&2
   exit 1
 fi
+if [ ${#guest_problems[@]} -ne 0 ]; then
+  printf 'the guest lacked what the suite needs:\n' >&2
+  printf '  %s\n' "${guest_problems[@]}" >&2
+  exit 1
+fi
 if [ "$test_exit" != 0 ]; then
   echo "afalg_test failed in the guest (exit $test_exit)" >&2
+  exit 1
+fi
+skipped=$(grep -E '^\[  SKIPPED \] .*\([0-9]+ ms\)$' "$vm/console.txt" || true)
+if [ -n "$skipped" ]; then
+  echo "afalg_test skipped tests in the guest, which has all they need:" >&2
+  echo "$skipped" >&2
   exit 1
 fi
 echo "afalg VM suite passed"
