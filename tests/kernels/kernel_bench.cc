@@ -37,6 +37,7 @@
 #include "kernels/kernels.h"
 #include "kernels/tiers.h"
 #include "tests/support/bench_util.h"
+#include "tests/support/cycle_clock.h"
 
 const char aesmux::test::kBenchName[] = "kernel_bench";
 
@@ -46,6 +47,7 @@ namespace {
 using test::ArgReader;
 using test::Buffer;
 using test::Calibrate;
+using test::CoreCyclesPerTick;
 using test::Die;
 using test::Median;
 using test::Op;
@@ -72,32 +74,6 @@ struct Result {
   double openssl;
 };
 
-// Alternating batches; `reset` runs before each OpenSSL batch (untimed).
-// Core clock cycles per TSC tick: a chain of dependent IMULs (latency 3
-// cycles), fastest of many short runs.
-double CoreCyclesPerTick() {
-  uint64_t best = ~uint64_t{0};
-  constexpr long kIterations = 100'000;
-  for (int t = 0; t < 200; ++t) {
-    long n = kIterations;
-    uint64_t x = 3;
-    _mm_lfence();
-    const uint64_t start = __rdtsc();
-    __asm__ volatile(
-        "1:\n\t"
-        "imul %0, %0\n\t"
-        "imul %0, %0\n\t"
-        "imul %0, %0\n\t"
-        "imul %0, %0\n\t"
-        "dec %1\n\t"
-        "jnz 1b"
-        : "+r"(x), "+r"(n));
-    _mm_lfence();
-    best = std::min<uint64_t>(best, __rdtsc() - start);
-  }
-  return kIterations * 4 * 3.0 / best;
-}
-
 // Minimum TSC ticks of one call of `op`, the timing overhead subtracted.
 double MinTicks(const Op &op, int calls) {
   auto measure = [calls](const Op &f) {
@@ -116,6 +92,7 @@ double MinTicks(const Op &op, int calls) {
   return measure(op) - measure([] {});
 }
 
+// Alternating batches; `reset` runs before each OpenSSL batch (untimed).
 // In --cycles mode: TSC ticks per byte of each side (minimum of single
 // calls).
 Result Compare(const Op &ours, const Op &openssl, const Op &reset,

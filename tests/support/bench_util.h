@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -90,6 +91,20 @@ class ArgReader {
   int index_ = 0;  // argv_[0] is the program
   std::string arg_;
 };
+
+// The CPU's "model name" from /proc/cpuinfo ("unknown CPU" without one),
+// for the machine line every benchmark table carries.
+inline std::string CpuModelName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon != std::string::npos && colon + 2 <= line.size()) {
+      return line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
 
 // One timed operation.
 using Op = std::function<void()>;
