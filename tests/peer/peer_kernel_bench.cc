@@ -387,7 +387,8 @@ void Main(int argc, char **argv) {
     const BoringTier *boring = BoringTierFor(name);
     if (tier == nullptr || boring == nullptr) Die("no VAES tier " + name);
     if (!kernels::Supported(*tier, cpu)) Die("this CPU lacks tier " + name);
-    std::printf("\n# tier %s: aesmux_gcm_*_%s against BoringSSL's %s\n",
+    std::printf("\n# tier %s: aesmux_gcm_*_%s against BoringSSL's %s; "
+                "records: SimdGcm against EVP_AEAD_CTX_seal\n",
                 name.c_str(), name.c_str(), boring->enc_name);
     std::printf("%-6s %4s %6s %11s %14s %15s\n", "op", "key", "bytes",
                 "aesmux c/B", "BoringSSL c/B", "BoringSSL/aesmux");
