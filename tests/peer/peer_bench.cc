@@ -534,16 +534,6 @@ class Driver {
   double cycles_per_tick_ = 0;
 };
 
-std::vector<std::string> Split(const std::string &list) {
-  std::vector<std::string> items;
-  for (size_t pos = 0; pos <= list.size();) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    if (comma > pos) items.push_back(list.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return items;
-}
-
 Options ParseOptions(int argc, char **argv) {
   Options opt;
   ArgReader args(argc, argv);
@@ -552,7 +542,7 @@ Options ParseOptions(int argc, char **argv) {
     if (arg == "--tier") {
       opt.tier = args.Value();
     } else if (arg == "--modes") {
-      opt.modes = Split(args.Value());
+      opt.modes = SplitList(args.Value());
     } else if (arg == "--key-bits") {
       opt.key_bits = ParseList(args.Value());
     } else if (arg == "--sizes") {

@@ -308,25 +308,15 @@ class Bench {
   double ticks_per_second_ = 0;
 };
 
-std::vector<std::string> Split(const std::string &list) {
-  std::vector<std::string> items;
-  for (size_t pos = 0; pos <= list.size();) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    if (comma > pos) items.push_back(list.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return items;
-}
-
 Options ParseOptions(int argc, char **argv) {
   Options opt;
   ArgReader args(argc, argv);
   while (args.Next()) {
     const std::string &arg = args.arg();
     if (arg == "--tier") {
-      opt.tiers = Split(args.Value());
+      opt.tiers = SplitList(args.Value());
     } else if (arg == "--ops") {
-      opt.ops = Split(args.Value());
+      opt.ops = SplitList(args.Value());
     } else if (arg == "--key-bits") {
       opt.key_bits = ParseList(args.Value());
     } else if (arg == "--sizes") {

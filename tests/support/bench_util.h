@@ -45,6 +45,17 @@ inline std::vector<int> ParseList(const std::string &list) {
   return values;
 }
 
+// "gcm,ctr" -> {"gcm", "ctr"}; empty items are dropped.
+inline std::vector<std::string> SplitList(const std::string &list) {
+  std::vector<std::string> items;
+  for (size_t pos = 0; pos <= list.size();) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    if (comma > pos) items.push_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return items;
+}
+
 // Walks argv one option at a time; an option that takes a value reads it
 // with Value, Int or Double, which die with "missing value for <option>"
 // when argv ends first:
