@@ -4,10 +4,11 @@
 # with an initramfs holding busybox, the test binaries, their libraries and
 # the crypto modules. Then compares aesmux's afalg path with OpenSSL's own
 # afalg engine for AES-128-CBC at 16 KiB, synchronous and -async_jobs 8.
-# Prints the gtest summary and the ratios; exits non-zero if a test failed
-# or the guest did not report. The recipe is in DEVELOPERS.md; what the
-# arm64 variant (test-afalg-vm-arm64.sh) shares with it is in
-# afalg-vm-common.sh.
+# Prints the gtest summary and the ratios; exits non-zero if a module did
+# not load in the guest, /proc/crypto lacks a driver the modules provide, a
+# test failed or was skipped (the guest has everything the suite needs), or
+# the guest did not report. The recipe is in DEVELOPERS.md; what the arm64
+# variant (test-afalg-vm-arm64.sh) shares with it is in afalg-vm-common.sh.
 #
 # usage: scripts/test-afalg-vm.sh [--no-bench] [gtest filter]
 # Downloads are cached in $AESMUX_BUILD/afalg-vm/cache.
@@ -81,5 +82,13 @@ if [ "$vm_bench" = 1 ]; then
                    k, es[k] / m / 1e6, as[k] / m / 1e6, v[int((m + 1) / 2)], m } }'
 fi
 
-vm_check_done
+# What the guest must have had for its results to mean anything.
+status=0
+vm_check_done || status=1
+vm_check_modules || status=1
+vm_check_drivers 'ecb(aes)=ecb-aes-aesni' 'cbc(aes)=cbc-aes-aesni' \
+  'ctr(aes)=ctr-aes-aesni' 'xts(aes)=xts-aes-aesni' \
+  'gcm(aes)=generic-gcm-aesni' || status=1
+vm_check_no_skips || status=1
+[ $status = 0 ] || exit 1
 echo "afalg VM suite passed"
