@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds aesmux and runs every test: the unit,
 # EVP, command-line and integration suites on the normal build, the afalg
-# suite on Debian's kernel under qemu, the unit and EVP suites again under
-# AddressSanitizer and UBSan, and the threaded suites under ThreadSanitizer.
+# suite on Debian's kernel under qemu, the arm64 cross build's suites under
+# qemu (user emulation, and Debian's arm64 kernel for the afalg suite), the
+# unit and EVP suites again under AddressSanitizer and UBSan, and the
+# threaded suites under ThreadSanitizer.
 # Ends by printing how long each stage took and which kernel tiers the
 # suites tested (and which they skipped because this CPU lacks them); fails
 # if a tier this CPU runs was not tested (unless ctest options given as
@@ -131,6 +133,10 @@ stage "test suites" run_ctest "$AESMUX_BUILD" --timeout 900 -j "$(nproc)" "$@"
 # host suite skips there), booted under qemu.
 stage "afalg suite on Debian's kernel under qemu" \
   "$(dirname "$0")/test-afalg-vm.sh"
+
+# The build for targets without aesmux's kernels (README: Arm and other
+# architectures), cross-built for arm64 and run under qemu.
+stage "arm64 build under qemu" "$(dirname "$0")/test-arm64.sh"
 
 sanitize_build=${AESMUX_SANITIZE_BUILD:-$AESMUX_ROOT/build-sanitize}
 stage "sanitizer build" \
