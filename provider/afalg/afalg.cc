@@ -8,6 +8,7 @@
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "provider/afalg/fault.h"
 #include "provider/afalg/kernel_crypto.h"
@@ -582,7 +583,7 @@ Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
   if (iv.size() != kGcmIvLen) {
     return Outcome::Fail(Handoff::kUnsupported, -EOPNOTSUPP);
   }
-  if (aad.size() + len + kTagLen > Service::Get().max_request()) {
+  if (!Service::Get().GcmFits(aad.size(), len)) {
     return Outcome::Fail(Handoff::kTooLong, -EMSGSIZE);
   }
   if (Outcome opened = Open(alg, key); !opened.ok()) return opened;
@@ -590,11 +591,12 @@ Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
 
   // The kernel writes the AAD back in front of the output.
   uint8_t aad_small[64];
-  std::vector<uint8_t> aad_large;
+  std::unique_ptr<uint8_t[]> aad_large;
   uint8_t *aad_sink = aad_small;
   if (aad.size() > sizeof(aad_small)) {
-    aad_large.resize(aad.size());
-    aad_sink = aad_large.data();
+    aad_large.reset(new (std::nothrow) uint8_t[aad.size()]);
+    if (aad_large == nullptr) return Outcome::Fail(Handoff::kSetup, -ENOMEM);
+    aad_sink = aad_large.get();
   }
   Request request;
   unsigned tx = 0, rx = 0;

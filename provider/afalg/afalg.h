@@ -124,6 +124,11 @@ class Service {
 
   // Largest request (bytes sent, AAD and tag included) one op socket takes.
   size_t max_request() const { return max_request_.load(); }
+  // Whether a GCM message of `aad_len` bytes of AAD and `len` of payload
+  // fits one request (Key::Gcm refuses it otherwise).
+  bool GcmFits(size_t aad_len, size_t len) const {
+    return aad_len + len + 16 <= max_request();
+  }
 
   // Per request: nullopt if the path may serve `alg` now, else why not.
   std::optional<route::Handoff> Admit(route::Alg alg) const;
