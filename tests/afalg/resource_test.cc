@@ -1,5 +1,5 @@
-// Resource limits: with little address space, aesmux keeps serving and
-// nothing aborts. Each test runs in a forked child, so that its limits do
+// Resource limits: with little address space, aesmux keeps serving (the
+// afalg path hands requests to the CPU) and nothing aborts. Each test runs in a forked child, so that its limits do
 // not reach the other tests; those of the afalg path need a kernel with
 // it (scripts/test-afalg-vm.sh runs them on a real one).
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,37 @@ std::string SettingsName(
 INSTANTIATE_TEST_SUITE_P(Routed, GcmAadTest,
                          ::testing::ValuesIn(kGcmRoutedSettings),
                          SettingsName);
+
+// An in-place request is copied before it goes to the kernel (a failed
+// kernel request may have written over its input): under an
+// address-space limit the copy fails and the request runs on the CPU.
+TEST(ResourceLimits, InPlaceRequestUnderAnAddressSpaceLimit) {
+  SKIP_WITHOUT_AFALG();
+  if (kSanitized) GTEST_SKIP() << "sanitizers need an unlimited address space";
+  const std::string result = RunInChild([] {
+    auto env = LoadAfalgEnv({"afalg = force"});
+    if (!env->loaded()) return 2;
+    constexpr size_t kLen = size_t{64} << 20;
+    std::mt19937_64 rng(3);
+    const Bytes key = RandomBytes(rng, 16), iv = RandomBytes(rng, 16);
+    Bytes buffer(kLen, 0x61);
+    CipherPtr ours = env->Aesmux("AES-128-CTR");
+    CipherPtr theirs = env->Default("AES-128-CTR");
+    const Bytes expected = EvpCrypt(theirs.get(), key, iv, buffer, true, {},
+                                    false);
+    if (!LimitAddressSpace(16 << 20)) return 5;
+    auto ctx = NewCipherCtx();
+    int len = 0;
+    if (!EVP_EncryptInit_ex2(ctx.get(), ours.get(), key.data(), iv.data(),
+                             nullptr) ||
+        !EVP_EncryptUpdate(ctx.get(), buffer.data(), &len, buffer.data(),
+                           static_cast<int>(kLen))) {
+      return 6;
+    }
+    return buffer == expected ? 0 : 7;
+  });
+  EXPECT_EQ(result, "");
+}
 
 }  // namespace
 }  // namespace aesmux::test
