@@ -324,6 +324,26 @@ namespace {
 
 }  // namespace
 
+namespace {
+
+// The temporary file, made anew: the directory may be writable by others
+// (README), so an existing entry (a symlink planted there, or a file left by
+// a process of the same pid) is never opened, only removed (unlink does not
+// follow a symlink) before one more exclusive try. Returns the descriptor
+// or -errno.
+int CreateTemporary(const char *path) {
+  constexpr int kFlags =
+      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = open(path, kFlags, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    if (unlink(path) != 0) return -errno;
+    fd = open(path, kFlags, 0644);
+  }
+  return fd >= 0 ? fd : -errno;
+}
+
+}  // namespace
+
 int WriteStatsFile() {
   FileWriter &writer = g_writer;
   std::lock_guard writing(writer.mutex);
@@ -339,9 +359,8 @@ int WriteStatsFile() {
                 writer.path);
   writer.snapshot = ReadStats();
 
-  writer.fd = open(writer.temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                   0644);
-  if (writer.fd < 0) return -errno;
+  writer.fd = CreateTemporary(writer.temporary);
+  if (writer.fd < 0) return writer.fd;
   writer.buffered = 0;
   writer.error = 0;
   EmitStats(writer.snapshot,

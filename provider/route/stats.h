@@ -67,13 +67,17 @@ std::string HandoffStatName(Handoff handoff);
 std::string FormatStats(const StatsSnapshot &snapshot);
 
 // The statistics file: FormatStats(ReadStats()) in "<prefix>.<pid>",
-// written through a temporary file and a rename, so readers never see half
-// a file. Writing it allocates nothing (it happens on request paths, and
-// while an application is running out of memory). Once a prefix is set, the file is also rewritten while requests
-// are served, each time the process has served another kProgressBytes, so
-// that a process leaving through _exit() (sshd's session processes do)
-// still leaves a record missing at most that much. If a write fails (no
-// permission, a sandbox), progress writes stop: no further syscalls.
+// written through a temporary file "<prefix>.<pid>.tmp" and a rename, so
+// readers never see half a file. The temporary file is always created
+// anew (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0644 less the umask): whatever
+// is found under its name, a symlink included, is removed, never opened.
+// Writing it allocates nothing (it happens on request paths, and while an
+// application is running out of memory). Once a prefix is set, the file is
+// also rewritten while requests are served, each time the process has
+// served another kProgressBytes, so that a process leaving through _exit()
+// (sshd's session processes do) still leaves a record missing at most that
+// much. If a write fails (no permission, a sandbox), progress writes stop:
+// no further syscalls.
 inline constexpr uint64_t kProgressBytes = uint64_t{1} << 20;
 
 void SetStatsFilePrefix(const std::string &prefix);
