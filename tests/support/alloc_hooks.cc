@@ -208,11 +208,13 @@ std::string FreedBlocksHoldingSecrets() {
   return std::string(copy, len);
 }
 
-size_t LiveBlocksHolding(std::span<const uint8_t> bytes) {
+size_t LiveBlocksHolding(std::span<const uint8_t> bytes,
+                         size_t ignored_size) {
   std::lock_guard lock(g_tracker.mutex);
   size_t count = 0;
   for (const Header *header = g_tracker.live.next; header != nullptr;
        header = header->next) {
+    if (ignored_size != 0 && header->size == ignored_size) continue;
     const uint8_t *user =
         reinterpret_cast<const uint8_t *>(header) + kHeaderSize;
     if (memmem(user, header->size, bytes.data(), bytes.size()) != nullptr) {

@@ -44,8 +44,10 @@ void ForgetWatched();
 // Freed blocks that held a watched secret since the last ForgetWatched(),
 // one line each ("<name> in a freed block of <n> bytes"); empty if none.
 std::string FreedBlocksHoldingSecrets();
-// How many live blocks hold `bytes` now.
-size_t LiveBlocksHolding(std::span<const uint8_t> bytes);
+// How many live blocks hold `bytes` now, leaving out blocks of
+// `ignored_size` bytes if it is not 0.
+size_t LiveBlocksHolding(std::span<const uint8_t> bytes,
+                         size_t ignored_size = 0);
 
 }  // namespace aesmux::test::alloc
 
