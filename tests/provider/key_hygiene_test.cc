@@ -253,15 +253,8 @@ void WatchAll(std::span<const Pattern> patterns) {
   for (const Pattern &p : patterns) alloc::Watch(p.span(), p.name);
 }
 
-class KeyHygieneTest : public ::testing::TestWithParam<KernelConfig> {
+class KeyHygieneTest : public KernelConfigTest {
  protected:
-  void SetUp() override {
-    const std::string unsupported = UnsupportedReason(GetParam());
-    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
-    std::string error;
-    env_ = LoadAesmux(GetParam(), &error);
-    ASSERT_NE(env_, nullptr) << error;
-  }
   void TearDown() override { alloc::ForgetWatched(); }
 
   bool simd() const { return GetParam().kernels != "none"; }
@@ -269,8 +262,6 @@ class KeyHygieneTest : public ::testing::TestWithParam<KernelConfig> {
   size_t Powers() const {
     return GetParam().kernels == "vaes_avx512" ? 32 : 8;
   }
-
-  std::unique_ptr<ProviderEnv> env_;
 };
 
 TEST_P(KeyHygieneTest, NoOldKeyAfterReKeyNorAnyAfterFree) {
