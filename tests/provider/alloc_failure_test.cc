@@ -63,7 +63,8 @@ class Checker {
 };
 
 // One sequence on `cipher`: encryption in several updates (for GCM with
-// AAD first, some of it beyond the buffering bound), a copy that finishes
+// AAD first, the second piece beyond the buffering bound), a copy made
+// after the first update (for GCM while its AAD is buffered) that finishes
 // on its own, final, a re-key and a last message of `last_len` bytes. It
 // stops at the first call that fails, as an application would: OpenSSL 3.0
 // calls a provider with no context after its newctx failed. (An
@@ -75,18 +76,16 @@ void Sequence(const EVP_CIPHER *cipher, Family family, const Buffers &b,
   if (ctx == nullptr) return;
   int len = 0;
   uint8_t *out = const_cast<uint8_t *>(b.out.data());
+  const bool gcm = family == Family::kGcm;
+  // GCM's first update is AAD (no output).
+  auto first_update = [&](EVP_CIPHER_CTX *c, size_t n) {
+    return EVP_EncryptUpdate(c, gcm ? nullptr : out, &len, b.in.data(),
+                             static_cast<int>(n));
+  };
   auto steps = [&] {
     if (!check(EVP_EncryptInit_ex2(ctx, cipher, b.key.data(), b.iv.data(),
-                                   nullptr))) {
-      return;
-    }
-    if (family == Family::kGcm &&
-        (!check(EVP_EncryptUpdate(ctx, nullptr, &len, b.in.data(), 100)) ||
-         !check(EVP_EncryptUpdate(ctx, nullptr, &len, b.in.data(), 70000)))) {
-      return;
-    }
-    if (!check(EVP_EncryptUpdate(ctx, out, &len, b.in.data(), 4096)) ||
-        !check(EVP_EncryptUpdate(ctx, out, &len, b.in.data(), 48))) {
+                                   nullptr)) ||
+        !check(first_update(ctx, gcm ? 100 : 4096))) {
       return;
     }
     if (EVP_CIPHER_CTX *dup = EVP_CIPHER_CTX_new()) {
@@ -96,15 +95,17 @@ void Sequence(const EVP_CIPHER *cipher, Family family, const Buffers &b,
       }
       EVP_CIPHER_CTX_free(dup);
     }
-    if (!check(EVP_EncryptFinal_ex(ctx, out, &len)) ||
+    if (gcm && (!check(first_update(ctx, 70000)) ||
+                !check(EVP_EncryptUpdate(ctx, out, &len, b.in.data(), 4096)))) {
+      return;
+    }
+    if (!check(EVP_EncryptUpdate(ctx, out, &len, b.in.data(), 48)) ||
+        !check(EVP_EncryptFinal_ex(ctx, out, &len)) ||
         !check(EVP_EncryptInit_ex2(ctx, nullptr, b.other_key.data(),
                                    b.iv.data(), nullptr))) {
       return;
     }
-    if (family == Family::kGcm &&
-        !check(EVP_EncryptUpdate(ctx, nullptr, &len, b.in.data(), 20))) {
-      return;
-    }
+    if (gcm && !check(first_update(ctx, 20))) return;
     if (check(EVP_EncryptUpdate(ctx, out, &len, b.in.data(),
                                 static_cast<int>(last_len)))) {
       check(EVP_EncryptFinal_ex(ctx, out, &len));
