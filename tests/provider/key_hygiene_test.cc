@@ -146,7 +146,7 @@ struct Pattern {
 
 // The patterns of one key, kept off the heap.
 struct KeyPatterns {
-  std::array<Pattern, 40> items;
+  std::array<Pattern, 80> items;
   size_t count = 0;
 
   void Add(const uint8_t *bytes, size_t len, const char *name) {
@@ -162,7 +162,9 @@ constexpr size_t kMaxPowers = 32;  // the vaes_avx512 tier's
 
 // The raw key and each AES key's first and last round key (the first is
 // the raw key's first 16 bytes; a decryption schedule holds both ends
-// too); for GCM, H'^1..H'^32 computed with the default provider's E(K, 0).
+// too); for GCM, H'^1..H'^32 computed with the default provider's E(K, 0),
+// each followed by its Karatsuba operand (the XOR of its halves, in both
+// halves), which tiers keep beside it.
 void MakePatterns(const ProviderEnv &env, const route::AlgInfo &alg,
                   const uint8_t *key, KeyPatterns *patterns) {
   patterns->Add(key, alg.key_len, "the raw key");
@@ -190,6 +192,13 @@ void MakePatterns(const ProviderEnv &env, const route::AlgInfo &alg,
     char name[48];
     std::snprintf(name, sizeof(name), "H'^%zu", k);
     patterns->Add(stored.data(), 16, name);
+    Block karatsuba;
+    for (int i = 0; i < 8; ++i) {
+      karatsuba[i] = karatsuba[8 + i] =
+          static_cast<uint8_t>(stored[i] ^ stored[8 + i]);
+    }
+    std::snprintf(name, sizeof(name), "H'^%zu's Karatsuba operand", k);
+    patterns->Add(karatsuba.data(), 16, name);
     power = GfMultiply(power, h);
   }
 }
@@ -293,9 +302,14 @@ TEST_P(KeyHygieneTest, NoOldKeyAfterReKeyNorAnyAfterFree) {
         << "the last round key is nowhere in the heap";
     if (alg.family == Family::kGcm && simd()) {
       for (size_t k : {size_t{1}, Powers()}) {
-        const Pattern &power = old_patterns.items[2 + k];
+        const Pattern &power = old_patterns.items[1 + 2 * k];
         EXPECT_NE(alloc::LiveBlocksHolding(power.span()), 0u)
             << power.name << " is nowhere in the heap";
+      }
+      if (GetParam().kernels.starts_with("aesni")) {
+        const Pattern &karatsuba = old_patterns.items[4];
+        EXPECT_NE(alloc::LiveBlocksHolding(karatsuba.span()), 0u)
+            << karatsuba.name << " is nowhere in the heap";
       }
     }
     alloc::ForgetWatched();
