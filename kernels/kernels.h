@@ -100,7 +100,8 @@ void aesmux_xts_decrypt_aesni(const aesmux_aes_key *data_key,
 // between tiers. `ctr` is the current counter block; its last 4 bytes are a
 // big-endian counter incremented modulo 2^32 per block, as GCM specifies.
 //
-// gcm_init computes H = E(K, 0^128) from `enc` and this tier's powers of H.
+// gcm_init computes H = E(K, 0^128) from `enc` and this tier's powers of H,
+// leaving nothing derived from a key `gkey` held before.
 void aesmux_gcm_init_aesni(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
 // Folds `len` bytes (whole blocks) of `in` into `xi`.
 void aesmux_ghash_aesni(aesmux_gcm_key *gkey, uint8_t xi[16],

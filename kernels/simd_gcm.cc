@@ -58,8 +58,9 @@ void IncrementCounter32(uint8_t block[16]) {
 
 }  // namespace
 
-// As SimdKey::Set, the powers of H are overwritten in place; only a change
-// of tier (another layout) wipes them first.
+// As SimdKey::Set, the powers of H are overwritten in place (gcm_init
+// leaves nothing of the old key's, kernels.h); only a change of tier
+// (another layout) wipes them first.
 void SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
   if (key_.tier() != &tier) Clear();
   key_.Set(tier, key);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds aesmux and runs every test: the unit,
-# EVP, command-line and integration suites on the normal build, the afalg
-# suite on Debian's kernel under qemu, the arm64 cross build's suites under
-# qemu (user emulation, and Debian's arm64 kernel for the afalg suite), the
-# unit and EVP suites again under AddressSanitizer and UBSan, and the
-# threaded suites under ThreadSanitizer.
+# EVP, command-line and integration suites on the normal build, the
+# constant-time checks under valgrind, the afalg suite on Debian's kernel
+# under qemu, the arm64 cross build's suites under qemu (user emulation,
+# and Debian's arm64 kernel for the afalg suite), the unit and EVP suites
+# again under AddressSanitizer and UBSan, and the threaded suites under
+# ThreadSanitizer.
 # Ends by printing how long each stage took and which kernel tiers the
 # suites tested (and which they skipped because this CPU lacks them); fails
 # if a tier this CPU runs was not tested (unless ctest options given as
@@ -12,7 +13,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-install_deps qemu-system-x86 busybox-static cpio
+install_deps qemu-system-x86 busybox-static cpio valgrind
 
 # Each stage's wall-clock time, printed at the end (also when a stage
 # fails), so that CI time can be watched.
@@ -127,7 +128,14 @@ filtered=$(( $# > 0 ))
 
 stage "build" build
 
-stage "test suites" run_ctest "$AESMUX_BUILD" --timeout 900 -j "$(nproc)" "$@"
+stage "test suites" run_ctest "$AESMUX_BUILD" --timeout 900 -j "$(nproc)" \
+  -LE consttime "$@"
+
+# Kernels and TLS CBC record handling with keys and data marked secret:
+# valgrind fails the stage on any branch or address computed from them.
+stage "constant time under valgrind" \
+  ctest --test-dir "$AESMUX_BUILD" --output-on-failure --timeout 600 \
+  -L consttime "$@"
 
 # The afalg path on a real kernel (this machine's may have no AF_ALG: the
 # host suite skips there), booted under qemu.

@@ -1,6 +1,7 @@
 #include "provider/afalg/afalg.h"
 
 #include <linux/if_alg.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -8,8 +9,10 @@
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "provider/afalg/fault.h"
+#include "provider/afalg/fd_budget.h"
 #include "provider/afalg/kernel_crypto.h"
 #include "provider/afalg/process.h"
 #include "provider/afalg/ring.h"
@@ -99,6 +102,17 @@ Outcome Outcome::FromErrno(int error) {
     default: return Fail(Handoff::kIoError, error);
   }
 }
+
+namespace {
+
+// Setting up a socket or ring failed: for want of descriptors (the
+// budget's or the process's), or otherwise.
+Outcome OpenFailure(int error) {
+  const bool no_fds = error == -EMFILE || error == -ENFILE;
+  return Outcome::Fail(no_fds ? Handoff::kFdBudget : Handoff::kSetup, error);
+}
+
+}  // namespace
 
 bool Outcome::Unhealthy() const {
   if (ok()) return false;
@@ -348,80 +362,207 @@ void Service::ResetHealthForTesting() {
 
 // -------------------------------------------------------------------- Tfm
 
-// One kernel key (a bound, keyed tfm socket) and its idle op sockets.
+namespace {
+
+// Idle op sockets a key keeps for its next requests (more are closed when
+// they come back): one for each synchronous caller, one more for ASYNC
+// jobs or a copied context in flight at the same time.
+constexpr size_t kMaxIdleOpSockets = 2;
+
+std::atomic<uint64_t> g_idle_op_sockets{0};
+
+// Closes an op socket taken under ReserveFds(1).
+void CloseOpSocket(int fd) {
+  close(fd);
+  ReturnFds(1);
+}
+
+}  // namespace
+
+// One kernel key (a bound, keyed tfm socket) and its idle op sockets,
+// shared by the keys of copied contexts (reference counted). Every Tfm of
+// the process is on one list, so that idle op sockets can be closed when
+// the descriptor budget runs short.
 class Tfm {
  public:
-  static int Open(Alg alg, std::span<const uint8_t> key,
-                  std::shared_ptr<Tfm> *out) {
+  // A new kernel key; -errno, -EMFILE when over the descriptor budget.
+  static int Open(Alg alg, std::span<const uint8_t> key, Tfm **out) {
     if (const int fault = TakeFault(Fault::kSocketSetup); fault != 0) {
       return fault;
     }
     const Family family = route::Info(alg).family;
-    auto tfm = std::make_shared<Tfm>();
-    tfm->fd_ = UniqueFd(socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-    if (!tfm->fd_.valid()) return -errno;
-    if (const int ret = BindAlgorithm(tfm->fd_.get(), family); ret != 0) {
+    if (!ReserveFds(1)) return -EMFILE;
+    const int raw = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (raw < 0) {
+      const int error = -errno;
+      ReturnFds(1);
+      return error;
+    }
+    UniqueFd fd = UniqueFd::Budgeted(raw);
+    if (!FdLeavesHeadroom(raw)) return -EMFILE;
+    if (const int ret = BindAlgorithm(fd.get(), family); ret != 0) {
       return ret;
     }
-    if (const int ret = SetKey(tfm->fd_.get(), family, key); ret != 0) {
+    if (const int ret = SetKey(fd.get(), family, key); ret != 0) {
       return ret;
     }
-    *out = std::move(tfm);
+    auto *tfm = new (std::nothrow) Tfm(std::move(fd));
+    if (tfm == nullptr) return -ENOMEM;
+    *out = tfm;
     return 0;
   }
 
-  ~Tfm() {
-    for (UniqueFd &fd : idle_) fd.reset();
+  void Ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
+  void Unref() {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
   bool ours() const { return fd_.ours(); }
 
-  // An op socket, idle or new; -errno.
+  // An op socket, idle or new; -errno, -EMFILE when over the budget.
   int Acquire() {
     {
       std::lock_guard lock(mutex_);
-      if (!idle_.empty()) {
-        const int fd = idle_.back().release();
-        idle_.pop_back();
-        return fd;
+      if (idle_count_ != 0) {
+        g_idle_op_sockets.fetch_sub(1, std::memory_order_relaxed);
+        return idle_[--idle_count_];
       }
     }
+    if (!ReserveFds(1)) return -EMFILE;
     const int fd = accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-    return fd >= 0 ? fd : -errno;
+    if (fd < 0) {
+      const int error = -errno;
+      ReturnFds(1);
+      return error;
+    }
+    if (!FdLeavesHeadroom(fd)) {
+      CloseOpSocket(fd);
+      return -EMFILE;
+    }
+    return fd;
   }
 
   // Back to the pool after a clean request; closed after a failed one (its
-  // state in the kernel is unknown).
+  // state in the kernel is unknown) or when the pool is full. -1: the
+  // socket was closed under the request (fault injection).
   void Release(int fd, bool reuse) {
-    if (fd < 0) return;
-    UniqueFd owned(fd);
-    if (!reuse) return;
-    std::lock_guard lock(mutex_);
-    idle_.push_back(std::move(owned));
+    if (fd < 0) {
+      ReturnFds(1);
+      return;
+    }
+    if (reuse) {
+      std::lock_guard lock(mutex_);
+      if (idle_count_ < idle_.size()) {
+        idle_[idle_count_++] = fd;
+        g_idle_op_sockets.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+    }
+    CloseOpSocket(fd);
   }
 
+  // Closes the idle op sockets (in this process only: a parent's are left
+  // alone, see process.h).
+  void CloseIdle() {
+    std::lock_guard lock(mutex_);
+    g_idle_op_sockets.fetch_sub(idle_count_, std::memory_order_relaxed);
+    for (; idle_count_ != 0; --idle_count_) {
+      if (ours()) CloseOpSocket(idle_[idle_count_ - 1]);
+    }
+  }
+
+  static void CloseIdleEverywhere();
+
  private:
+  explicit Tfm(UniqueFd fd);
+  ~Tfm();
+
+  std::atomic<uint32_t> refs_{1};
   UniqueFd fd_;
   std::mutex mutex_;
-  std::vector<UniqueFd> idle_;
+  std::array<int, kMaxIdleOpSockets> idle_{};  // guarded by mutex_
+  size_t idle_count_ = 0;                      // guarded by mutex_
+  Tfm *prev_ = nullptr;                        // the list: guarded by its
+  Tfm *next_ = nullptr;                        // mutex
 };
+
+namespace {
+
+// Every Tfm of the process. The mutex is held across fork (a child must
+// not inherit it locked) and is taken before a Tfm's own.
+struct TfmList {
+  std::mutex mutex;
+  Tfm *head = nullptr;
+};
+constinit TfmList g_tfms;
+
+void RegisterTfmForkHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork([] { g_tfms.mutex.lock(); }, [] { g_tfms.mutex.unlock(); },
+                   [] { g_tfms.mutex.unlock(); });
+  });
+}
+
+}  // namespace
+
+Tfm::Tfm(UniqueFd fd) : fd_(std::move(fd)) {
+  RegisterTfmForkHandlers();
+  std::lock_guard lock(g_tfms.mutex);
+  next_ = g_tfms.head;
+  if (next_ != nullptr) next_->prev_ = this;
+  g_tfms.head = this;
+}
+
+Tfm::~Tfm() {
+  {
+    std::lock_guard lock(g_tfms.mutex);
+    if (prev_ != nullptr) {
+      prev_->next_ = next_;
+    } else {
+      g_tfms.head = next_;
+    }
+    if (next_ != nullptr) next_->prev_ = prev_;
+  }
+  CloseIdle();
+}
+
+void Tfm::CloseIdleEverywhere() {
+  std::lock_guard lock(g_tfms.mutex);
+  for (Tfm *tfm = g_tfms.head; tfm != nullptr; tfm = tfm->next_) {
+    tfm->CloseIdle();
+  }
+}
+
+void CloseIdleOpSockets() { Tfm::CloseIdleEverywhere(); }
+
+uint64_t IdleOpSockets() {
+  return g_idle_op_sockets.load(std::memory_order_relaxed);
+}
 
 // -------------------------------------------------------------------- Key
 
 Key::Key() = default;
-Key::~Key() = default;
+Key::~Key() { Reset(); }
 
-void Key::Reset() { tfm_.reset(); }
+void Key::Reset() {
+  if (tfm_ != nullptr) tfm_->Unref();
+  tfm_ = nullptr;
+}
 
-void Key::ShareFrom(const Key &other) { tfm_ = other.tfm_; }
+void Key::ShareFrom(const Key &other) {
+  if (other.tfm_ != nullptr) other.tfm_->Ref();
+  Reset();
+  tfm_ = other.tfm_;
+}
 
 Outcome Key::Open(Alg alg, std::span<const uint8_t> key) {
   if (tfm_ != nullptr && tfm_->ours()) return Outcome::Ok();
-  tfm_.reset();
+  Reset();
   const int ret = Tfm::Open(alg, key, &tfm_);
   if (ret != 0) {
-    tfm_.reset();
-    return Outcome::Fail(Handoff::kSetup, ret);
+    tfm_ = nullptr;
+    return OpenFailure(ret);
   }
   return Outcome::Ok();
 }
@@ -446,7 +587,7 @@ Outcome RunRequest(Request &request, size_t expected, uint64_t total,
   request.punt = Service::Get().offload(family);
   int error = 0;
   Ring *ring = Ring::ForThisThread(&error);
-  if (ring == nullptr) return Outcome::Fail(Handoff::kSetup, error);
+  if (ring == nullptr) return OpenFailure(error);
   const int ret = ring->Run(request);
   if (ret == -EAGAIN) return Outcome::Fail(Handoff::kRingFull, ret);
   if (ret < 0) return Outcome::Fail(Handoff::kSubmit, ret);
@@ -538,7 +679,7 @@ Outcome Key::Blocks(Alg alg, std::span<const uint8_t> key,
     request.rx = pieces.rx;
     request.rx_count = pieces.rx_count;
     request.op_fd = tfm_->Acquire();
-    if (request.op_fd < 0) return Outcome::Fail(Handoff::kSetup, request.op_fd);
+    if (request.op_fd < 0) return OpenFailure(request.op_fd);
     PrepareSend(request, op, chain, iv_len, -1, pieces.tx_count);
     const Outcome outcome = RunRequest(request, sent, total, family);
     tfm_->Release(request.op_fd, outcome.ok());
@@ -582,7 +723,7 @@ Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
   if (iv.size() != kGcmIvLen) {
     return Outcome::Fail(Handoff::kUnsupported, -EOPNOTSUPP);
   }
-  if (aad.size() + len + kTagLen > Service::Get().max_request()) {
+  if (!Service::Get().GcmFits(aad.size(), len)) {
     return Outcome::Fail(Handoff::kTooLong, -EMSGSIZE);
   }
   if (Outcome opened = Open(alg, key); !opened.ok()) return opened;
@@ -590,11 +731,12 @@ Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
 
   // The kernel writes the AAD back in front of the output.
   uint8_t aad_small[64];
-  std::vector<uint8_t> aad_large;
+  std::unique_ptr<uint8_t[]> aad_large;
   uint8_t *aad_sink = aad_small;
   if (aad.size() > sizeof(aad_small)) {
-    aad_large.resize(aad.size());
-    aad_sink = aad_large.data();
+    aad_large.reset(new (std::nothrow) uint8_t[aad.size()]);
+    if (aad_large == nullptr) return Outcome::Fail(Handoff::kSetup, -ENOMEM);
+    aad_sink = aad_large.get();
   }
   Request request;
   unsigned tx = 0, rx = 0;
@@ -613,7 +755,7 @@ Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
   }
   request.rx_count = rx;
   request.op_fd = tfm_->Acquire();
-  if (request.op_fd < 0) return Outcome::Fail(Handoff::kSetup, request.op_fd);
+  if (request.op_fd < 0) return OpenFailure(request.op_fd);
   PrepareSend(request, encrypt ? ALG_OP_ENCRYPT : ALG_OP_DECRYPT, iv.data(),
               iv.size(), static_cast<int64_t>(aad.size()), tx);
   const size_t expected = aad.size() + len + (encrypt ? kTagLen : 0);

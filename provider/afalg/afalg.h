@@ -20,10 +20,13 @@
 //            arms the process (process.h).
 // - Later, in an armed process only: per key, on its first request routed
 //   here, socket + bind + ALG_SET_KEY (+ ALG_SET_AEAD_AUTHSIZE), and accept
-//   for op sockets as needed (kept in a pool per key); per thread, on its
-//   first request, io_uring_setup + eventfd + register; per request,
-//   io_uring_enter (one, or none inside an ASYNC job whose batch another
-//   job submits). Closing happens when keys are freed.
+//   for op sockets as needed (up to two kept in a pool per key); per
+//   thread, on its first request, io_uring_setup + eventfd + register; per
+//   request, io_uring_enter (one, or none inside an ASYNC job whose batch
+//   another job submits). Each descriptor is opened within the descriptor
+//   budget (fd_budget.h), after a getrlimit (also made at init). Closing
+//   happens when keys are freed, when a pool is full, and when the budget
+//   runs short (idle op sockets).
 // - A process that is not armed (policy off, probe refused, or a forked
 //   child without afalg_fork = rebuild) never issues any of these.
 //
@@ -124,6 +127,11 @@ class Service {
 
   // Largest request (bytes sent, AAD and tag included) one op socket takes.
   size_t max_request() const { return max_request_.load(); }
+  // Whether a GCM message of `aad_len` bytes of AAD and `len` of payload
+  // fits one request (Key::Gcm refuses it otherwise).
+  bool GcmFits(size_t aad_len, size_t len) const {
+    return aad_len + len + 16 <= max_request();
+  }
 
   // Per request: nullopt if the path may serve `alg` now, else why not.
   std::optional<route::Handoff> Admit(route::Alg alg) const;
@@ -160,7 +168,9 @@ class Tfm;
 
 // One key on the afalg path, for one engine (and the engines copied from
 // it, which share its kernel key and op-socket pool). Sockets are made on
-// the first request, in an armed process only.
+// the first request, in an armed process only, within the descriptor
+// budget (fd_budget.h): a key that finds it spent hands its requests to
+// the CPU until descriptors come back. Nothing here throws.
 class Key {
  public:
   Key();
@@ -192,7 +202,7 @@ class Key {
 
  private:
   Outcome Open(route::Alg alg, std::span<const uint8_t> key);
-  std::shared_ptr<Tfm> tfm_;
+  Tfm *tfm_ = nullptr;  // a reference
 };
 
 }  // namespace aesmux::afalg

@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include "provider/afalg/fault.h"
+#include "provider/afalg/fd_budget.h"
 #include "provider/afalg/process.h"
 
 namespace aesmux::afalg {
@@ -87,7 +89,11 @@ Ring *Ring::ForThisThread(int *error) {
       return t_ring.ring.get();
     }
   }
-  std::unique_ptr<Ring> ring(new Ring);
+  std::unique_ptr<Ring> ring(new (std::nothrow) Ring);
+  if (ring == nullptr) {
+    *error = -ENOMEM;
+    return nullptr;
+  }
   if (const int ret = ring->Init(); ret < 0) {
     *error = ret;
     return nullptr;
@@ -96,11 +102,26 @@ Ring *Ring::ForThisThread(int *error) {
   return t_ring.ring.get();
 }
 
+// The ring's two descriptors (io_uring's and the eventfd) come out of the
+// descriptor budget, as one reservation: Init gives both back on failure,
+// the destructor when it closes them.
 int Ring::Init() {
   if (const int fault = TakeFault(Fault::kRingSetup); fault != 0) return fault;
+  if (!ReserveFds(2)) return -EMFILE;
+  const int ret = InitReserved();
+  if (ret < 0) ReturnFds(2);
+  return ret;
+}
+
+int Ring::InitReserved() {
   const int ret = io_uring_queue_init(kEntries, &ring_, 0);
   if (ret < 0) return ret;
   generation_ = ProcessGeneration();
+  if (!FdLeavesHeadroom(ring_.ring_fd)) {
+    io_uring_queue_exit(&ring_);
+    generation_ = 0;
+    return -EMFILE;
+  }
   io_uring_probe *probe = io_uring_get_probe_ring(&ring_);
   const bool has_ops = probe != nullptr &&
                        io_uring_opcode_supported(probe, IORING_OP_SENDMSG) &&
@@ -112,8 +133,11 @@ int Ring::Init() {
     return -EOPNOTSUPP;
   }
   event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (event_fd_ < 0 || io_uring_register_eventfd(&ring_, event_fd_) < 0) {
-    const int error = event_fd_ < 0 ? -errno : -EOPNOTSUPP;
+  if (event_fd_ < 0 || !FdLeavesHeadroom(event_fd_) ||
+      io_uring_register_eventfd(&ring_, event_fd_) < 0) {
+    const int error = event_fd_ < 0                ? -errno
+                      : !FdLeavesHeadroom(event_fd_) ? -EMFILE
+                                                     : -EOPNOTSUPP;
     if (event_fd_ >= 0) close(event_fd_);
     io_uring_queue_exit(&ring_);
     generation_ = 0;
@@ -126,6 +150,7 @@ Ring::~Ring() {
   if (generation_ == 0 || !ours()) return;
   io_uring_queue_exit(&ring_);
   close(event_fd_);
+  ReturnFds(2);
 }
 
 bool Ring::ours() const { return generation_ == ProcessGeneration(); }

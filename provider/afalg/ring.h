@@ -95,6 +95,7 @@ class Ring {
  private:
   Ring() = default;
   int Init();
+  int InitReserved();
   int Queue(Request &request);
   // Submits what is queued; on failure, the SQEs the kernel did not take
   // become NOPs and their requests fail with the error.

@@ -11,8 +11,9 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <span>
 #include <thread>
-#include <vector>
 
 #include "provider/route/stats.h"
 
@@ -41,14 +42,15 @@ void RunAlone(const kernels::Tier &single, const CbcRequest &request) {
 // combiner's holder).
 class Managers {
  public:
-  CbcLaneManager &For(const MbTier &tier, uint32_t rounds) {
+  // Null if there is no memory for it: the caller runs its requests alone.
+  CbcLaneManager *For(const MbTier &tier, uint32_t rounds) {
     const size_t t = static_cast<size_t>(&tier - kernels::mb::kMbTiers.data());
     const size_t k = KeySizeIndex(rounds);
     std::unique_ptr<CbcLaneManager> &manager = managers_[t][k];
     if (manager == nullptr) {
-      manager = std::make_unique<CbcLaneManager>(tier, rounds);
+      manager.reset(new (std::nothrow) CbcLaneManager(tier, rounds));
     }
-    return *manager;
+    return manager.get();
   }
 
   // Counts the kernel calls made since the last report (batches and the
@@ -132,25 +134,28 @@ struct AsyncState {
   int skip_left = 0;
 };
 
-AsyncState &ThisThreadAsync() {
+// Null if there is no memory for it.
+AsyncState *ThisThreadAsync() {
   thread_local std::unique_ptr<AsyncState> state;
-  if (state == nullptr) state = std::make_unique<AsyncState>();
-  return *state;
+  if (state == nullptr) state.reset(new (std::nothrow) AsyncState);
+  return state.get();
 }
 
 void EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
                   const kernels::Tier &single, const CbcRequest &request) {
-  AsyncState &state = ThisThreadAsync();
-  if (state.skip_left > 0) {
-    --state.skip_left;
+  AsyncState *async = ThisThreadAsync();
+  if (async == nullptr || async->skip_left > 0 || !RegisterWaitFd(job)) {
+    if (async != nullptr && async->skip_left > 0) --async->skip_left;
     RunAlone(single, request);
     return;
   }
-  if (!RegisterWaitFd(job)) {
+  AsyncState &state = *async;
+  CbcLaneManager *lanes = state.managers.For(tier, request.key->rounds);
+  if (lanes == nullptr) {
     RunAlone(single, request);
     return;
   }
-  CbcLaneManager &manager = state.managers.For(tier, request.key->rounds);
+  CbcLaneManager &manager = *lanes;
   // Small, and on the job's 32 KiB stack only until this request is done.
   CbcJob lane_job{request.key, request.iv, request.out, request.in,
                   request.len};
@@ -220,8 +225,8 @@ class Shard {
 
   // A free slot of this shard for the calling thread, or nullptr.
   Slot *Reuse();
-  // A new slot for the calling thread.
-  Slot &Add();
+  // A new slot for the calling thread; null if there is no memory for it.
+  Slot *Add();
 
   // Publishes `request` in `mine` and waits until a combiner (maybe this
   // thread) has run it.
@@ -245,10 +250,13 @@ class Shard {
   std::atomic<uint32_t> members_{0};  // threads inside Publish()
   std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
   std::atomic<Slot *> slots_{nullptr};  // grows only; slots are reused
-  // Owned by the thread holding `busy_`.
+  // Owned by the thread holding `busy_`. A batch takes at most kMaxBatch
+  // requests; the rest wait for the next combiner.
+  static constexpr size_t kMaxBatch = 64;
   Managers managers_;
-  std::vector<Slot *> batch_;
-  std::vector<CbcJob> jobs_;
+  std::array<Slot *, kMaxBatch> batch_{};
+  size_t batch_size_ = 0;
+  std::array<CbcJob, kMaxBatch> jobs_{};
 };
 
 // How many CPUs this process may run on (at first use: Prepare()).
@@ -270,7 +278,8 @@ constexpr size_t kMaxShards = 64;
 
 class Combiner {
  public:
-  Combiner() : shards_(std::min<size_t>(UsableCpus(), kMaxShards)) {}
+  // Null if there is no memory for it.
+  static Combiner *Create();
 
   // No thread combines now and none holds a slot.
   bool Idle() const;
@@ -281,14 +290,26 @@ class Combiner {
  private:
   struct Lease;
   Lease &ThisThreadLease();
-  // The calling thread's slot in shard `index`.
-  Slot &SlotIn(Lease &lease, size_t index);
+  // The calling thread's slot in shard `index`; null if there is no memory
+  // for a new one.
+  Slot *SlotIn(Lease &lease, size_t index);
+
+  Combiner() = default;
 
   std::atomic<uint32_t> callers_{0};  // threads inside Encrypt()
   std::atomic<uint32_t> next_ordinal_{0};
   std::atomic<uint32_t> leases_{0};  // living threads that have batched
-  std::vector<Shard> shards_;
+  std::unique_ptr<Shard[]> shards_;
+  size_t num_shards_ = 0;
 };
+
+Combiner *Combiner::Create() {
+  std::unique_ptr<Combiner> combiner(new (std::nothrow) Combiner);
+  if (combiner == nullptr) return nullptr;
+  combiner->num_shards_ = std::min<size_t>(UsableCpus(), kMaxShards);
+  combiner->shards_.reset(new (std::nothrow) Shard[combiner->num_shards_]);
+  return combiner->shards_ != nullptr ? combiner.release() : nullptr;
+}
 
 // The calling thread's place: its ordinal, which picks its shard among
 // those in use, and its slot in each shard it has used; counted in
@@ -342,18 +363,20 @@ Slot *Shard::Reuse() {
   return nullptr;
 }
 
-Slot &Shard::Add() {
-  auto *slot = new Slot;  // lives as long as the shard: others scan it
+Slot *Shard::Add() {
+  // Lives as long as the shard: others scan it.
+  auto *slot = new (std::nothrow) Slot;
+  if (slot == nullptr) return nullptr;
   slot->next = slots_.load(std::memory_order_relaxed);
   while (!slots_.compare_exchange_weak(slot->next, slot,
                                        std::memory_order_release,
                                        std::memory_order_relaxed)) {
   }
-  return *slot;
+  return slot;
 }
 
 bool Combiner::Idle() const {
-  return std::all_of(shards_.begin(), shards_.end(),
+  return std::all_of(shards_.get(), shards_.get() + num_shards_,
                      [](const Shard &shard) { return shard.Idle(); });
 }
 
@@ -362,13 +385,13 @@ Combiner::Lease &Combiner::ThisThreadLease() {
   return lease;
 }
 
-Slot &Combiner::SlotIn(Lease &lease, size_t index) {
+Slot *Combiner::SlotIn(Lease &lease, size_t index) {
   Slot *&slot = lease.slots[index];
   if (slot == nullptr) {
     slot = shards_[index].Reuse();
-    if (slot == nullptr) slot = &shards_[index].Add();
+    if (slot == nullptr) slot = shards_[index].Add();
   }
-  return *slot;
+  return slot;
 }
 
 void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
@@ -386,9 +409,13 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
     Lease &lease = ThisThreadLease();
     const size_t in_use = std::clamp<size_t>(
         leases_.load(std::memory_order_relaxed) / kCallersPerShard, 1,
-        shards_.size());
+        num_shards_);
     const size_t index = lease.ordinal % in_use;
-    shards_[index].Publish(tier, single, request, SlotIn(lease, index));
+    if (Slot *slot = SlotIn(lease, index)) {
+      shards_[index].Publish(tier, single, request, *slot);
+    } else {
+      RunAlone(single, request);
+    }
   }
   callers_.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -460,9 +487,8 @@ bool Shard::AwaitTurn(Slot &mine) {
 void Shard::TakePending(const Slot &mine) {
   for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
        slot = slot->next) {
-    if (slot != &mine && Take(*slot)) {
-      batch_.push_back(slot);
-    }
+    if (batch_size_ == kMaxBatch) return;
+    if (slot != &mine && Take(*slot)) batch_[batch_size_++] = slot;
   }
 }
 
@@ -482,47 +508,52 @@ void Shard::Combine(const MbTier &tier, const kernels::Tier &single,
   // Our own request first (a departing combiner may just have marked it
   // kWake); then every other request pending now.
   mine.state.store(kTaken, std::memory_order_relaxed);
-  batch_.clear();
-  batch_.push_back(&mine);
+  batch_[0] = &mine;
+  batch_size_ = 1;
   TakePending(mine);
   // Callers just served by the last batch are still on their way back
   // with their next request: while the batch is small and such callers
   // exist, give them the CPU a few times (no clock involved: nothing
   // waits once they are all here, and a caller alone never gets here).
-  for (int i = 0; i < kYieldsForCompany && batch_.size() < tier.lanes &&
-                  members_.load(std::memory_order_relaxed) > batch_.size();
+  for (int i = 0; i < kYieldsForCompany && batch_size_ < tier.lanes &&
+                  members_.load(std::memory_order_relaxed) > batch_size_;
        ++i) {
     sched_yield();
     TakePending(mine);
   }
-  if (batch_.size() == 1) {
-    RunAlone(single, *mine.request);
+  const std::span<Slot *const> batch(batch_.data(), batch_size_);
+  // Lane managers for every key size in the batch, or (no memory) none.
+  bool lanes = batch.size() > 1;
+  for (size_t i = 0; lanes && i < batch.size(); ++i) {
+    lanes = managers_.For(tier, batch[i]->request->key->rounds) != nullptr;
+  }
+  if (!lanes) {
+    for (Slot *slot : batch) RunAlone(single, *slot->request);
   } else {
-    jobs_.clear();
-    jobs_.reserve(batch_.size());
-    for (Slot *slot : batch_) {
-      const CbcRequest &r = *slot->request;
-      jobs_.push_back(CbcJob{r.key, r.iv, r.out, r.in, r.len});
+    const std::span<CbcJob> jobs(jobs_.data(), batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const CbcRequest &r = *batch[i]->request;
+      jobs[i] = CbcJob{r.key, r.iv, r.out, r.in, r.len};
     }
-    for (CbcJob &job : jobs_) {
-      CbcLaneManager &manager = managers_.For(tier, job.key->rounds);
+    for (CbcJob &job : jobs) {
+      CbcLaneManager &manager = *managers_.For(tier, job.key->rounds);
       manager.Submit(&job);
       Drain(manager);
     }
-    for (CbcJob &job : jobs_) {
-      CbcLaneManager &manager = managers_.For(tier, job.key->rounds);
+    for (CbcJob &job : jobs) {
+      CbcLaneManager &manager = *managers_.For(tier, job.key->rounds);
       while (!job.done && manager.Flush() != nullptr) {
       }
       Drain(manager);
     }
     managers_.ReportBatches();
-    for (Slot *slot : batch_) {
+    for (Slot *slot : batch) {
       route::CountRequest(slot->request->alg, route::Path::kMb,
                           slot->request->len);
     }
   }
   // Hand results back, then leave.
-  for (Slot *slot : batch_) {
+  for (Slot *slot : batch) {
     if (slot == &mine) continue;
     slot->state.store(kDone, std::memory_order_release);
     slot->state.notify_one();
@@ -550,16 +581,17 @@ void Shard::Leave() {
 std::mutex g_combiner_mutex;
 std::atomic<Combiner *> g_combiner{nullptr};
 
-Combiner &TheCombiner() {
+// Null if there is no memory for it.
+Combiner *TheCombiner() {
   Combiner *combiner = g_combiner.load(std::memory_order_acquire);
-  if (combiner != nullptr) return *combiner;
+  if (combiner != nullptr) return combiner;
   std::lock_guard lock(g_combiner_mutex);
   combiner = g_combiner.load(std::memory_order_relaxed);
   if (combiner == nullptr) {
-    combiner = new Combiner;
+    combiner = Combiner::Create();
     g_combiner.store(combiner, std::memory_order_release);
   }
-  return *combiner;
+  return combiner;
 }
 
 }  // namespace
@@ -574,20 +606,25 @@ void ReleaseIdleCombiner() {
   delete combiner;
 }
 
-void EncryptCbcStreams(const MbTier &lanes,
+bool EncryptCbcStreams(const MbTier &lanes,
                        std::span<const CbcRequest> requests) {
-  Managers &managers = ThisThreadAsync().managers;
+  AsyncState *state = ThisThreadAsync();
+  if (state == nullptr) return false;
+  Managers &managers = state->managers;
   CbcJob jobs[32];
   const size_t count = std::min(requests.size(), std::size(jobs));
   for (size_t i = 0; i < count; ++i) {
+    if (managers.For(lanes, requests[i].key->rounds) == nullptr) return false;
+  }
+  for (size_t i = 0; i < count; ++i) {
     const CbcRequest &r = requests[i];
     jobs[i] = CbcJob{r.key, r.iv, r.out, r.in, r.len};
-    CbcLaneManager &manager = managers.For(lanes, r.key->rounds);
+    CbcLaneManager &manager = *managers.For(lanes, r.key->rounds);
     manager.Submit(&jobs[i]);
     Drain(manager);
   }
   for (size_t i = 0; i < count; ++i) {
-    CbcLaneManager &manager = managers.For(lanes, jobs[i].key->rounds);
+    CbcLaneManager &manager = *managers.For(lanes, jobs[i].key->rounds);
     while (!jobs[i].done && manager.Flush() != nullptr) {
     }
     Drain(manager);
@@ -596,14 +633,17 @@ void EncryptCbcStreams(const MbTier &lanes,
   for (size_t i = 0; i < count; ++i) {
     route::CountRequest(requests[i].alg, route::Path::kMb, requests[i].len);
   }
+  return true;
 }
 
 void EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
                 const CbcRequest &request) {
   if (ASYNC_JOB *job = ASYNC_get_current_job()) {
     EncryptInJob(job, lanes, single, request);
+  } else if (Combiner *combiner = TheCombiner()) {
+    combiner->Encrypt(lanes, single, request);
   } else {
-    TheCombiner().Encrypt(lanes, single, request);
+    RunAlone(single, request);
   }
 }
 

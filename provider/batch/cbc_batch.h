@@ -15,7 +15,8 @@
 //   single-stream kernel, so batching never costs a request that has
 //   nobody to batch with.
 //
-// Nothing here waits on a clock. Kernel calls that ran several lanes are
+// Nothing here waits on a clock, and nothing throws: without memory for
+// lanes or slots, requests run alone. Kernel calls that ran several lanes are
 // counted in the statistics (requests and bytes on the "mb" path, batches
 // and lanes filled per algorithm).
 #ifndef AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
@@ -62,8 +63,9 @@ void ReleaseIdleCombiner();
 
 // Encrypts `requests` (independent streams, e.g. the pipes of OpenSSL's
 // cipher pipeline API) together in multi-buffer lanes on this thread.
-// Counts them on the mb path.
-void EncryptCbcStreams(const kernels::mb::MbTier &lanes,
+// Counts them on the mb path. False, having done nothing, if there is no
+// memory for the lanes.
+bool EncryptCbcStreams(const kernels::mb::MbTier &lanes,
                        std::span<const CbcRequest> requests);
 
 }  // namespace aesmux::batch

@@ -72,7 +72,8 @@ FallbackContext &FallbackContext::operator=(FallbackContext &&other) noexcept {
 
 bool FallbackContext::CopyFrom(const FallbackContext &other) {
   EVP_CIPHER_CTX *copy = nullptr;
-  if (other.ctx_ != nullptr) {
+  // Only a keyed context has anything to copy (Reset() empties it).
+  if (other.ctx_ != nullptr && other.keyed_) {
     copy = EVP_CIPHER_CTX_new();
     if (copy == nullptr || !EVP_CIPHER_CTX_copy(copy, other.ctx_)) {
       EVP_CIPHER_CTX_free(copy);
@@ -86,7 +87,15 @@ bool FallbackContext::CopyFrom(const FallbackContext &other) {
   return true;
 }
 
-void FallbackContext::Reset() { keyed_ = false; }
+// The old key's schedule lives in the default provider's context: freeing
+// that context now (EVP_CIPHER_CTX_reset; the default provider frees it with
+// OPENSSL_clear_free) wipes it, where waiting for the next key's first
+// request here could keep it until the context is freed, since a new key
+// may never come this way.
+void FallbackContext::Reset() {
+  if (ctx_ != nullptr) EVP_CIPHER_CTX_reset(ctx_);
+  keyed_ = false;
+}
 
 bool FallbackContext::Prepare(const EVP_CIPHER *cipher,
                               std::span<const uint8_t> key,

@@ -57,7 +57,7 @@ class FallbackContext {
   // Deep copy (EVP_CIPHER_CTX_copy); returns false if that fails.
   bool CopyFrom(const FallbackContext &other);
 
-  // Forgets the key: the next call rekeys.
+  // Forgets the key, wiping its schedule: the next call rekeys.
   void Reset();
 
   // ECB/CBC/CTR/XTS on `len` bytes. `iv` is the CBC chaining value or CTR

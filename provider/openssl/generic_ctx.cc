@@ -67,6 +67,7 @@ void *DupGenericCtx(void *vctx) noexcept {
   if (in->pipes != nullptr) {
     out->pipes.reset(new (std::nothrow) GenericCtx::PipeIvs(*in->pipes));
     if (out->pipes == nullptr) {
+      ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
       delete out;
       return nullptr;
     }

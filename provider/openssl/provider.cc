@@ -194,8 +194,9 @@ bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
   return true;  // unknown keys are left alone
 }
 
-int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
-  auto *provctx = static_cast<ProviderContext *>(vprovctx);
+// The provider's parameters; the statistics are formatted as text here, so
+// this allocates, and may throw std::bad_alloc (GetParams catches it).
+int SetProviderParams(ProviderContext *provctx, OSSL_PARAM params[]) {
   const route::Settings &settings = provctx->router.settings();
   const char *tier =
       settings.tier != nullptr ? settings.tier->name.data() : "none";
@@ -238,23 +239,27 @@ int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
     if (std::strncmp(p->key, "stats", 5) == 0) wants_stats = true;
   }
   if (!wants_stats) return 1;
-  try {
-    const route::StatsSnapshot snapshot = route::ReadStats();
-    if ((p = OSSL_PARAM_locate(params, "stats")) != nullptr &&
-        !OSSL_PARAM_set_utf8_string(p, route::FormatStats(snapshot).c_str())) {
+  const route::StatsSnapshot snapshot = route::ReadStats();
+  if ((p = OSSL_PARAM_locate(params, "stats")) != nullptr &&
+      !OSSL_PARAM_set_utf8_string(p, route::FormatStats(snapshot).c_str())) {
+    return 0;
+  }
+  for (p = params; p->key != nullptr; ++p) {
+    if (std::strncmp(p->key, "stats.", 6) == 0 &&
+        !SetCounterParam(p, snapshot)) {
       return 0;
     }
-    for (p = params; p->key != nullptr; ++p) {
-      if (std::strncmp(p->key, "stats.", 6) == 0 &&
-          !SetCounterParam(p, snapshot)) {
-        return 0;
-      }
-    }
+  }
+  return 1;
+}
+
+int GetParams(void *provctx, OSSL_PARAM params[]) noexcept {
+  try {
+    return SetProviderParams(static_cast<ProviderContext *>(provctx), params);
   } catch (const std::bad_alloc &) {
     ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
     return 0;
   }
-  return 1;
 }
 
 const OSSL_ALGORITHM *QueryOperation(void *, int operation_id,
@@ -326,10 +331,10 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     return 0;
   }
   batch::Prepare();
-  auto *context = new ProviderContext(handle, std::move(fallback),
-                                      std::move(*settings));
+  auto context = std::make_unique<ProviderContext>(handle, std::move(fallback),
+                                                   std::move(*settings));
   RegisterInstance(context->router);
-  *provctx = context;
+  *provctx = context.release();
   *out = kProviderDispatch;
   return 1;
 }
@@ -340,8 +345,13 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
 extern "C" __attribute__((visibility("default"))) int OSSL_provider_init(
     const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     const OSSL_DISPATCH **out, void **provctx) noexcept {
+  // Loading allocates (settings, probe results, messages); running out of
+  // memory there refuses to load.
   try {
     return aesmux::openssl::Init(handle, in, out, provctx);
+  } catch (const std::bad_alloc &) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return 0;
   } catch (const std::exception &e) {
     ERR_raise_data(ERR_LIB_PROV, ERR_R_INTERNAL_ERROR, "aesmux: %s", e.what());
     return 0;

@@ -30,6 +30,19 @@ size_t MaskGe(size_t a, size_t b) { return ~MaskLt(a, b); }
 size_t MaskZero(size_t a) { return 0 - ((~a & (a - 1)) >> kTopBit); }
 size_t MaskEq(size_t a, size_t b) { return MaskZero(a ^ b); }
 
+// `value`, opaque to the optimiser. Inside a loop over public indexes, a
+// secret the compiler sees whole may become part of an induction variable:
+// GCC 12 rewrote `random_mac[k]` as an address derived from
+// `rotation + k`, and the loop's exit test with it, and
+// `data[total - 1 - i]` from `pad - i`. The secret cancels out of the
+// address, but the code then computes addresses and branches from secret
+// values (tests/consttime catches it); passing the secret through here
+// each iteration leaves the compiler nothing to combine.
+size_t Opaque(size_t value) {
+  __asm__("" : "+r"(value));
+  return value;
+}
+
 }  // namespace
 
 size_t TlsPad(unsigned int tls_version, uint8_t *record, size_t len) {
@@ -80,7 +93,8 @@ bool TlsRemovePaddingAndMac(unsigned int tls_version,
     const size_t to_check = std::min(kMaxPadding, total);
     size_t differences = 0;
     for (size_t i = 0; i < to_check; ++i) {
-      differences |= MaskGe(pad, i) & (pad ^ data[total - 1 - i]);
+      const size_t secret_pad = Opaque(pad);
+      differences |= MaskGe(secret_pad, i) & (secret_pad ^ data[total - 1 - i]);
     }
     good &= MaskZero(differences & 0xff);
   }
@@ -115,7 +129,7 @@ bool TlsRemovePaddingAndMac(unsigned int tls_version,
   // Undo the rotation by reading every byte for every output position, and
   // substitute the random MAC when the padding was bad.
   for (size_t k = 0; k < mac_size; ++k) {
-    size_t source = rotation + k;
+    size_t source = Opaque(rotation) + k;
     source -= mac_size & MaskGe(source, mac_size);
     uint8_t byte = 0;
     for (size_t s = 0; s < mac_size; ++s) {

@@ -87,17 +87,22 @@ enum class Handoff : uint8_t {
   kBadTag,       // the kernel rejected a GCM tag; the message is replayed
                  // on the next path for its plaintext, and fails there too
   kRingFull,     // no room in this thread's io_uring ring
-  kSetup,        // socket, bind, key, accept or ring set-up failed
+  kSetup,        // socket, bind, key, accept or ring set-up failed, or
+                 // memory for the request's copies
   kSubmit,       // io_uring_enter failed
   kBusy,         // EBUSY from the kernel
   kRefused,      // EINVAL from the kernel: the driver refused the request
   kIoError,      // any other error or a short result
+  kFdBudget,     // a socket or ring it needed would break the descriptor
+                 // budget (provider/afalg/fd_budget.h), or the process has
+                 // no descriptor left
 };
-inline constexpr size_t kNumHandoffs = 12;
+inline constexpr size_t kNumHandoffs = 13;
 
 inline constexpr std::array<std::string_view, kNumHandoffs> kHandoffNames = {
     "forked", "unhealthy", "too_long", "unsupported", "gcm_split", "bad_tag",
-    "ring_full", "setup", "submit", "ebusy", "einval", "io_error"};
+    "ring_full", "setup", "submit", "ebusy", "einval", "io_error",
+    "fd_budget"};
 
 constexpr std::string_view HandoffName(Handoff handoff) {
   return kHandoffNames[static_cast<size_t>(handoff)];

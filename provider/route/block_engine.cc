@@ -62,10 +62,6 @@ BlockEngine::BlockEngine(const Router &router, Alg alg)
       mb_max_len_(router.settings().family(family_).mb_max_len),
       mb_tier_(router.settings().mb_tier) {}
 
-BlockEngine::~BlockEngine() {
-  if (!staging_.empty()) kernels::SecureZero(staging_.data(), staging_.size());
-}
-
 bool BlockEngine::CopyFrom(const BlockEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
   router_ = other.router_;
@@ -107,20 +103,24 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
   if (total >= afalg_min_len_) {
     // Long enough for the afalg path: the router decides (health, fork).
     Path path = router_->Choose(alg_, total);
+    bool served = false;
     if (path == Path::kAfalg) {
-      if (RunAfalg(direction, iv, segments, keystream, total)) return true;
+      served = RunAfalg(direction, iv, segments, keystream, total);
       path = router_->ChooseCpu(alg_, total);
     }
-    if (path == Path::kFallback) {
-      if (!RunFallback(direction, iv, segments, keystream)) return false;
-      CountRequest(alg_, Path::kFallback, total);
-      return true;
+    // Not served there: on the CPU, from the staged input if it was staged.
+    if (!served && path == Path::kFallback) {
+      served = RunFallback(direction, iv, segments, keystream);
+      if (served) CountRequest(alg_, Path::kFallback, total);
+    } else if (!served) {
+      for (const Segment &segment : segments) {
+        RunSimd(direction, iv, segment, keystream);
+      }
+      CountRequest(alg_, Path::kSimd, total);
+      served = true;
     }
-    for (const Segment &segment : segments) {
-      RunSimd(direction, iv, segment, keystream);
-    }
-    CountRequest(alg_, Path::kSimd, total);
-    return true;
+    staging_.Clear();
+    return served;
   }
   if (total >= simd_min_len_ && simd_.is_set() | simd_xts_.is_set()) {
     // CBC encryption is serial within a stream: batch it with concurrent
@@ -152,7 +152,10 @@ bool BlockEngine::RunAfalg(Direction direction, uint8_t *iv,
     return false;
   }
   if (InPlace(segments)) {
-    if (staging_.size() < total) staging_.resize(total);
+    if (!staging_.Resize(total)) {
+      CountHandoff(alg_, Handoff::kSetup, total);
+      return false;
+    }
     size_t offset = 0;
     for (size_t i = 0; i < segments.size(); ++i) {
       std::memcpy(staging_.data() + offset, segments[i].in, segments[i].len);
@@ -183,8 +186,9 @@ bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
       requests[i] = {alg_, &simd_.encrypt_schedule(), pipes[i].iv,
                      pipes[i].out, pipes[i].in, pipes[i].len};
     }
-    batch::EncryptCbcStreams(*mb_tier_, std::span(requests, count));
-    pipes = pipes.subspan(count);
+    if (batch::EncryptCbcStreams(*mb_tier_, std::span(requests, count))) {
+      pipes = pipes.subspan(count);
+    }
   }
   for (const PipeRequest &pipe : pipes) {
     const Segment segment{pipe.out, pipe.in, pipe.len};

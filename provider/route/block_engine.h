@@ -12,7 +12,8 @@
 // input) is first copied to a staging buffer that the kernel only reads,
 // so the caller's buffer may be overwritten by a failed kernel request
 // without losing the input. The copy costs a memcpy of the request
-// (BENCHMARKS.md measures it).
+// (BENCHMARKS.md measures it); if there is no memory for it, the request
+// goes to the CPU's path instead (a `setup` hand-off).
 #ifndef AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
 #define AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
 
@@ -20,7 +21,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "kernels/simd_key.h"
 #include "provider/afalg/afalg.h"
@@ -28,6 +28,7 @@
 #include "provider/route/algorithm.h"
 #include "provider/route/raw_key.h"
 #include "provider/route/router.h"
+#include "provider/route/scratch_buffer.h"
 #include "provider/route/stats.h"
 
 namespace aesmux::route {
@@ -43,7 +44,6 @@ struct PipeRequest {
 class BlockEngine {
  public:
   BlockEngine(const Router &router, Alg alg);
-  ~BlockEngine();
   BlockEngine(const BlockEngine &) = delete;
   BlockEngine &operator=(const BlockEngine &) = delete;
 
@@ -126,8 +126,8 @@ class BlockEngine {
   kernels::SimdXtsKey simd_xts_; // XTS
   fallback::FallbackContext fallback_;
   afalg::Key afalg_;
-  // In-place requests' inputs, for the afalg path (wiped on destruction).
-  std::vector<uint8_t> staging_;
+  // In-place requests' inputs, for the afalg path.
+  ScratchBuffer staging_;
   std::array<Segment, 4> staged_segments_{};
 };
 

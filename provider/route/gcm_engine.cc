@@ -1,6 +1,7 @@
 #include "provider/route/gcm_engine.h"
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 
 #include <cerrno>
 #include <cstring>
@@ -14,16 +15,19 @@ namespace {
 constexpr size_t kMaxPendingAad = 64 * 1024;
 constexpr size_t kAfalgIvLen = 12;
 
-void Wipe(std::vector<uint8_t> &bytes) {
-  if (!bytes.empty()) kernels::SecureZero(bytes.data(), bytes.size());
+bool OutOfMemory() {
+  ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+  return false;
 }
 
 }  // namespace
 
-GcmEngine::~GcmEngine() { Wipe(afalg_input_); }
-
 bool GcmEngine::CopyFrom(const GcmEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
+  if (!pending_aad_.CopyFrom(other.pending_aad_) ||
+      !afalg_input_.CopyFrom(other.afalg_input_)) {
+    return OutOfMemory();
+  }
   router_ = other.router_;
   alg_ = other.alg_;
   key_ = other.key_;
@@ -32,12 +36,10 @@ bool GcmEngine::CopyFrom(const GcmEngine &other) {
   iv_ = other.iv_;
   iv_len_ = other.iv_len_;
   path_ = other.path_;
-  pending_aad_ = other.pending_aad_;
   message_bytes_ = other.message_bytes_;
   afalg_.ShareFrom(other.afalg_);
   expected_tag_ = other.expected_tag_;
   afalg_ran_ = other.afalg_ran_;
-  afalg_input_ = other.afalg_input_;
   afalg_tag_ = other.afalg_tag_;
   return true;
 }
@@ -64,9 +66,8 @@ bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
   std::memcpy(iv_.data(), iv.data(), iv.size());
   iv_len_ = iv.size();
   path_.reset();
-  pending_aad_.clear();
+  EndMessage();
   message_bytes_ = 0;
-  afalg_ran_ = false;
   if (!router_->LengthMatters(alg_)) return Route(0);
   return true;
 }
@@ -100,8 +101,8 @@ bool GcmEngine::StartCpu(Path path) {
   }
   path_ = path;
   if (pending_aad_.empty()) return true;
-  const bool ok = FeedAad(pending_aad_);
-  pending_aad_.clear();
+  const bool ok = FeedAad(pending_aad_.bytes());
+  pending_aad_.Clear();
   return ok;
 }
 
@@ -109,14 +110,16 @@ bool GcmEngine::Aad(std::span<const uint8_t> aad) {
   message_bytes_ += aad.size();
   if (path_ == Path::kAfalg) return false;  // AAD after payload
   if (path_) return FeedAad(aad);
-  pending_aad_.insert(pending_aad_.end(), aad.begin(), aad.end());
-  if (pending_aad_.size() <= kMaxPendingAad) return true;
-  // Too much to buffer: this message starts now, on a CPU path.
-  const uint64_t len = pending_aad_.size();
+  const uint64_t len = uint64_t{pending_aad_.size()} + aad.size();
+  if (len <= kMaxPendingAad) {
+    return pending_aad_.Append(aad) || OutOfMemory();
+  }
+  // Too much to buffer: this message starts now, on a CPU path, with the
+  // AAD buffered so far and then this, unbuffered.
   if (router_->Choose(alg_, len) == Path::kAfalg) {
     CountHandoff(alg_, Handoff::kTooLong, len);
   }
-  return StartCpu(router_->ChooseCpu(alg_, len));
+  return StartCpu(router_->ChooseCpu(alg_, len)) && FeedAad(aad);
 }
 
 bool GcmEngine::FeedAad(std::span<const uint8_t> aad) {
@@ -127,7 +130,7 @@ bool GcmEngine::FeedAad(std::span<const uint8_t> aad) {
 }
 
 bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
-  if (!path_ && !Route(pending_aad_.size() + len)) return false;
+  if (!path_ && !Route(uint64_t{pending_aad_.size()} + len)) return false;
   if (*path_ == Path::kAfalg) {
     if (!afalg_ran_) return CryptAfalg(out, in, len);
     // The message goes on: the kernel cannot continue it.
@@ -151,17 +154,20 @@ bool GcmEngine::CryptCpu(uint8_t *out, const uint8_t *in, size_t len) {
 bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
   const uint64_t total = pending_aad_.size() + len;
   const bool encrypt = direction_ == Direction::kEncrypt;
-  // Kept for a replay, and so that an in-place request keeps its input.
-  Wipe(afalg_input_);
-  afalg_input_.assign(in, in + len);
   message_bytes_ += len;
+  afalg_input_.Clear();
   afalg::Outcome outcome;
   if (iv_len_ != kAfalgIvLen || (!encrypt && !expected_tag_.has_value())) {
     outcome = afalg::Outcome::Fail(Handoff::kUnsupported, -EOPNOTSUPP);
+  } else if (!afalg::Service::Get().GcmFits(pending_aad_.size(), len)) {
+    outcome = afalg::Outcome::Fail(Handoff::kTooLong, -EMSGSIZE);
+  } else if (!afalg_input_.Append({in, len})) {
+    // Kept for a replay, and so that an in-place request keeps its input.
+    outcome = afalg::Outcome::Fail(Handoff::kSetup, -ENOMEM);
   } else {
     if (!encrypt) afalg_tag_ = *expected_tag_;
     outcome = afalg_.Gcm(alg_, key_.bytes(), direction_, {iv_.data(), iv_len_},
-                         pending_aad_, out, afalg_input_.data(), len,
+                         pending_aad_.bytes(), out, afalg_input_.data(), len,
                          afalg_tag_.data());
     afalg::Service::Get().Report(alg_, outcome);
   }
@@ -169,23 +175,40 @@ bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
     afalg_ran_ = true;
     return true;
   }
-  // Replayed on a CPU path, from the copy: for a rejected tag (EBADMSG) too,
+  // Replayed on a CPU path, from the copy if the kernel had it (it may have
+  // written over an in-place input): for a rejected tag (EBADMSG) too,
   // since the caller gets the plaintext before final, as from the default
   // provider, and since the message may go on (then the kernel checked the
   // tag against its first part only). That path's Finish gives the verdict.
   CountHandoff(alg_, outcome.reason, total);
   if (!StartCpu(router_->ChooseCpu(alg_, total))) return false;
-  return CryptCpu(out, afalg_input_.data(), len);
+  const uint8_t *input = afalg_input_.empty() ? in : afalg_input_.data();
+  const bool ok = CryptCpu(out, input, len);
+  afalg_input_.Clear();
+  return ok;
 }
 
 bool GcmEngine::ReplayOnCpu() {
   if (!StartCpu(router_->ChooseCpu(alg_, message_bytes_))) return false;
-  std::vector<uint8_t> discard(afalg_input_.size());
-  const bool ok = CryptCpu(discard.data(), afalg_input_.data(),
-                           afalg_input_.size());
-  Wipe(discard);
+  // The kernel's output was the caller's: this pass only advances the CPU
+  // path's state, a piece at a time.
+  uint8_t discard[512];
+  bool ok = true;
+  for (size_t done = 0; ok && done < afalg_input_.size();) {
+    const size_t piece = std::min(sizeof(discard), afalg_input_.size() - done);
+    ok = CryptCpu(discard, afalg_input_.data() + done, piece);
+    done += piece;
+  }
+  kernels::SecureZero(discard, sizeof(discard));
   afalg_ran_ = false;
+  afalg_input_.Clear();
   return ok;
+}
+
+void GcmEngine::EndMessage() {
+  pending_aad_.Clear();
+  afalg_input_.Clear();
+  afalg_ran_ = false;
 }
 
 bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
@@ -228,7 +251,10 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
   expected_tag_.reset();
   // A decryption whose tag did not match stays open on its path, as in the
   // default provider: more data continues the same message.
-  if (ok || direction_ == Direction::kEncrypt) path_.reset();
+  if (ok || direction_ == Direction::kEncrypt) {
+    path_.reset();
+    EndMessage();
+  }
   return ok;
 }
 

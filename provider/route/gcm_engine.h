@@ -4,9 +4,14 @@
 // accumulator) from its first byte to its tag, so a whole message runs on
 // one path. The router decides when the message's first payload arrives,
 // with the length of that payload plus the AAD seen so far; until then the
-// AAD is buffered. When the decision cannot depend on the length (the
-// default settings), the message is routed at Start() and nothing is
-// buffered.
+// AAD is buffered, up to 64 KiB: AAD that would take it beyond starts the
+// message on a CPU path at once, unbuffered (the afalg path cannot take
+// that much). When the decision cannot depend on the length (the default
+// settings), the message is routed at Start() and nothing is buffered.
+//
+// Buffers are allocated without exceptions: running out of memory fails
+// the call with ERR_R_MALLOC_FAILURE on OpenSSL's error queue (or, for a
+// copy only the afalg path needs, hands the message to a CPU path).
 //
 // The afalg path needs a message whole: AAD, payload and, to decrypt, the
 // tag, in one AF_ALG request. A message routed there runs on the kernel at
@@ -29,7 +34,6 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <vector>
 
 #include "kernels/simd_gcm.h"
 #include "provider/afalg/afalg.h"
@@ -37,17 +41,18 @@
 #include "provider/route/algorithm.h"
 #include "provider/route/raw_key.h"
 #include "provider/route/router.h"
+#include "provider/route/scratch_buffer.h"
 
 namespace aesmux::route {
 
 class GcmEngine {
  public:
   GcmEngine(const Router &router, Alg alg) : router_(&router), alg_(alg) {}
-  ~GcmEngine();
   GcmEngine(const GcmEngine &) = delete;
   GcmEngine &operator=(const GcmEngine &) = delete;
 
-  // Makes this a deep copy of `other`, mid-message state included.
+  // Makes this a deep copy of `other`, mid-message state included; false
+  // (with the error on OpenSSL's queue) if that fails.
   bool CopyFrom(const GcmEngine &other);
 
   void SetKey(std::span<const uint8_t> key);
@@ -81,6 +86,8 @@ class GcmEngine {
   // Moves a message the kernel has served so far to a CPU path: AAD and the
   // first payload (from its copy) replayed there.
   bool ReplayOnCpu();
+  // The end of a message: its copies wiped.
+  void EndMessage();
 
   const Router *router_;
   Alg alg_;
@@ -93,14 +100,14 @@ class GcmEngine {
   std::array<uint8_t, 128> iv_{};
   size_t iv_len_ = 0;
   std::optional<Path> path_;     // unset until routed
-  std::vector<uint8_t> pending_aad_;
+  ScratchBuffer pending_aad_;  // until routed
   uint64_t message_bytes_ = 0;
 
   // The afalg path.
   afalg::Key afalg_;
   std::optional<std::array<uint8_t, 16>> expected_tag_;
   bool afalg_ran_ = false;            // the kernel served the first payload
-  std::vector<uint8_t> afalg_input_;  // that payload's input
+  ScratchBuffer afalg_input_;  // that payload's input
   std::array<uint8_t, 16> afalg_tag_{};  // the tag it made or verified
 };
 

@@ -1,6 +1,7 @@
 #include "provider/route/router.h"
 
 #include "provider/afalg/afalg.h"
+#include "provider/afalg/fd_budget.h"
 #include "provider/afalg/process.h"
 #include "provider/route/stats.h"
 
@@ -13,6 +14,7 @@ Router::Router(Settings settings, const fallback::FallbackLibrary *fallback)
     : settings_(std::move(settings)), fallback_(fallback) {
   afalg::Service &service = afalg::Service::Get();
   if (settings_.afalg_fork_rebuild) afalg::SetForkRebuild(true);
+  afalg::ConfigureFdBudget(settings_.afalg_max_fds);
   for (size_t f = 0; f < kNumFamilies; ++f) {
     const auto family = static_cast<Family>(f);
     const FamilySettings &config = settings_.families[f];

@@ -216,6 +216,16 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
     }
     settings.afalg_fork_rebuild = *value == "rebuild";
   }
+  if (auto value = Lookup(config, env, "afalg_max_fds",
+                          "AESMUX_AFALG_MAX_FDS", &source)) {
+    auto count = ParseByteCount(*value);
+    if (!count || *count == 0) {
+      *error = source + " = '" + *value +
+               "': expected a number of descriptors such as 16 or 1000";
+      return std::nullopt;
+    }
+    settings.afalg_max_fds = *count;
+  }
 
   if (auto value =
           Lookup(config, env, "stats_file", "AESMUX_STATS_FILE", &source)) {

@@ -12,6 +12,7 @@
 //   <family>.afalg             AESMUX_<FAMILY>_AFALG           (afalg)
 //   <family>.afalg_min_len     AESMUX_<FAMILY>_AFALG_MIN_LEN   (see below)
 //   afalg_fork                 AESMUX_AFALG_FORK               off
+//   afalg_max_fds              AESMUX_AFALG_MAX_FDS            (see below)
 //   cbc.mb_max_len             AESMUX_CBC_MB_MAX_LEN           64K
 //   stats_file                 AESMUX_STATS_FILE               (none)
 //
@@ -22,7 +23,10 @@
 // is an offload driver, not CPU software), force (whatever binds). Requests
 // of at least afalg_min_len bytes go to the afalg path; unset, it is 16K
 // under auto on a CPU with AES instructions, 2K on one without, and 0
-// (every non-empty request) under force.
+// (every non-empty request) under force. afalg_max_fds caps the
+// descriptors the afalg path holds in the process; it is always at most a
+// quarter of RLIMIT_NOFILE (provider/afalg/fd_budget.h), which is also the
+// default.
 #ifndef AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 #define AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 
@@ -91,6 +95,9 @@ struct Settings {
   // afalg_min_len of the families that leave it unset, under auto: one of
   // the defaults above, for this CPU.
   uint64_t auto_afalg_min_len = kDefaultAutoAfalgMinLen;
+  // The most descriptors the afalg path may hold; 0: a quarter of
+  // RLIMIT_NOFILE only.
+  uint64_t afalg_max_fds = 0;
 
   const FamilySettings &family(Family f) const {
     return families[static_cast<size_t>(f)];

@@ -8,7 +8,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <new>
 #include <string_view>
 
 namespace aesmux::route {
@@ -36,6 +38,43 @@ struct Registry {
 };
 
 Registry &TheRegistry();
+
+// The statistics file's writer: one at a time (they would share the
+// temporary file), with its buffers here rather than on a stack that may
+// be an ASYNC job's.
+struct FileWriter {
+  std::mutex mutex;
+  char path[sizeof(Registry::file_prefix) + 24] = {};
+  char temporary[sizeof(path) + 4] = {};
+  char notes[sizeof(Registry::file_notes)] = {};
+  StatsSnapshot snapshot;
+  char buffer[4096] = {};
+  size_t buffered = 0;
+  int fd = -1;
+  int error = 0;
+
+  void Append(const char *data, size_t len) {
+    while (len != 0 && error == 0) {
+      if (buffered == sizeof(buffer)) Flush();
+      const size_t take = std::min(len, sizeof(buffer) - buffered);
+      std::memcpy(buffer + buffered, data, take);
+      buffered += take;
+      data += take;
+      len -= take;
+    }
+  }
+
+  void Flush() {
+    size_t written = 0;
+    while (written < buffered && error == 0) {
+      const ssize_t n = write(fd, buffer + written, buffered - written);
+      if (n < 0 && errno != EINTR) error = -errno;
+      if (n > 0) written += static_cast<size_t>(n);
+    }
+    buffered = 0;
+  }
+};
+constinit FileWriter g_writer;
 
 // Retires this thread's counters when the thread exits. Touched only when a
 // thread registers, so the fast path never pays for its guard.
@@ -93,8 +132,14 @@ void ZeroCounters(ThreadCounters &counters) {
 // fork(): hold the registry lock across it so the child never inherits it
 // locked; in the child, drop the other threads' counters (those threads do
 // not exist there) and start from zero.
-void BeforeFork() { TheRegistry().mutex.lock(); }
-void AfterForkInParent() { TheRegistry().mutex.unlock(); }
+void BeforeFork() {
+  g_writer.mutex.lock();
+  TheRegistry().mutex.lock();
+}
+void AfterForkInParent() {
+  TheRegistry().mutex.unlock();
+  g_writer.mutex.unlock();
+}
 void AfterForkInChild() {
   Registry &registry = TheRegistry();
   ThreadCounters *mine = t_counters;
@@ -110,6 +155,7 @@ void AfterForkInChild() {
   }
   registry.retired = StatsSnapshot{};
   registry.mutex.unlock();
+  g_writer.mutex.unlock();
 }
 
 constinit Registry g_registry;
@@ -142,7 +188,8 @@ void ThreadSlot::Retire(ThreadCounters *counters) {
 namespace stats_internal {
 
 ThreadCounters *RegisterThread() {
-  auto *counters = new ThreadCounters;
+  auto *counters = new (std::nothrow) ThreadCounters;
+  if (counters == nullptr) return nullptr;
   Registry &registry = TheRegistry();
   {
     std::lock_guard lock(registry.mutex);
@@ -176,45 +223,63 @@ StatsSnapshot ReadStats() {
   return sum;
 }
 
-std::string FormatStats(const StatsSnapshot &snapshot) {
-  std::string out;
+namespace {
+
+// Calls `emit(line, length)` for each line of FormatStats, without
+// allocating: the statistics file is written from request paths too.
+template <typename Emit>
+void EmitStats(const StatsSnapshot &snapshot, Emit emit) {
+  char line[160];
+  auto emit_counter = [&](std::string_view alg, std::string_view prefix,
+                          std::string_view name, const Counter &counter) {
+    const int len = std::snprintf(
+        line, sizeof(line), "%.*s %.*s%.*s %llu %llu\n",
+        static_cast<int>(alg.size()), alg.data(),
+        static_cast<int>(prefix.size()), prefix.data(),
+        static_cast<int>(name.size()), name.data(),
+        static_cast<unsigned long long>(counter.requests),
+        static_cast<unsigned long long>(counter.bytes));
+    emit(line, static_cast<size_t>(std::clamp(len, 0, int{sizeof(line)} - 1)));
+  };
   for (const AlgInfo &info : kAlgs) {
     for (size_t p = 0; p < kNumPaths; ++p) {
-      const Counter &counter = snapshot.at(info.alg, static_cast<Path>(p));
-      char line[128];
-      std::snprintf(line, sizeof(line), "%s %s %llu %llu\n",
-                    std::string(info.name).c_str(),
-                    std::string(kPathNames[p]).c_str(),
-                    static_cast<unsigned long long>(counter.requests),
-                    static_cast<unsigned long long>(counter.bytes));
-      out += line;
+      emit_counter(info.name, "", kPathNames[p],
+                   snapshot.at(info.alg, static_cast<Path>(p)));
     }
   }
   for (const AlgInfo &info : kAlgs) {
     for (size_t h = 0; h < kNumHandoffs; ++h) {
       const Counter &counter = snapshot.at(info.alg, static_cast<Handoff>(h));
       if (counter.requests == 0) continue;
-      char line[160];
-      std::snprintf(line, sizeof(line), "%s %s %llu %llu\n",
-                    std::string(info.name).c_str(),
-                    HandoffStatName(static_cast<Handoff>(h)).c_str(),
-                    static_cast<unsigned long long>(counter.requests),
-                    static_cast<unsigned long long>(counter.bytes));
-      out += line;
+      emit_counter(info.name, kHandoffStatPrefix, kHandoffNames[h], counter);
     }
   }
+}
+
+}  // namespace
+
+std::string FormatStats(const StatsSnapshot &snapshot) {
+  std::string out;
+  EmitStats(snapshot,
+            [&](const char *line, size_t len) { out.append(line, len); });
   return out;
 }
 
 void CountKeySetup(Alg alg) {
   ThreadCounters *counters = t_counters;
-  if (counters == nullptr) counters = stats_internal::RegisterThread();
+  if (counters == nullptr &&
+      (counters = stats_internal::RegisterThread()) == nullptr) {
+    return;
+  }
   Bump(counters->key_setups[static_cast<size_t>(alg)], 1);
 }
 
 void CountHandoff(Alg alg, Handoff handoff, uint64_t bytes) {
   ThreadCounters *counters = t_counters;
-  if (counters == nullptr) counters = stats_internal::RegisterThread();
+  if (counters == nullptr &&
+      (counters = stats_internal::RegisterThread()) == nullptr) {
+    return;
+  }
   const auto a = static_cast<size_t>(alg);
   const auto h = static_cast<size_t>(handoff);
   Bump(counters->handoff_requests[a][h], 1);
@@ -222,7 +287,7 @@ void CountHandoff(Alg alg, Handoff handoff, uint64_t bytes) {
 }
 
 std::string HandoffStatName(Handoff handoff) {
-  return "afalg-fallback:" + std::string(HandoffName(handoff));
+  return std::string(kHandoffStatPrefix) + std::string(HandoffName(handoff));
 }
 
 void SetStatsFileNotes(const std::string &notes) {
@@ -235,7 +300,10 @@ void SetStatsFileNotes(const std::string &notes) {
 
 void CountBatches(Alg alg, uint64_t batches, uint64_t lanes) {
   ThreadCounters *counters = t_counters;
-  if (counters == nullptr) counters = stats_internal::RegisterThread();
+  if (counters == nullptr &&
+      (counters = stats_internal::RegisterThread()) == nullptr) {
+    return;
+  }
   Bump(counters->mb_batches[static_cast<size_t>(alg)], batches);
   Bump(counters->mb_lanes[static_cast<size_t>(alg)], lanes);
 }
@@ -251,41 +319,60 @@ void SetStatsFilePrefix(const std::string &prefix) {
   registry.progress_writes.store(!stored.empty(), std::memory_order_relaxed);
 }
 
+namespace {
+
+
+}  // namespace
+
+namespace {
+
+// The temporary file, made anew: the directory may be writable by others
+// (README), so an existing entry (a symlink planted there, or a file left by
+// a process of the same pid) is never opened, only removed (unlink does not
+// follow a symlink) before one more exclusive try. Returns the descriptor
+// or -errno.
+int CreateTemporary(const char *path) {
+  constexpr int kFlags =
+      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = open(path, kFlags, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    if (unlink(path) != 0) return -errno;
+    fd = open(path, kFlags, 0644);
+  }
+  return fd >= 0 ? fd : -errno;
+}
+
+}  // namespace
+
 int WriteStatsFile() {
-  std::string prefix;
-  std::string notes;
+  FileWriter &writer = g_writer;
+  std::lock_guard writing(writer.mutex);
   {
     Registry &registry = TheRegistry();
     std::lock_guard lock(registry.mutex);
-    prefix = registry.file_prefix.data();
-    notes = registry.file_notes.data();
+    if (registry.file_prefix[0] == '\0') return 0;
+    std::snprintf(writer.path, sizeof(writer.path), "%s.%ld",
+                  registry.file_prefix.data(), static_cast<long>(getpid()));
+    std::memcpy(writer.notes, registry.file_notes.data(), sizeof(writer.notes));
   }
-  if (prefix.empty()) return 0;
-  const std::string path = prefix + "." + std::to_string(getpid());
-  const std::string temporary = path + ".tmp";
-  const std::string text = FormatStats(ReadStats()) + notes;
+  std::snprintf(writer.temporary, sizeof(writer.temporary), "%s.tmp",
+                writer.path);
+  writer.snapshot = ReadStats();
 
-  const int fd = open(temporary.c_str(),
-                      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return -errno;
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = write(fd, text.data() + written, text.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int error = -errno;
-      close(fd);
-      unlink(temporary.c_str());
-      return error;
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (close(fd) != 0 || rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = -errno;
-    unlink(temporary.c_str());
-    return error;
-  }
-  return 0;
+  writer.fd = CreateTemporary(writer.temporary);
+  if (writer.fd < 0) return writer.fd;
+  writer.buffered = 0;
+  writer.error = 0;
+  EmitStats(writer.snapshot,
+            [&](const char *line, size_t len) { writer.Append(line, len); });
+  writer.Append(writer.notes, strnlen(writer.notes, sizeof(writer.notes)));
+  writer.Flush();
+  int error = writer.error;
+  if (close(writer.fd) != 0 && error == 0) error = -errno;
+  writer.fd = -1;
+  if (error == 0 && rename(writer.temporary, writer.path) != 0) error = -errno;
+  if (error != 0) unlink(writer.temporary);
+  return error;
 }
 
 }  // namespace aesmux::route

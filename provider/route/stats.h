@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "provider/route/algorithm.h"
 
@@ -42,7 +43,8 @@ struct StatsSnapshot {
 };
 
 // Records one request of `bytes` bytes served by `path` (inline below: it
-// runs for every request).
+// runs for every request). A thread's first count allocates its counters;
+// if memory has run out, nothing is counted (and nothing fails).
 void CountRequest(Alg alg, Path path, uint64_t bytes);
 // Records one key schedule built for `alg`.
 void CountKeySetup(Alg alg);
@@ -56,6 +58,7 @@ StatsSnapshot ReadStats();
 
 // The name of a hand-off counter in the statistics, in the place of a path:
 // "afalg-fallback:<reason>".
+inline constexpr std::string_view kHandoffStatPrefix = "afalg-fallback:";
 std::string HandoffStatName(Handoff handoff);
 
 // One line per algorithm and path: "<algorithm> <path> <requests> <bytes>",
@@ -64,12 +67,17 @@ std::string HandoffStatName(Handoff handoff);
 std::string FormatStats(const StatsSnapshot &snapshot);
 
 // The statistics file: FormatStats(ReadStats()) in "<prefix>.<pid>",
-// written through a temporary file and a rename, so readers never see half
-// a file. Once a prefix is set, the file is also rewritten while requests
-// are served, each time the process has served another kProgressBytes, so
-// that a process leaving through _exit() (sshd's session processes do)
-// still leaves a record missing at most that much. If a write fails (no
-// permission, a sandbox), progress writes stop: no further syscalls.
+// written through a temporary file "<prefix>.<pid>.tmp" and a rename, so
+// readers never see half a file. The temporary file is always created
+// anew (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0644 less the umask): whatever
+// is found under its name, a symlink included, is removed, never opened.
+// Writing it allocates nothing (it happens on request paths, and while an
+// application is running out of memory). Once a prefix is set, the file is
+// also rewritten while requests are served, each time the process has
+// served another kProgressBytes, so that a process leaving through _exit()
+// (sshd's session processes do) still leaves a record missing at most that
+// much. If a write fails (no permission, a sandbox), progress writes stop:
+// no further syscalls.
 inline constexpr uint64_t kProgressBytes = uint64_t{1} << 20;
 
 void SetStatsFilePrefix(const std::string &prefix);
@@ -103,6 +111,7 @@ struct ThreadCounters {
 // descriptor access.
 extern thread_local ThreadCounters *t_counters;
 
+// Null if memory has run out.
 ThreadCounters *RegisterThread();
 void WriteProgress();
 
@@ -116,7 +125,7 @@ inline void Bump(std::atomic<uint64_t> &counter, uint64_t amount) {
 inline void CountRequest(Alg alg, Path path, uint64_t bytes) {
   using namespace stats_internal;
   ThreadCounters *counters = t_counters;
-  if (counters == nullptr) counters = RegisterThread();
+  if (counters == nullptr && (counters = RegisterThread()) == nullptr) return;
   const auto a = static_cast<size_t>(alg);
   const auto p = static_cast<size_t>(path);
   Bump(counters->requests[a][p], 1);

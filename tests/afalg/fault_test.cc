@@ -191,7 +191,12 @@ TEST_F(AfalgFaultTest, RingFullSpillsOverWithoutResting) {
 }
 
 TEST_F(AfalgFaultTest, SocketSetupFailure) {
-  ExpectHandedOn(Fault::kSocketSetup, -EMFILE, Handoff::kSetup, true);
+  ExpectHandedOn(Fault::kSocketSetup, -EPERM, Handoff::kSetup, true);
+}
+
+// Out of descriptors is no fault of the path: it does not rest.
+TEST_F(AfalgFaultTest, SocketSetupOutOfDescriptors) {
+  ExpectHandedOn(Fault::kSocketSetup, -EMFILE, Handoff::kFdBudget, false);
 }
 
 TEST_F(AfalgFaultTest, RingSetupFailureInANewThread) {

@@ -1,5 +1,6 @@
-// Processes where AF_ALG or io_uring is denied keep working on the other
-// paths, with no error reaching the caller, and say why the path is off.
+// Processes where AF_ALG or io_uring is denied (before load, after it, or
+// for threads that start after it) keep working on the other paths, with
+// no error reaching the caller, and say why the path is off.
 // The first test runs on any kernel: with the default configuration, after
 // the provider has loaded, no request may issue a socket or io_uring
 // syscall, nor the CPU count or a yield (a seccomp filter kills the process
@@ -9,6 +10,7 @@
 #include <sys/syscall.h>
 
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "provider/route/algorithm.h"
@@ -114,6 +116,32 @@ TEST(AfalgSandbox, AfAlgDeniedAfterLoad) {
                              "requests") > 0
                ? 0
                : 5;
+  });
+  EXPECT_EQ(result, "");
+}
+
+// A thread that starts after io_uring is denied cannot make its ring: its
+// requests are handed on (setup) and served, the other threads' not
+// affected.
+TEST(AfalgSandbox, IoUringDeniedAfterLoadForANewThread) {
+  SKIP_WITHOUT_AFALG();
+  const std::string result = RunInChild([] {
+    auto env = LoadAfalgEnv({"afalg = force"});
+    if (!env->loaded()) return 2;
+    if (!InstallSeccompFilter(Deny::kEperm, false, {__NR_io_uring_setup})) {
+      return 3;
+    }
+    int ret = -1;
+    std::thread thread([&] { ret = EveryAlgorithmAgrees(*env); });
+    thread.join();
+    if (ret != 0) return ret;
+    if (env->Stat("AES-128-CBC", "afalg-fallback:setup", "requests") == 0 &&
+        env->Stat("AES-128-CBC", "afalg-fallback:unhealthy", "requests") ==
+            0) {
+      return 5;
+    }
+    // The thread that loaded goes on too.
+    return EveryAlgorithmAgrees(*env);
   });
   EXPECT_EQ(result, "");
 }

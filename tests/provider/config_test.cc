@@ -226,6 +226,7 @@ TEST(LoadSettings, AfalgDefaultsToAutoWithThePolicysThreshold) {
     EXPECT_FALSE(family.afalg_min_len.has_value());
   }
   EXPECT_FALSE(settings->afalg_fork_rebuild);
+  EXPECT_EQ(settings->afalg_max_fds, 0u);
 }
 
 // Under auto, the threshold for an offload driver depends on how fast AES
@@ -254,9 +255,11 @@ TEST(LoadSettings, AfalgPolicyPerFamilyOverridesTheGlobalOne) {
   const Values config = {{"afalg", "force"},
                          {"gcm.afalg", "off"},
                          {"xts.afalg_min_len", "16K"},
-                         {"afalg_fork", "rebuild"}};
+                         {"afalg_fork", "rebuild"},
+                         {"afalg_max_fds", "100"}};
   const Values env = {{"AESMUX_CTR_AFALG", "auto"},
-                      {"AESMUX_CBC_AFALG_MIN_LEN", "0"}};
+                      {"AESMUX_CBC_AFALG_MIN_LEN", "0"},
+                      {"AESMUX_AFALG_MAX_FDS", "32"}};
   std::string error;
   auto settings = LoadSettings(From(config), From(env), kAllFeatures, &error);
   ASSERT_TRUE(settings) << error;
@@ -269,6 +272,7 @@ TEST(LoadSettings, AfalgPolicyPerFamilyOverridesTheGlobalOne) {
   EXPECT_EQ(settings->family(Family::kCbc).afalg_min_len, 0u);
   EXPECT_FALSE(settings->family(Family::kEcb).afalg_min_len.has_value());
   EXPECT_TRUE(settings->afalg_fork_rebuild);
+  EXPECT_EQ(settings->afalg_max_fds, 32u);
 }
 
 TEST(LoadSettings, BadAfalgValuesNameTheirSource) {
@@ -279,7 +283,9 @@ TEST(LoadSettings, BadAfalgValuesNameTheirSource) {
            {"afalg", "on"},
            {"cbc.afalg", "yes"},
            {"gcm.afalg_min_len", "big"},
-           {"afalg_fork", "always"}}) {
+           {"afalg_fork", "always"},
+           {"afalg_max_fds", "0"},
+           {"afalg_max_fds", "many"}}) {
     const Values config = {{key, value}};
     EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
         << key;

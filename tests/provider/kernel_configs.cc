@@ -97,6 +97,14 @@ std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
   return env;
 }
 
+void KernelConfigTest::SetUp() {
+  const std::string unsupported = UnsupportedReason(GetParam());
+  if (!unsupported.empty()) GTEST_SKIP() << unsupported;
+  std::string error;
+  env_ = LoadAesmux(GetParam(), &error);
+  ASSERT_NE(env_, nullptr) << error;
+}
+
 PathCounts RequestsServed(const ProviderEnv &env, std::string_view algorithm) {
   const std::string prefix = "stats." + std::string(algorithm) + ".";
   return {Counter(env, prefix + "simd.requests"),

@@ -51,6 +51,15 @@ std::string UnsupportedReason(const KernelConfig &config);
 std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
                                         std::string *error);
 
+// A suite parameterised over the kernel configurations: SetUp skips a
+// configuration this CPU cannot run (with the reason) and loads aesmux
+// into env_ under it.
+class KernelConfigTest : public testing::TestWithParam<KernelConfig> {
+ protected:
+  void SetUp() override;
+  std::unique_ptr<ProviderEnv> env_;
+};
+
 // Requests aesmux has served for one algorithm, per path, from its
 // statistics (process-wide counters).
 struct PathCounts {

@@ -4,11 +4,13 @@
 // file is written when the provider goes away.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <random>
@@ -254,6 +256,42 @@ TEST(StatsFile, KeptUpToDateForProcessesThatSkipExitHandlers) {
     _exit(0);
   });
   ExpectOnlyCbcFallback(lines, 48, 48 * 65536);
+}
+
+// The statistics directory may be writable by every user (README): a
+// temporary file planted there, as a symlink to a file of the process's
+// user, must neither be followed nor stop the write; the file is created
+// anew, 0644.
+TEST(StatsFile, APlantedTemporaryFileIsNeitherFollowedNorKept) {
+  const std::string target =
+      "/tmp/aesmux-stats-target-" + std::to_string(getpid());
+  const std::string precious = "not aesmux's to overwrite\n";
+  std::ofstream(target) << precious;
+  const StatsLines lines =
+      RunChildAndReadStats([&](const std::string &prefix) {
+        umask(022);
+        const std::string temporary =
+            prefix + "." + std::to_string(getpid()) + ".tmp";
+        if (symlink(target.c_str(), temporary.c_str()) != 0) std::_Exit(3);
+        {
+          ProviderEnv env({"kernels = none", "stats_file = " + prefix});
+          if (!env.loaded()) std::_Exit(2);
+          EncryptCbc(env, 16);
+        }
+        struct stat written;
+        const std::string path = prefix + "." + std::to_string(getpid());
+        if (lstat(path.c_str(), &written) != 0 || !S_ISREG(written.st_mode) ||
+            (written.st_mode & 0777) != 0644) {
+          std::_Exit(4);
+        }
+        if (access(temporary.c_str(), F_OK) == 0) std::_Exit(5);
+      });
+  ExpectOnlyCbcFallback(lines, 1, 16);
+  std::ifstream file(target);
+  const std::string contents((std::istreambuf_iterator<char>(file)),
+                             std::istreambuf_iterator<char>());
+  EXPECT_EQ(contents, precious) << "the symlink's target was written";
+  std::remove(target.c_str());
 }
 
 }  // namespace
