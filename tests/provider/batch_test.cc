@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <openssl/async.h>
 #include <openssl/evp.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/mb/lane_manager.h"
+#include "tests/provider/cbc_streams.h"
 #include "tests/provider/kernel_configs.h"
 #include "tests/support/bytes.h"
 #include "tests/support/provider_env.h"
@@ -23,95 +22,8 @@
 namespace aesmux::test {
 namespace {
 
-const char *const kCbcAlgorithms[] = {"AES-128-CBC", "AES-192-CBC",
-                                      "AES-256-CBC"};
-
-// One stream: a key, an IV and a few messages, with the default provider's
-// ciphertext of the whole stream (CBC continues across updates).
-struct Stream {
-  const char *algorithm;
-  Bytes key, iv;
-  std::vector<Bytes> messages;
-  Bytes expected;
-};
-
-Stream MakeStream(const ProviderEnv &env, std::mt19937_64 &rng,
-                  size_t max_blocks) {
-  Stream stream;
-  stream.algorithm = kCbcAlgorithms[rng() % 3];
-  CipherPtr reference = env.Default(stream.algorithm);
-  stream.key = RandomBytes(rng, EVP_CIPHER_get_key_length(reference.get()));
-  stream.iv = RandomBytes(rng, 16);
-  const int count = 1 + rng() % 4;
-  for (int i = 0; i < count; ++i) {
-    stream.messages.push_back(RandomBytes(rng, 16 * (rng() % (max_blocks + 1))));
-  }
-  auto ctx = NewCipherCtx();
-  EXPECT_TRUE(EVP_EncryptInit_ex2(ctx.get(), reference.get(), stream.key.data(),
-                                  stream.iv.data(), nullptr));
-  EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
-  for (const Bytes &message : stream.messages) {
-    Bytes out(message.size());
-    int len = 0;
-    EXPECT_TRUE(EVP_EncryptUpdate(ctx.get(), out.data(), &len, message.data(),
-                                  message.size()));
-    stream.expected.insert(stream.expected.end(), out.begin(), out.end());
-  }
-  return stream;
-}
-
-// Encrypts `stream` through aesmux; returns the ciphertext.
-Bytes EncryptThroughAesmux(const ProviderEnv &env, const Stream &stream) {
-  CipherPtr cipher = env.Aesmux(stream.algorithm);
-  auto ctx = NewCipherCtx();
-  Bytes result;
-  if (!EVP_EncryptInit_ex2(ctx.get(), cipher.get(), stream.key.data(),
-                           stream.iv.data(), nullptr)) {
-    return result;
-  }
-  EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
-  for (const Bytes &message : stream.messages) {
-    Bytes out(message.size());
-    int len = 0;
-    if (!EVP_EncryptUpdate(ctx.get(), out.data(), &len, message.data(),
-                           message.size())) {
-      return {};
-    }
-    result.insert(result.end(), out.begin(), out.end());
-  }
-  return result;
-}
-
-struct BatchCounts {
-  uint64_t mb_requests = 0, simd_requests = 0, batches = 0, lanes = 0;
-};
-
-BatchCounts Counts(const ProviderEnv &env) {
-  BatchCounts counts;
-  for (const char *alg : kCbcAlgorithms) {
-    counts.mb_requests += env.Stat(alg, "mb", "requests");
-    counts.simd_requests += env.Stat(alg, "simd", "requests");
-    counts.batches += env.Stat(alg, "mb.batches");
-    counts.lanes += env.Stat(alg, "mb.lanes");
-  }
-  return counts;
-}
-
-class BatchTest : public ::testing::TestWithParam<KernelConfig> {
+class BatchTest : public MultiBufferTest {
  protected:
-  void SetUp() override {
-    const std::string unsupported = UnsupportedReason(GetParam());
-    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
-    if (kernels::mb::MbTierByName(GetParam().kernels) == nullptr) {
-      GTEST_SKIP() << "tier " << GetParam().kernels
-                   << " has no multi-buffer kernels";
-    }
-    std::string error;
-    env_ = LoadAesmux(GetParam(), &error);
-    ASSERT_NE(env_, nullptr) << error;
-  }
-
-  std::unique_ptr<ProviderEnv> env_;
   std::mt19937_64 rng_{0xba7c4};
 };
 
@@ -245,47 +157,9 @@ TEST_P(BatchTest, ThreadsAreCombinedAndAgreeWithTheDefaultProvider) {
   }
 }
 
-// FNV-1a over `bytes`, continuing from `digest`.
-uint64_t Fold(uint64_t digest, const uint8_t *bytes, size_t len) {
-  for (size_t i = 0; i < len; ++i) {
-    digest = (digest ^ bytes[i]) * 0x100000001b3ull;
-  }
-  return digest;
-}
-
-// Encrypts `record` `count` times in one CBC stream through `cipher`
-// (count == 0: until `stop`); returns the FNV-1a of the ciphertext and sets
-// `count` to the records encrypted.
-uint64_t EncryptRecords(EVP_CIPHER *cipher, const Bytes &key, const Bytes &iv,
-                        const Bytes &record, uint64_t &count,
-                        const std::atomic<bool> *stop) {
-  auto ctx = NewCipherCtx();
-  uint64_t digest = 0xcbf29ce484222325ull;
-  if (!EVP_EncryptInit_ex2(ctx.get(), cipher, key.data(), iv.data(),
-                           nullptr)) {
-    return 0;
-  }
-  EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
-  Bytes out(record.size());
-  uint64_t done = 0;
-  while (stop != nullptr ? !stop->load() || done == 0 : done < count) {
-    int len = 0;
-    if (!EVP_EncryptUpdate(ctx.get(), out.data(), &len, record.data(),
-                           static_cast<int>(record.size()))) {
-      return 0;
-    }
-    digest = Fold(digest, out.data(), out.size());
-    ++done;
-  }
-  count = done;
-  return digest;
-}
-
 TEST_P(BatchTest, ManyThreadsOnFewCpusFormBatches) {
   constexpr int kThreads = 32;
-  cpu_set_t cpus;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0 ||
-      CPU_COUNT(&cpus) >= kThreads) {
+  if (UsableCpus() >= kThreads) {
     GTEST_SKIP() << "needs fewer CPUs than " << kThreads << " threads";
   }
   // Threads that keep encrypting 16 KiB records, like TLS senders, until
@@ -348,15 +222,7 @@ TEST_P(BatchTest, ALoneCallerRunsAtOnceOnTheSingleStreamKernel) {
   EXPECT_GT(after.simd_requests, before.simd_requests);
 }
 
-std::vector<KernelConfig> Unrouted() {
-  std::vector<KernelConfig> configs;
-  for (const KernelConfig &config : AllKernelConfigs()) {
-    if (!config.routes() && config.kernels != "none") configs.push_back(config);
-  }
-  return configs;
-}
-
-INSTANTIATE_TEST_SUITE_P(Kernels, BatchTest, ::testing::ValuesIn(Unrouted()),
+INSTANTIATE_TEST_SUITE_P(Kernels, BatchTest, ::testing::ValuesIn(MultiBufferConfigs()),
                          KernelConfigName);
 
 }  // namespace
