@@ -449,6 +449,7 @@ Outcome RunRequest(Request &request, size_t expected, uint64_t total,
   if (ring == nullptr) return Outcome::Fail(Handoff::kSetup, error);
   const int ret = ring->Run(request);
   if (ret == -EAGAIN) return Outcome::Fail(Handoff::kRingFull, ret);
+  if (ret == -ECHILD) return Outcome::Fail(Handoff::kForked, ret);
   if (ret < 0) return Outcome::Fail(Handoff::kSubmit, ret);
   int result = request.result;
   if (const int fault = TakeFault(Fault::kCompletionError, total);

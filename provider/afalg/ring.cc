@@ -289,6 +289,9 @@ int Ring::WaitInJob(Request &request) {
   }
   for (;;) {
     if (!ASYNC_pause_job()) return WaitSync(request);
+    // Resumed in a forked child: the request is in the parent's ring,
+    // which this process never touches.
+    if (!ours()) return -ECHILD;
     // Done already (another job's submission carried it): leave what other
     // jobs queued since for the next job that needs a submission, so that
     // one io_uring_enter carries a whole round of requests.

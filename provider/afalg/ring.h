@@ -81,8 +81,9 @@ class Ring {
   // Runs one request and waits for it (see above). Returns 0 when the
   // request completed (its outcome in request.result: bytes read or
   // -errno); -EAGAIN if the ring had no room and -EIO if it is unusable,
-  // nothing having been queued; another -errno if the ring failed while
-  // waiting.
+  // nothing having been queued; -ECHILD if its ASYNC job paused before a
+  // fork() and was resumed in the child (the request stays in the parent's
+  // ring); another -errno if the ring failed while waiting.
   int Run(Request &request);
 
   // Whether this process made the ring (not a parent before fork).
