@@ -11,9 +11,11 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "provider/route/process.h"
 #include "provider/route/stats.h"
 
 namespace aesmux::batch {
@@ -91,16 +93,16 @@ void Drain(CbcLaneManager &manager) {
 
 // The wait fd every paused job registers: an eventfd made readable once and
 // never read, so the application's scheduler resumes the job at its next
-// round. One per process (re-created in a forked child), made on the first
-// request inside an async job.
+// round. One per process (a forked child makes its own and leaves the
+// parent's alone), made on the first request inside an async job.
 int WaitFd() {
   static std::mutex mutex;
   static int fd = -1;
-  static pid_t owner = 0;
+  static uint64_t generation = 0;
   std::lock_guard lock(mutex);
-  if (fd >= 0 && owner == getpid()) return fd;
+  if (fd >= 0 && generation == route::ProcessGeneration()) return fd;
   fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
-  owner = getpid();
+  generation = route::ProcessGeneration();
   return fd;
 }
 
@@ -109,14 +111,15 @@ const char kWaitFdKey = 0;  // its address tags our fd in ASYNC_WAIT_CTX
 bool RegisterWaitFd(ASYNC_JOB *job) {
   ASYNC_WAIT_CTX *wait_ctx = ASYNC_get_wait_ctx(job);
   if (wait_ctx == nullptr) return false;
+  const int fd = WaitFd();
+  if (fd < 0) return false;
   OSSL_ASYNC_FD registered;
   void *data;
   if (ASYNC_WAIT_CTX_get_fd(wait_ctx, &kWaitFdKey, &registered, &data)) {
-    return true;
+    if (registered == fd) return true;
+    ASYNC_WAIT_CTX_clear_fd(wait_ctx, &kWaitFdKey);  // a parent's
   }
-  const int fd = WaitFd();
-  return fd >= 0 &&
-         ASYNC_WAIT_CTX_set_wait_fd(wait_ctx, &kWaitFdKey, fd, nullptr,
+  return ASYNC_WAIT_CTX_set_wait_fd(wait_ctx, &kWaitFdKey, fd, nullptr,
                                     nullptr) == 1;
 }
 
@@ -126,29 +129,38 @@ bool RegisterWaitFd(ASYNC_JOB *job) {
 constexpr int kLonelyFlushes = 4;
 constexpr int kSkip = 63;
 
+// A thread's batching of its ASYNC jobs' requests. Per process: in a
+// forked child the forking thread gets a new one; the inherited one is
+// kept (a job paused before the fork still refers to it) but never run.
 struct AsyncState {
   Managers managers;
   int lonely_flushes = 0;
   int skip_left = 0;
+  const uint64_t generation = route::ProcessGeneration();
+  std::unique_ptr<AsyncState> inherited;  // the parent's, in a child
 };
 
 AsyncState &ThisThreadAsync() {
   thread_local std::unique_ptr<AsyncState> state;
-  if (state == nullptr) state = std::make_unique<AsyncState>();
+  if (state == nullptr || state->generation != route::ProcessGeneration()) {
+    auto fresh = std::make_unique<AsyncState>();
+    fresh->inherited = std::move(state);
+    state = std::move(fresh);
+  }
   return *state;
 }
 
-void EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
+bool EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
                   const kernels::Tier &single, const CbcRequest &request) {
   AsyncState &state = ThisThreadAsync();
   if (state.skip_left > 0) {
     --state.skip_left;
     RunAlone(single, request);
-    return;
+    return true;
   }
   if (!RegisterWaitFd(job)) {
     RunAlone(single, request);
-    return;
+    return true;
   }
   CbcLaneManager &manager = state.managers.For(tier, request.key->rounds);
   // Small, and on the job's 32 KiB stack only until this request is done.
@@ -161,6 +173,9 @@ void EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
   ASYNC_pause_job();
 
   if (!lane_job.done) {
+    // Resumed in a forked child: the request stays with the parent's
+    // lanes, which this process never runs.
+    if (state.generation != route::ProcessGeneration()) return false;
     // Complete this request, and with it everything queued meanwhile.
     const size_t batch = manager.pending();
     while (!lane_job.done && manager.Flush() != nullptr) {
@@ -175,6 +190,7 @@ void EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
     }
   }
   route::CountRequest(request.alg, route::Path::kMb, request.len);
+  return true;
 }
 
 // ---------------------------------------------------------------------------
@@ -268,9 +284,15 @@ uint32_t UsableCpus() {
 constexpr uint32_t kCallersPerShard = 4;
 constexpr size_t kMaxShards = 64;
 
+// The process's combiner. A forked child replaces the one it inherits the
+// first time it would batch (its state is the parent's threads': a
+// combiner that never leaves, callers and published requests that never
+// come back); before that, the inherited one only counts callers.
 class Combiner {
  public:
-  Combiner() : shards_(std::min<size_t>(UsableCpus(), kMaxShards)) {}
+  explicit Combiner(Combiner *inherited = nullptr)
+      : shards_(std::min<size_t>(UsableCpus(), kMaxShards)),
+        inherited_(inherited) {}
 
   // No thread combines now and none holds a slot.
   bool Idle() const;
@@ -288,7 +310,14 @@ class Combiner {
   std::atomic<uint32_t> next_ordinal_{0};
   std::atomic<uint32_t> leases_{0};  // living threads that have batched
   std::vector<Shard> shards_;
+  const uint64_t generation_ = route::ProcessGeneration();
+  // In a forked child, the combiner it replaced (and that one's), never
+  // freed: the forking thread's lease may point into it.
+  Combiner *const inherited_;
 };
+
+// In a forked child: the combiner to use instead of `inherited`.
+Combiner &ReplaceInherited(Combiner *inherited);
 
 // The calling thread's place: its ordinal, which picks its shard among
 // those in use, and its slot in each shard it has used; counted in
@@ -358,8 +387,11 @@ bool Combiner::Idle() const {
 }
 
 Combiner::Lease &Combiner::ThisThreadLease() {
-  thread_local Lease lease(*this);
-  return lease;
+  // A lease ends with its combiner only in a forked child, where the
+  // forking thread gives up its lease on the inherited one.
+  thread_local std::optional<Lease> lease;
+  if (!lease.has_value() || &lease->owner != this) lease.emplace(*this);
+  return *lease;
 }
 
 Slot &Combiner::SlotIn(Lease &lease, size_t index) {
@@ -382,6 +414,8 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
   const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
   if (others < UsableCpus()) {
     RunAlone(single, request);
+  } else if (generation_ != route::ProcessGeneration()) {
+    ReplaceInherited(this).Encrypt(tier, single, request);
   } else {
     Lease &lease = ThisThreadLease();
     const size_t in_use = std::clamp<size_t>(
@@ -546,20 +580,31 @@ void Shard::Leave() {
 }
 
 // Made on first use; freed by ReleaseIdleCombiner(), never at exit, when
-// other threads may still be inside it.
-std::mutex g_combiner_mutex;
+// other threads may still be inside it. Made and replaced without a lock,
+// which a forked child could inherit held.
+std::mutex g_release_mutex;
 std::atomic<Combiner *> g_combiner{nullptr};
+
+// Installs `fresh` in place of `expected`; returns the combiner in place.
+Combiner &Install(Combiner *expected, Combiner *fresh) {
+  if (g_combiner.compare_exchange_strong(expected, fresh,
+                                         std::memory_order_acq_rel)) {
+    return *fresh;
+  }
+  delete fresh;  // another thread installed one first
+  return *expected;
+}
 
 Combiner &TheCombiner() {
   Combiner *combiner = g_combiner.load(std::memory_order_acquire);
   if (combiner != nullptr) return *combiner;
-  std::lock_guard lock(g_combiner_mutex);
-  combiner = g_combiner.load(std::memory_order_relaxed);
-  if (combiner == nullptr) {
-    combiner = new Combiner;
-    g_combiner.store(combiner, std::memory_order_release);
-  }
-  return *combiner;
+  return Install(nullptr, new Combiner);
+}
+
+Combiner &ReplaceInherited(Combiner *inherited) {
+  Combiner *current = g_combiner.load(std::memory_order_acquire);
+  if (current != inherited) return current != nullptr ? *current : TheCombiner();
+  return Install(inherited, new Combiner(inherited));
 }
 
 }  // namespace
@@ -567,7 +612,7 @@ Combiner &TheCombiner() {
 void Prepare() { (void)UsableCpus(); }
 
 void ReleaseIdleCombiner() {
-  std::lock_guard lock(g_combiner_mutex);
+  std::lock_guard lock(g_release_mutex);
   Combiner *combiner = g_combiner.load(std::memory_order_acquire);
   if (combiner == nullptr || !combiner->Idle()) return;
   g_combiner.store(nullptr, std::memory_order_release);
@@ -598,13 +643,13 @@ void EncryptCbcStreams(const MbTier &lanes,
   }
 }
 
-void EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
+bool EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
                 const CbcRequest &request) {
   if (ASYNC_JOB *job = ASYNC_get_current_job()) {
-    EncryptInJob(job, lanes, single, request);
-  } else {
-    TheCombiner().Encrypt(lanes, single, request);
+    return EncryptInJob(job, lanes, single, request);
   }
+  TheCombiner().Encrypt(lanes, single, request);
+  return true;
 }
 
 }  // namespace aesmux::batch

@@ -18,6 +18,10 @@
 // Nothing here waits on a clock. Kernel calls that ran several lanes are
 // counted in the statistics (requests and bytes on the "mb" path, batches
 // and lanes filled per algorithm).
+//
+// After fork(), the child's combiner, lane managers and wait fd are its
+// own (route/process.h): it never waits for a combiner that was a parent
+// thread, and never runs a request a parent thread published or queued.
 #ifndef AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
 #define AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
 
@@ -44,8 +48,11 @@ struct CbcRequest {
 
 // Encrypts `request`, in a multi-buffer batch when other requests are
 // available, else at once with `single`'s CBC kernel. `lanes` is the
-// multi-buffer tier. Counts the request on the mb or simd path.
-void EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
+// multi-buffer tier. Counts the request on the mb or simd path. False if
+// the request was not run: its ASYNC job paused before a fork() and was
+// resumed in the child (the request stays with the parent's lanes); its
+// output is then unspecified.
+bool EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
                 const CbcRequest &request);
 
 // At provider init: reads what batching threads needs from the system

@@ -128,10 +128,9 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
     if (family_ == Family::kCbc && direction == Direction::kEncrypt &&
         total <= mb_max_len_ && mb_tier_ != nullptr && segments.size() == 1) {
       const Segment &s = segments[0];
-      batch::EncryptCbc(*mb_tier_, *simd_.tier(),
-                        {alg_, &simd_.encrypt_schedule(), iv, s.out, s.in,
-                         s.len});
-      return true;
+      return batch::EncryptCbc(*mb_tier_, *simd_.tier(),
+                               {alg_, &simd_.encrypt_schedule(), iv, s.out,
+                                s.in, s.len});
     }
     for (const Segment &segment : segments) {
       RunSimd(direction, iv, segment, keystream);
