@@ -87,6 +87,17 @@ void Drain(CbcLaneManager &manager) {
   }
 }
 
+// Runs `manager` until `job` is complete, then takes it out: its caller
+// may return (and an ASYNC job's stack, where `job` lives, be the next
+// job's) while jobs queued before it by jobs still paused are not
+// complete, so it cannot wait to be returned in order.
+void Complete(CbcLaneManager &manager, CbcJob &job) {
+  while (!job.done && manager.Flush() != nullptr) {
+  }
+  manager.Remove(&job);
+  Drain(manager);
+}
+
 // ---------------------------------------------------------------------------
 // ASYNC jobs
 // ---------------------------------------------------------------------------
@@ -172,15 +183,16 @@ bool EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
   // Let the other jobs queue their requests.
   ASYNC_pause_job();
 
-  if (!lane_job.done) {
-    // Resumed in a forked child: the request stays with the parent's
-    // lanes, which this process never runs.
-    if (state.generation != route::ProcessGeneration()) return false;
+  // Resumed in a forked child: the parent's lanes are never run here.
+  const bool ours = state.generation == route::ProcessGeneration();
+  if (!ours && !lane_job.done) return false;
+  if (lane_job.done) {
+    // Another job's flush ran it, maybe behind an older request.
+    if (ours) manager.Remove(&lane_job);
+  } else {
     // Complete this request, and with it everything queued meanwhile.
     const size_t batch = manager.pending();
-    while (!lane_job.done && manager.Flush() != nullptr) {
-    }
-    Drain(manager);
+    Complete(manager, lane_job);
     state.managers.ReportBatches();
     if (batch > 1) {
       state.lonely_flushes = 0;
@@ -632,10 +644,7 @@ void EncryptCbcStreams(const MbTier &lanes,
     Drain(manager);
   }
   for (size_t i = 0; i < count; ++i) {
-    CbcLaneManager &manager = managers.For(lanes, jobs[i].key->rounds);
-    while (!jobs[i].done && manager.Flush() != nullptr) {
-    }
-    Drain(manager);
+    Complete(managers.For(lanes, jobs[i].key->rounds), jobs[i]);
   }
   managers.ReportBatches();
   for (size_t i = 0; i < count; ++i) {

@@ -14,9 +14,11 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/mb/lane_manager.h"
 #include "tests/provider/cbc_streams.h"
 #include "tests/provider/kernel_configs.h"
 #include "tests/support/bytes.h"
+#include "tests/support/child.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
@@ -109,6 +111,79 @@ TEST_P(BatchTest, AsyncJobsAreBatchedAndAgreeWithTheDefaultProvider) {
   // With 24 jobs queueing together, batches are far from single lanes.
   EXPECT_GT(static_cast<double>(lanes) / batches, 4.0)
       << batches << " batches, " << lanes << " lanes";
+}
+
+// RunStreams deeper on a job stack first cleared, as a job running other
+// code would leave it.
+int ScrubThenRunStreams(void *arg) {
+  uint8_t scratch[16 * 1024];
+  std::memset(scratch, 0, sizeof(scratch));
+  // Keeps the array, and this frame under RunStreams's.
+  asm volatile("" : : "r"(scratch) : "memory");
+  const int ret = RunStreams(arg);
+  asm volatile("" : : "r"(scratch) : "memory");
+  return ret;
+}
+
+// Jobs resumed in another order than they queued in (servers resume the
+// jobs whose connections are ready): a job whose request was completed
+// behind an older, longer one returns at once, and must take its request
+// out of the lanes as it goes, since its stack is the next job's. Job 0
+// queues 64 KiB, one job per other lane queues one block, and those are
+// resumed first, then as many more jobs (reusing their stacks) run, then
+// job 0, then one more job.
+// The requests left behind used to be read back from the reused stacks:
+// the last job's flush ran forever.
+TEST_P(BatchTest, JobsResumedInAnyOrderAllComplete) {
+  const std::string result = RunInChild(
+      [&] {
+        // One job per lane: the last one's submission runs the lanes.
+        const int kFirst = static_cast<int>(
+            kernels::mb::MbTierByName(GetParam().kernels)->lanes);
+        const int kSecond = kFirst - 1, kJobs = kFirst + kSecond + 1;
+        if (!ASYNC_init_thread(kJobs, 0)) return 2;
+        std::vector<std::vector<Stream>> streams(kJobs);
+        std::vector<std::vector<Bytes>> results(kJobs, std::vector<Bytes>(1));
+        std::vector<JobArgs> args(kJobs);
+        std::vector<JobArgs *> arg_pointers(kJobs);
+        std::vector<ASYNC_JOB *> jobs(kJobs, nullptr);
+        std::vector<ASYNC_WAIT_CTX *> waits(kJobs);
+        for (int j = 0; j < kJobs; ++j) {
+          // One key size (one lane manager), one update each.
+          streams[j].push_back(OneMessageStream(*env_, rng_, kCbcAlgorithms[0],
+                                                j == 0 ? 4096 : 1));
+          args[j] = {env_.get(), &streams[j], &results[j]};
+          arg_pointers[j] = &args[j];
+          waits[j] = ASYNC_WAIT_CTX_new();
+        }
+        // Starts or resumes job j; true once it has finished.
+        auto step = [&](int j) {
+          int ret = 0;
+          return ASYNC_start_job(
+                     &jobs[j], waits[j], &ret,
+                     j < kFirst ? RunStreams : ScrubThenRunStreams,
+                     &arg_pointers[j], sizeof(JobArgs *)) == ASYNC_FINISH;
+        };
+        auto finish = [&](int j) {
+          while (!step(j)) {
+          }
+        };
+        for (int j = 0; j < kFirst; ++j) step(j);
+        for (int j = kFirst - 1; j >= 1; --j) finish(j);
+        for (int j = kFirst; j < kFirst + kSecond; ++j) step(j);
+        for (int j = kFirst; j < kFirst + kSecond; ++j) finish(j);
+        finish(0);
+        finish(kJobs - 1);
+        int wrong = 0;
+        for (int j = 0; j < kJobs; ++j) {
+          wrong += results[j][0] != streams[j][0].expected;
+          ASYNC_WAIT_CTX_free(waits[j]);
+        }
+        ASYNC_cleanup_thread();
+        return wrong == 0 ? 0 : 1;
+      },
+      std::chrono::seconds(20));
+  EXPECT_EQ(result, "");
 }
 
 TEST_P(BatchTest, BatchingCanBeTurnedOff) {

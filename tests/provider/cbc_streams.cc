@@ -7,6 +7,28 @@
 
 namespace aesmux::test {
 
+namespace {
+
+// The default provider's ciphertext of the whole stream.
+Bytes ReferenceCiphertext(const ProviderEnv &env, const Stream &stream) {
+  CipherPtr reference = env.Default(stream.algorithm);
+  auto ctx = NewCipherCtx();
+  EXPECT_TRUE(EVP_EncryptInit_ex2(ctx.get(), reference.get(), stream.key.data(),
+                                  stream.iv.data(), nullptr));
+  EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
+  Bytes expected;
+  for (const Bytes &message : stream.messages) {
+    Bytes out(message.size());
+    int len = 0;
+    EXPECT_TRUE(EVP_EncryptUpdate(ctx.get(), out.data(), &len, message.data(),
+                                  message.size()));
+    expected.insert(expected.end(), out.begin(), out.end());
+  }
+  return expected;
+}
+
+}  // namespace
+
 Stream MakeStream(const ProviderEnv &env, std::mt19937_64 &rng,
                   size_t max_blocks, int max_messages) {
   Stream stream;
@@ -18,17 +40,19 @@ Stream MakeStream(const ProviderEnv &env, std::mt19937_64 &rng,
   for (int i = 0; i < count; ++i) {
     stream.messages.push_back(RandomBytes(rng, 16 * (rng() % (max_blocks + 1))));
   }
-  auto ctx = NewCipherCtx();
-  EXPECT_TRUE(EVP_EncryptInit_ex2(ctx.get(), reference.get(), stream.key.data(),
-                                  stream.iv.data(), nullptr));
-  EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
-  for (const Bytes &message : stream.messages) {
-    Bytes out(message.size());
-    int len = 0;
-    EXPECT_TRUE(EVP_EncryptUpdate(ctx.get(), out.data(), &len, message.data(),
-                                  message.size()));
-    stream.expected.insert(stream.expected.end(), out.begin(), out.end());
-  }
+  stream.expected = ReferenceCiphertext(env, stream);
+  return stream;
+}
+
+Stream OneMessageStream(const ProviderEnv &env, std::mt19937_64 &rng,
+                        const char *algorithm, size_t blocks) {
+  CipherPtr reference = env.Default(algorithm);
+  Stream stream{algorithm,
+                RandomBytes(rng, EVP_CIPHER_get_key_length(reference.get())),
+                RandomBytes(rng, 16),
+                {RandomBytes(rng, 16 * blocks)},
+                {}};
+  stream.expected = ReferenceCiphertext(env, stream);
   return stream;
 }
 

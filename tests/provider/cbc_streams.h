@@ -37,6 +37,10 @@ struct Stream {
 Stream MakeStream(const ProviderEnv &env, std::mt19937_64 &rng,
                   size_t max_blocks, int max_messages = 4);
 
+// A stream of one message of `blocks` blocks in `algorithm`.
+Stream OneMessageStream(const ProviderEnv &env, std::mt19937_64 &rng,
+                        const char *algorithm, size_t blocks);
+
 // Encrypts `stream` through aesmux; returns the ciphertext (empty if a call
 // failed).
 Bytes EncryptThroughAesmux(const ProviderEnv &env, const Stream &stream);
