@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -20,6 +21,7 @@
 
 #include "tests/provider/cbc_streams.h"
 #include "tests/support/child.h"
+#include "tests/support/random_message.h"
 
 namespace aesmux::test {
 namespace {
@@ -123,6 +125,37 @@ TEST_P(ForkTest, AChildOfEncryptingThreadsFinishesAndAgrees) {
     std::this_thread::sleep_for(milliseconds(5));
   }
   encryptors.StopAndCheck();
+}
+
+// Threads of every algorithm, random lengths and updates (CBC encryptions
+// batched among them), and forks while they run; parent, children and
+// grandchildren all keep working and agree with the default provider.
+// AESMUX_STRESS_SECONDS makes it run longer.
+TEST_P(ForkTest, ThreadsAndForksStress) {
+  const CipherSet ciphers(*env_);
+  ASSERT_TRUE(ciphers.complete());
+  const auto duration = StressDuration(seconds(2));
+  std::mt19937_64 rng(0x5f0c);
+  Checkers checkers(ciphers, 2 * UsableCpus() + 2, rng());
+  int children = 0;
+  const auto deadline = std::chrono::steady_clock::now() + duration;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(10 + rng() % 40));
+    const uint64_t seed = rng();
+    const int depth = static_cast<int>(rng() % 2);
+    EXPECT_EQ(RunInChild(
+                  [&] {
+                    return StressInChild(ciphers, UsableCpus() + 2, seed,
+                                         depth, kChildTimeout);
+                  },
+                  kChildTimeout),
+              "")
+        << "child " << children << " (seed " << seed << ")";
+    ++children;
+  }
+  EXPECT_EQ(checkers.Stop(), "");
+  std::printf("%d children forked while %llu messages were checked\n",
+              children, static_cast<unsigned long long>(checkers.messages()));
 }
 
 // Whether a module loaded from `path` is mapped in this process.
