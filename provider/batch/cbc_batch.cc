@@ -11,6 +11,7 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -39,8 +40,8 @@ void RunAlone(const kernels::Tier &single, const CbcRequest &request) {
 }
 
 // Lane managers, one per multi-buffer tier and key size, created on first
-// use. Owned by one thread at a time (the async state's thread, or the
-// combiner's holder).
+// use. Used by one thread at a time (the holder of a JobQueue's lock, or
+// of a shard's combiner).
 class Managers {
  public:
   CbcLaneManager &For(const MbTier &tier, uint32_t rounds) {
@@ -140,67 +141,111 @@ bool RegisterWaitFd(ASYNC_JOB *job) {
 constexpr int kLonelyFlushes = 4;
 constexpr int kSkip = 63;
 
-// A thread's batching of its ASYNC jobs' requests. Per process: in a
-// forked child the forking thread gets a new one; the inherited one is
-// kept (a job paused before the fork still refers to it) but never run.
-struct AsyncState {
+}  // namespace
+
+// A thread's batching of its ASYNC jobs' requests. Shared with the contexts
+// whose requests it holds (their QueuedRequest), which may cancel them
+// from any thread: `mutex` guards everything else. Per process: in a
+// forked child the forking thread gets a new one; the inherited one lives
+// on while a paused job or a context refers to it, but is never run or
+// locked.
+struct JobQueue {
+  std::mutex mutex;
   Managers managers;
   int lonely_flushes = 0;
   int skip_left = 0;
   const uint64_t generation = route::ProcessGeneration();
-  std::unique_ptr<AsyncState> inherited;  // the parent's, in a child
+
+  bool ours() const { return generation == route::ProcessGeneration(); }
+
+  // Under `mutex`: `queued` now stands for `job`, pending in `manager`.
+  static void Hold(QueuedRequest &queued, std::shared_ptr<JobQueue> queue,
+                   CbcLaneManager &manager, CbcJob &job) {
+    queued.queue_ = std::move(queue);
+    queued.manager_ = &manager;
+    queued.job_ = &job;
+  }
+  // Whether `queued` still stands for `job` (not cancelled since).
+  static bool Holds(const QueuedRequest &queued, const CbcJob &job) {
+    return queued.job_ == &job;
+  }
+  static void Forget(QueuedRequest &queued) {
+    queued.queue_.reset();
+    queued.manager_ = nullptr;
+    queued.job_ = nullptr;
+  }
 };
 
-AsyncState &ThisThreadAsync() {
-  thread_local std::unique_ptr<AsyncState> state;
-  if (state == nullptr || state->generation != route::ProcessGeneration()) {
-    auto fresh = std::make_unique<AsyncState>();
-    fresh->inherited = std::move(state);
-    state = std::move(fresh);
+namespace {
+
+// This thread's queue; nullptr if it could not be made.
+std::shared_ptr<JobQueue> ThisThreadQueue() {
+  thread_local std::shared_ptr<JobQueue> queue;
+  if (queue == nullptr || !queue->ours()) {
+    try {
+      queue = std::make_shared<JobQueue>();
+    } catch (const std::bad_alloc &) {
+      return nullptr;
+    }
   }
-  return *state;
+  return queue;
 }
 
 bool EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
                   const kernels::Tier &single, const CbcRequest &request) {
-  AsyncState &state = ThisThreadAsync();
-  if (state.skip_left > 0) {
-    --state.skip_left;
+  // Left by an earlier job on this context that was never resumed.
+  if (request.queued != nullptr) request.queued->Cancel();
+  const std::shared_ptr<JobQueue> queue = ThisThreadQueue();
+  if (queue == nullptr) {
     RunAlone(single, request);
     return true;
   }
-  if (!RegisterWaitFd(job)) {
+  std::unique_lock lock(queue->mutex);
+  if (queue->skip_left > 0 || !RegisterWaitFd(job)) {
+    if (queue->skip_left > 0) --queue->skip_left;
+    lock.unlock();
     RunAlone(single, request);
     return true;
   }
-  CbcLaneManager &manager = state.managers.For(tier, request.key->rounds);
+  CbcLaneManager &manager = queue->managers.For(tier, request.key->rounds);
   // Small, and on the job's 32 KiB stack only until this request is done.
   CbcJob lane_job{request.key, request.iv, request.out, request.in,
                   request.len};
   manager.Submit(&lane_job);
   Drain(manager);
+  const bool held = request.queued != nullptr && !lane_job.done;
+  if (held) JobQueue::Hold(*request.queued, queue, manager, lane_job);
+  lock.unlock();
 
   // Let the other jobs queue their requests.
   ASYNC_pause_job();
 
-  // Resumed in a forked child: the parent's lanes are never run here.
-  const bool ours = state.generation == route::ProcessGeneration();
-  if (!ours && !lane_job.done) return false;
+  // Resumed in a forked child: the parent's lanes are never run (nor
+  // locked) here.
+  if (!queue->ours()) return lane_job.done;
+  lock.lock();
+  if (held) {
+    // Cancelled meanwhile: the context was re-initialised or freed under
+    // the paused job.
+    if (!JobQueue::Holds(*request.queued, lane_job)) return false;
+    JobQueue::Forget(*request.queued);
+  }
   if (lane_job.done) {
     // Another job's flush ran it, maybe behind an older request.
-    if (ours) manager.Remove(&lane_job);
+    manager.Remove(&lane_job);
   } else {
     // Complete this request, and with it everything queued meanwhile.
     const size_t batch = manager.pending();
     Complete(manager, lane_job);
-    state.managers.ReportBatches();
+    queue->managers.ReportBatches();
     if (batch > 1) {
-      state.lonely_flushes = 0;
-    } else if (++state.lonely_flushes >= kLonelyFlushes) {
-      state.lonely_flushes = 0;
-      state.skip_left = kSkip;
+      queue->lonely_flushes = 0;
+    } else if (++queue->lonely_flushes >= kLonelyFlushes) {
+      queue->lonely_flushes = 0;
+      queue->skip_left = kSkip;
     }
   }
+  lock.unlock();
   route::CountRequest(request.alg, route::Path::kMb, request.len);
   return true;
 }
@@ -631,9 +676,25 @@ void ReleaseIdleCombiner() {
   delete combiner;
 }
 
-void EncryptCbcStreams(const MbTier &lanes,
+void QueuedRequest::Cancel() {
+  if (queue_ == nullptr) return;
+  // A parent's queue in a forked child is never run (and its lock may have
+  // been held by a thread that is not here).
+  if (queue_->ours()) {
+    std::lock_guard lock(queue_->mutex);
+    if (job_ != nullptr) manager_->Remove(job_);
+  }
+  JobQueue::Forget(*this);
+}
+
+QueuedRequest::~QueuedRequest() { Cancel(); }
+
+bool EncryptCbcStreams(const MbTier &lanes,
                        std::span<const CbcRequest> requests) {
-  Managers &managers = ThisThreadAsync().managers;
+  const std::shared_ptr<JobQueue> queue = ThisThreadQueue();
+  if (queue == nullptr) return false;
+  std::lock_guard lock(queue->mutex);
+  Managers &managers = queue->managers;
   CbcJob jobs[32];
   const size_t count = std::min(requests.size(), std::size(jobs));
   for (size_t i = 0; i < count; ++i) {
@@ -650,6 +711,7 @@ void EncryptCbcStreams(const MbTier &lanes,
   for (size_t i = 0; i < count; ++i) {
     route::CountRequest(requests[i].alg, route::Path::kMb, requests[i].len);
   }
+  return true;
 }
 
 bool EncryptCbc(const MbTier &lanes, const kernels::Tier &single,

@@ -63,8 +63,11 @@ BlockEngine::BlockEngine(const Router &router, Alg alg)
       mb_tier_(router.settings().mb_tier) {}
 
 BlockEngine::~BlockEngine() {
+  CancelQueued();
   if (!staging_.empty()) kernels::SecureZero(staging_.data(), staging_.size());
 }
+
+void BlockEngine::CancelQueued() { queued_.Cancel(); }
 
 bool BlockEngine::CopyFrom(const BlockEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
@@ -83,6 +86,7 @@ bool BlockEngine::CopyFrom(const BlockEngine &other) {
 }
 
 void BlockEngine::SetKey(std::span<const uint8_t> key) {
+  CancelQueued();
   // The same key again (openssl speed re-keys every operation; so do some
   // applications) keeps its schedules.
   if (!key_.Replace(key)) return;
@@ -130,7 +134,7 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
       const Segment &s = segments[0];
       return batch::EncryptCbc(*mb_tier_, *simd_.tier(),
                                {alg_, &simd_.encrypt_schedule(), iv, s.out,
-                                s.in, s.len});
+                                s.in, s.len, &queued_});
     }
     for (const Segment &segment : segments) {
       RunSimd(direction, iv, segment, keystream);
@@ -182,8 +186,9 @@ bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
       requests[i] = {alg_, &simd_.encrypt_schedule(), pipes[i].iv,
                      pipes[i].out, pipes[i].in, pipes[i].len};
     }
-    batch::EncryptCbcStreams(*mb_tier_, std::span(requests, count));
-    pipes = pipes.subspan(count);
+    if (batch::EncryptCbcStreams(*mb_tier_, std::span(requests, count))) {
+      pipes = pipes.subspan(count);
+    }
   }
   for (const PipeRequest &pipe : pipes) {
     const Segment segment{pipe.out, pipe.in, pipe.len};

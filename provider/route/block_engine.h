@@ -24,6 +24,7 @@
 
 #include "kernels/simd_key.h"
 #include "provider/afalg/afalg.h"
+#include "provider/batch/cbc_batch.h"
 #include "provider/fallback/fallback.h"
 #include "provider/route/algorithm.h"
 #include "provider/route/raw_key.h"
@@ -50,9 +51,16 @@ class BlockEngine {
   // Makes this a deep copy of `other` (for dupctx); false if that fails.
   bool CopyFrom(const BlockEngine &other);
 
-  // Sets the key; its length is the algorithm's key length.
+  // Sets the key; its length is the algorithm's key length. Cancels what
+  // CancelQueued() cancels.
   void SetKey(std::span<const uint8_t> key);
   bool has_key() const { return !key_.empty(); }
+
+  // Cancels a request that a paused ASYNC job left queued (in a
+  // multi-buffer batch) and never came back for: the caller is
+  // re-initialising the context, which the abandoned request would
+  // otherwise still write into. The destructor does the same.
+  void CancelQueued();
 
   // Serves one request.
   // ECB, CBC: every segment is whole blocks; `iv` is the CBC chaining value
@@ -126,6 +134,7 @@ class BlockEngine {
   kernels::SimdXtsKey simd_xts_; // XTS
   fallback::FallbackContext fallback_;
   afalg::Key afalg_;
+  batch::QueuedRequest queued_;  // a CBC encryption left in a batch
   // In-place requests' inputs, for the afalg path (wiped on destruction).
   std::vector<uint8_t> staging_;
   std::array<Segment, 4> staged_segments_{};
