@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "provider/afalg/in_flight.h"
 #include "provider/route/algorithm.h"
 
 namespace aesmux::afalg {
@@ -168,10 +169,15 @@ class Key {
   Key(const Key &) = delete;
   Key &operator=(const Key &) = delete;
 
-  // A new key: the next request opens a new kernel key.
+  // A new key: the next request opens a new kernel key. Cancels what
+  // CancelQueued() cancels.
   void Reset();
   // Shares `other`'s kernel key (dupctx).
   void ShareFrom(const Key &other);
+  // Cancels the request a paused ASYNC job left in a ring with this key
+  // and never came back for (see in_flight.h); the destructor and every
+  // request do the same first.
+  void CancelQueued() { in_flight_.Cancel(); }
 
   // ECB, CBC, CTR, XTS, with the contract of route::BlockEngine::Run. The
   // segments' inputs must not overlap their outputs (the caller stages
@@ -193,6 +199,7 @@ class Key {
  private:
   Outcome Open(route::Alg alg, std::span<const uint8_t> key);
   std::shared_ptr<Tfm> tfm_;
+  InFlight in_flight_;  // destroyed (cancelled) before tfm_
 };
 
 }  // namespace aesmux::afalg

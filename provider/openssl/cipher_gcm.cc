@@ -241,6 +241,7 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
 int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
             const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
             bool encrypt) {
+  ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   ctx->encrypt = encrypt;
   if (iv != nullptr) {
     if (iv_len == 0 || iv_len > kMaxIvLen) {

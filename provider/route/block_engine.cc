@@ -67,7 +67,10 @@ BlockEngine::~BlockEngine() {
   if (!staging_.empty()) kernels::SecureZero(staging_.data(), staging_.size());
 }
 
-void BlockEngine::CancelQueued() { queued_.Cancel(); }
+void BlockEngine::CancelQueued() {
+  queued_.Cancel();
+  afalg_.CancelQueued();
+}
 
 bool BlockEngine::CopyFrom(const BlockEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;

@@ -57,9 +57,9 @@ class BlockEngine {
   bool has_key() const { return !key_.empty(); }
 
   // Cancels a request that a paused ASYNC job left queued (in a
-  // multi-buffer batch) and never came back for: the caller is
-  // re-initialising the context, which the abandoned request would
-  // otherwise still write into. The destructor does the same.
+  // multi-buffer batch or an io_uring ring) and never came back for: the
+  // caller is re-initialising the context, which the abandoned request
+  // would otherwise still write into. The destructor does the same.
   void CancelQueued();
 
   // Serves one request.

@@ -20,7 +20,10 @@ void Wipe(std::vector<uint8_t> &bytes) {
 
 }  // namespace
 
-GcmEngine::~GcmEngine() { Wipe(afalg_input_); }
+GcmEngine::~GcmEngine() {
+  afalg_.CancelQueued();  // before the buffers the kernel would use go
+  Wipe(afalg_input_);
+}
 
 bool GcmEngine::CopyFrom(const GcmEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
@@ -43,7 +46,9 @@ bool GcmEngine::CopyFrom(const GcmEngine &other) {
 }
 
 void GcmEngine::SetKey(std::span<const uint8_t> key) {
-  // Setting a key ends the current message, as in the default provider.
+  // Setting a key ends the current message, as in the default provider,
+  // and one a paused ASYNC job left on the kernel and never came back for.
+  afalg_.CancelQueued();
   path_.reset();
   expected_tag_.reset();
   // The same key again (openssl speed re-keys every operation) keeps its
@@ -60,6 +65,7 @@ void GcmEngine::SetKey(std::span<const uint8_t> key) {
 }
 
 bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
+  afalg_.CancelQueued();  // a message whose ASYNC job never came back
   direction_ = direction;
   std::memcpy(iv_.data(), iv.data(), iv.size());
   iv_len_ = iv.size();

@@ -50,8 +50,14 @@ class GcmEngine {
   // Makes this a deep copy of `other`, mid-message state included.
   bool CopyFrom(const GcmEngine &other);
 
+  // Also cancels what CancelQueued() cancels.
   void SetKey(std::span<const uint8_t> key);
   bool has_key() const { return !key_.empty(); }
+
+  // Cancels a message that a paused ASYNC job left on the afalg path and
+  // never came back for (the caller is re-initialising the context); Start
+  // and the destructor do the same.
+  void CancelQueued() { afalg_.CancelQueued(); }
 
   // Begins a message; `iv` is 1..128 bytes.
   bool Start(Direction direction, std::span<const uint8_t> iv);
