@@ -26,11 +26,12 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   -j "$(nproc)" "$@"
 
 # The suites that run requests from many threads at once (batching, the
-# per-thread statistics), again under ThreadSanitizer.
+# per-thread statistics, forks while threads encrypt, ASYNC jobs abandoned
+# and freed from other threads), again under ThreadSanitizer.
 tsan_build=${AESMUX_TSAN_BUILD:-$AESMUX_ROOT/build-tsan}
 build_in "$tsan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_TSAN=ON
 log "running the threaded suites under ThreadSanitizer"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir "$tsan_build" --output-on-failure --timeout 1800 \
-  -R 'BatchTest|RoutingTest' "$@"
+  -R 'BatchTest|RoutingTest|ForkTest|ForkAfterUnload|AbandonedJobTest' "$@"
 

@@ -83,15 +83,15 @@ class Encryptors {
 };
 
 // The child's work: CBC streams through aesmux on its one thread, then
-// from more threads than CPUs at once (so that they combine); 0 if every
-// stream agrees with the default provider.
+// from more threads than CPUs at once (so that they combine; ThreadsInAChild
+// permitting); 0 if every stream agrees with the default provider.
 int EncryptInChild(const ProviderEnv &env, uint64_t seed) {
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 8; ++i) {
     const Stream stream = MakeStream(env, rng, 64);
     if (EncryptThroughAesmux(env, stream) != stream.expected) return 1;
   }
-  const int threads = 2 * UsableCpus() + 1;
+  const int threads = ThreadsInAChild(2 * UsableCpus() + 1);
   std::vector<Stream> streams;
   for (int t = 0; t < threads; ++t) {
     streams.push_back(MakeStream(env, rng, 64, 32));

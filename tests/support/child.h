@@ -17,6 +17,11 @@ std::string RunInChild(const std::function<int()> &body,
                        std::chrono::milliseconds timeout =
                            std::chrono::milliseconds::zero());
 
+// How many threads a forked child may start of the `wanted`: none under
+// ThreadSanitizer, which cannot run threads started in the child of a
+// multi-threaded process (the child's own thread still works there).
+int ThreadsInAChild(int wanted);
+
 }  // namespace aesmux::test
 
 #endif  // AESMUX_TESTS_SUPPORT_CHILD_H_

@@ -70,7 +70,8 @@ class Checkers {
   std::vector<std::thread> pool_;
 };
 
-// A forked child's share of a fork stress: `threads` Checkers for a while,
+// A forked child's share of a fork stress: random messages checked for a
+// while on this thread and `threads` more (ThreadsInAChild permitting),
 // with (`depth` permitting) a child of its own forked meanwhile, which must
 // end within `timeout`. Returns the child's exit code: 0 if everything
 // agreed.
