@@ -149,7 +149,7 @@ TEST(AfalgFork, ThreadsAndForksStress) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10 + rng() % 40));
       const uint64_t seed = rng();
       const int depth = static_cast<int>(rng() % 2);
-      EXPECT_EQ(RunInChild(
+      EXPECT_EQ(checkers.Fork(
                     [&] {
                       return StressInChild(ciphers, 3, seed, depth,
                                            kChildTimeout);

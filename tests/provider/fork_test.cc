@@ -143,7 +143,7 @@ TEST_P(ForkTest, ThreadsAndForksStress) {
     std::this_thread::sleep_for(milliseconds(10 + rng() % 40));
     const uint64_t seed = rng();
     const int depth = static_cast<int>(rng() % 2);
-    EXPECT_EQ(RunInChild(
+    EXPECT_EQ(checkers.Fork(
                   [&] {
                     return StressInChild(ciphers, UsableCpus() + 2, seed,
                                          depth, kChildTimeout);

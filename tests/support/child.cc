@@ -1,6 +1,7 @@
 #include "tests/support/child.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,9 +14,13 @@ std::string RunInChild(const std::function<int()> &body,
                        std::chrono::milliseconds timeout) {
   std::fflush(stdout);
   std::fflush(stderr);
+  const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) return "fork failed";
   if (child == 0) {
+    // A child killed after its timeout takes its own children with it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(97);
     int code = 99;
     try {
       code = body();

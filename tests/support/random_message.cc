@@ -188,6 +188,11 @@ Checkers::Checkers(const CipherSet &ciphers, int threads, uint64_t seed) {
     pool_.emplace_back([this, &ciphers, seed, t] {
       std::mt19937_64 rng(seed + t);
       while (!stop_.load()) {
+        if (park_.load()) {
+          ++parked_;
+          while (park_.load()) std::this_thread::yield();
+          --parked_;
+        }
         std::string failure = CheckRandomMessage(ciphers, rng, 20000);
         ++messages_;
         if (!failure.empty()) {
@@ -197,6 +202,19 @@ Checkers::Checkers(const CipherSet &ciphers, int threads, uint64_t seed) {
       }
     });
   }
+}
+
+std::string Checkers::Fork(const std::function<int()> &body,
+                           std::chrono::milliseconds timeout) {
+#if defined(__SANITIZE_ADDRESS__)
+  park_ = true;
+  while (parked_.load() < static_cast<int>(pool_.size()) && !stop_.load()) {
+    std::this_thread::yield();
+  }
+#endif
+  std::string result = RunInChild(body, timeout);
+  park_ = false;
+  return result;
 }
 
 std::string Checkers::Stop() {
@@ -222,7 +240,7 @@ int StressInChild(const CipherSet &ciphers, int threads, uint64_t seed,
   check_for(std::chrono::milliseconds(100));
   std::string grandchild;
   if (depth > 0) {
-    grandchild = RunInChild(
+    grandchild = checkers.Fork(
         [&] {
           return StressInChild(ciphers, threads, seed * 31, depth - 1,
                                timeout);
