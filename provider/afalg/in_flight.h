@@ -29,10 +29,13 @@ class InFlight {
   // thread (it waits while the ring's thread uses the ring); does nothing
   // if no request is held, or if the ring is a parent's (a forked child
   // never touches it).
-  void Cancel();
+  void Cancel() {
+    if (ring_ != nullptr) CancelHeld();
+  }
 
  private:
   friend class Ring;
+  [[gnu::cold]] void CancelHeld();
   std::shared_ptr<Ring> ring_;
   Request *request_ = nullptr;
 };

@@ -188,8 +188,7 @@ bool Ring::Cancel(Request &request) {
   return true;
 }
 
-void InFlight::Cancel() {
-  if (ring_ == nullptr) return;
+void InFlight::CancelHeld() {
   // A request whose job never came back: it also never returned its op
   // socket, whose state in the kernel is unknown.
   if (ring_->Cancel(*request_) && request_->op_fd >= 0) {

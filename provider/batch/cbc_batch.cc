@@ -354,11 +354,20 @@ class Combiner {
   // No thread combines now and none holds a slot.
   bool Idle() const;
 
-  void Encrypt(const MbTier &tier, const kernels::Tier &single,
-               const CbcRequest &request);
+  // Inlined into the engine's CBC path: 6 instructions fewer per 16-byte
+  // update than the call LTO chose (callgrind).
+  [[gnu::always_inline]] inline void Encrypt(const MbTier &tier,
+                                             const kernels::Tier &single,
+                                             const CbcRequest &request);
 
  private:
   struct Lease;
+  // Encrypt() for a caller beyond the CPUs: in this process's combiner's
+  // shards. Out of line, with the fork check, so that the lone caller's
+  // path, inlined into the engine's, stays as short as it can be (see
+  // route::BlockEngine::RunWholeBlocks).
+  [[gnu::noinline]] void Batch(const MbTier &tier, const kernels::Tier &single,
+                               const CbcRequest &request);
   Lease &ThisThreadLease();
   // The calling thread's slot in shard `index`.
   Slot &SlotIn(Lease &lease, size_t index);
@@ -471,17 +480,24 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
   const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
   if (others < UsableCpus()) {
     RunAlone(single, request);
-  } else if (generation_ != route::ProcessGeneration()) {
-    ReplaceInherited(this).Encrypt(tier, single, request);
   } else {
-    Lease &lease = ThisThreadLease();
-    const size_t in_use = std::clamp<size_t>(
-        leases_.load(std::memory_order_relaxed) / kCallersPerShard, 1,
-        shards_.size());
-    const size_t index = lease.ordinal % in_use;
-    shards_[index].Publish(tier, single, request, SlotIn(lease, index));
+    Batch(tier, single, request);
   }
   callers_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
+                     const CbcRequest &request) {
+  if (generation_ != route::ProcessGeneration()) {
+    ReplaceInherited(this).Encrypt(tier, single, request);
+    return;
+  }
+  Lease &lease = ThisThreadLease();
+  const size_t in_use = std::clamp<size_t>(
+      leases_.load(std::memory_order_relaxed) / kCallersPerShard, 1,
+      shards_.size());
+  const size_t index = lease.ordinal % in_use;
+  shards_[index].Publish(tier, single, request, SlotIn(lease, index));
 }
 
 void Shard::Publish(const MbTier &tier, const kernels::Tier &single,
@@ -652,10 +668,13 @@ Combiner &Install(Combiner *expected, Combiner *fresh) {
   return *expected;
 }
 
+[[gnu::noinline]] Combiner &MakeCombiner() {
+  return Install(nullptr, new Combiner);
+}
+
 Combiner &TheCombiner() {
   Combiner *combiner = g_combiner.load(std::memory_order_acquire);
-  if (combiner != nullptr) return *combiner;
-  return Install(nullptr, new Combiner);
+  return combiner != nullptr ? *combiner : MakeCombiner();
 }
 
 Combiner &ReplaceInherited(Combiner *inherited) {
@@ -676,8 +695,7 @@ void ReleaseIdleCombiner() {
   delete combiner;
 }
 
-void QueuedRequest::Cancel() {
-  if (queue_ == nullptr) return;
+void QueuedRequest::CancelHeld() {
   // A parent's queue in a forked child is never run (and its lock may have
   // been held by a thread that is not here).
   if (queue_->ours()) {

@@ -56,10 +56,13 @@ class QueuedRequest {
   // further; what already ran of it stays in its output, and its chaining
   // value is not updated. Safe on any thread (it waits for a flush running
   // on the queue's thread); does nothing if no request is queued.
-  void Cancel();
+  void Cancel() {
+    if (queue_ != nullptr) CancelHeld();
+  }
 
  private:
   friend struct JobQueue;
+  [[gnu::cold]] void CancelHeld();
   std::shared_ptr<JobQueue> queue_;
   kernels::mb::CbcLaneManager *manager_ = nullptr;
   kernels::mb::CbcJob *job_ = nullptr;

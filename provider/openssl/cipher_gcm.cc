@@ -241,7 +241,6 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
 int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
             const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
             bool encrypt) {
-  ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   ctx->encrypt = encrypt;
   if (iv != nullptr) {
     if (iv_len == 0 || iv_len > kMaxIvLen) {
@@ -261,6 +260,7 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->key_set = true;
     ctx->tls_enc_records = 0;
   }
+  ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   return GcmSetCtxParams(ctx, params);
 }
 

@@ -131,13 +131,11 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
   }
   if (total >= simd_min_len_ && simd_.is_set() | simd_xts_.is_set()) {
     // CBC encryption is serial within a stream: batch it with concurrent
-    // streams when there are any (batch::EncryptCbc counts it).
+    // streams when there are any.
     if (family_ == Family::kCbc && direction == Direction::kEncrypt &&
         total <= mb_max_len_ && mb_tier_ != nullptr && segments.size() == 1) {
       const Segment &s = segments[0];
-      return batch::EncryptCbc(*mb_tier_, *simd_.tier(),
-                               {alg_, &simd_.encrypt_schedule(), iv, s.out,
-                                s.in, s.len, &queued_});
+      return EncryptCbcBatched(iv, s.out, s.in, s.len);
     }
     for (const Segment &segment : segments) {
       RunSimd(direction, iv, segment, keystream);
@@ -200,6 +198,13 @@ bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
     }
   }
   return true;
+}
+
+bool BlockEngine::EncryptCbcBatched(uint8_t *iv, uint8_t *out,
+                                    const uint8_t *in, size_t len) {
+  return batch::EncryptCbc(
+      *mb_tier_, *simd_.tier(),
+      {alg_, &simd_.encrypt_schedule(), iv, out, in, len, &queued_});
 }
 
 void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,

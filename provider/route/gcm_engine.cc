@@ -65,10 +65,10 @@ void GcmEngine::SetKey(std::span<const uint8_t> key) {
 }
 
 bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
-  afalg_.CancelQueued();  // a message whose ASYNC job never came back
   direction_ = direction;
   std::memcpy(iv_.data(), iv.data(), iv.size());
   iv_len_ = iv.size();
+  afalg_.CancelQueued();  // a message whose ASYNC job never came back
   path_.reset();
   pending_aad_.clear();
   message_bytes_ = 0;
