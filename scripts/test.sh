@@ -154,10 +154,12 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   run_ctest "$sanitize_build" --timeout 1800 -j "$(nproc)" "$@"
 
 # The suites that run requests from many threads at once (batching, the
-# per-thread statistics), again under ThreadSanitizer.
+# per-thread statistics, forks while threads encrypt, ASYNC jobs abandoned
+# and freed from other threads), again under ThreadSanitizer.
 tsan_build=${AESMUX_TSAN_BUILD:-$AESMUX_ROOT/build-tsan}
 stage "ThreadSanitizer build" \
   build_in "$tsan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_TSAN=ON
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   stage "threaded suites under TSan" \
-  run_ctest "$tsan_build" --timeout 1800 -R 'BatchTest|RoutingTest' "$@"
+  run_ctest "$tsan_build" --timeout 1800 \
+  -R 'BatchTest|RoutingTest|ForkTest|ForkAfterUnload|AbandonedJobTest' "$@"

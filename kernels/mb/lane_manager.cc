@@ -73,6 +73,41 @@ CbcJob *CbcLaneManager::GetCompleted() {
   return PopOldest();
 }
 
+bool CbcLaneManager::Remove(const CbcJob *job) {
+  size_t index = 0;
+  while (index < queue_size_ &&
+         queue_[(queue_head_ + index) % kMaxPending] != job) {
+    ++index;
+  }
+  if (index == queue_size_) return false;
+  for (uint32_t m = busy_; m != 0; m &= m - 1) {
+    const unsigned lane = std::countr_zero(m);
+    if (lane_job_[lane] == job) ClearLane(lane);
+  }
+  // Close the gap, keeping submission order.
+  for (; index + 1 < queue_size_; ++index) {
+    queue_[(queue_head_ + index) % kMaxPending] =
+        queue_[(queue_head_ + index + 1) % kMaxPending];
+  }
+  queue_[(queue_head_ + queue_size_ - 1) % kMaxPending] = nullptr;
+  --queue_size_;
+  return true;
+}
+
+void CbcLaneManager::ClearLane(unsigned lane) {
+  const uint32_t bit = 1u << lane;
+  if ((unloaded_ & bit) == 0) {
+    WipeKeyColumn(lanes_.round_keys, lane);
+    std::memset(lanes_.iv[lane], 0, 16);
+  }
+  lanes_.in[lane] = nullptr;
+  lanes_.out[lane] = nullptr;
+  lane_job_[lane] = nullptr;
+  lane_remaining_[lane] = 0;
+  busy_ &= ~bit;
+  unloaded_ &= ~bit;
+}
+
 CbcJob *CbcLaneManager::Flush() {
   if (queue_size_ == 0) return nullptr;
   // Every incomplete job holds a lane, so this ends.

@@ -182,6 +182,14 @@ class CbcLaneManager {
   // Runs nothing.
   CbcJob *GetCompleted();
 
+  // Takes `job` out if it is pending, so that its owner may go before it
+  // is returned (jobs submitted before it may still be running): it is
+  // never returned. If it was not complete, it is never run further, its
+  // lane (round keys and chaining value) is wiped, what already ran of it
+  // stays in its output and its iv is not updated. Returns whether it was
+  // pending. Runs nothing.
+  bool Remove(const CbcJob *job);
+
   // Runs the busy lanes (idle lanes masked off) until the oldest pending
   // job is complete, and returns it (removing it); nullptr when nothing is
   // pending. The busy lanes run on the tier's narrowest kernel that has
@@ -212,6 +220,8 @@ class CbcLaneManager {
   uint32_t CompactLanes();
   void MoveLane(unsigned from, unsigned to);
   void Retire(uint32_t lanes);
+  // Frees `lane`, wiping what LoadLanes copied into it.
+  void ClearLane(unsigned lane);
   CbcJob *PopOldest();
 
   aesmux_mb_cbc_lanes lanes_;  // first: 64-byte aligned

@@ -546,6 +546,7 @@ Key::Key() = default;
 Key::~Key() { Reset(); }
 
 void Key::Reset() {
+  in_flight_.Cancel();  // before the op socket's key can go
   if (tfm_ != nullptr) tfm_->Unref();
   tfm_ = nullptr;
 }
@@ -581,15 +582,17 @@ struct Pieces {
   }
 };
 
-// Runs one prepared request on this thread's ring.
-Outcome RunRequest(Request &request, size_t expected, uint64_t total,
-                   Family family) {
+// Runs one prepared request on this thread's ring; `in_flight` holds it
+// while its ASYNC job is paused.
+Outcome RunRequest(Request &request, InFlight &in_flight, size_t expected,
+                   uint64_t total, Family family) {
   request.punt = Service::Get().offload(family);
   int error = 0;
   Ring *ring = Ring::ForThisThread(&error);
   if (ring == nullptr) return OpenFailure(error);
-  const int ret = ring->Run(request);
+  const int ret = ring->Run(request, in_flight);
   if (ret == -EAGAIN) return Outcome::Fail(Handoff::kRingFull, ret);
+  if (ret == -ECHILD) return Outcome::Fail(Handoff::kForked, ret);
   if (ret < 0) return Outcome::Fail(Handoff::kSubmit, ret);
   int result = request.result;
   if (const int fault = TakeFault(Fault::kCompletionError, total);
@@ -609,6 +612,7 @@ Outcome Key::Blocks(Alg alg, std::span<const uint8_t> key,
                     Direction direction, uint8_t *iv,
                     std::span<const route::Segment> segments,
                     uint8_t *keystream) {
+  in_flight_.Cancel();  // left by a job on this key that never came back
   uint64_t total = 0;
   for (const route::Segment &segment : segments) total += segment.len;
   if (total == 0) return Outcome::Ok();
@@ -681,7 +685,8 @@ Outcome Key::Blocks(Alg alg, std::span<const uint8_t> key,
     request.op_fd = tfm_->Acquire();
     if (request.op_fd < 0) return OpenFailure(request.op_fd);
     PrepareSend(request, op, chain, iv_len, -1, pieces.tx_count);
-    const Outcome outcome = RunRequest(request, sent, total, family);
+    const Outcome outcome =
+        RunRequest(request, in_flight_, sent, total, family);
     tfm_->Release(request.op_fd, outcome.ok());
     if (!outcome.ok()) return outcome;
 
@@ -720,6 +725,7 @@ Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
                  std::span<const uint8_t> iv, std::span<const uint8_t> aad,
                  uint8_t *out, const uint8_t *in, size_t len,
                  uint8_t tag[16]) {
+  in_flight_.Cancel();  // left by a job on this key that never came back
   if (iv.size() != kGcmIvLen) {
     return Outcome::Fail(Handoff::kUnsupported, -EOPNOTSUPP);
   }
@@ -759,8 +765,8 @@ Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
   PrepareSend(request, encrypt ? ALG_OP_ENCRYPT : ALG_OP_DECRYPT, iv.data(),
               iv.size(), static_cast<int64_t>(aad.size()), tx);
   const size_t expected = aad.size() + len + (encrypt ? kTagLen : 0);
-  const Outcome outcome =
-      RunRequest(request, expected, aad.size() + len, Family::kGcm);
+  const Outcome outcome = RunRequest(request, in_flight_, expected,
+                                     aad.size() + len, Family::kGcm);
   tfm_->Release(request.op_fd, outcome.ok());
   return outcome;
 }

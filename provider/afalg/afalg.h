@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "provider/afalg/in_flight.h"
 #include "provider/route/algorithm.h"
 
 namespace aesmux::afalg {
@@ -178,10 +179,15 @@ class Key {
   Key(const Key &) = delete;
   Key &operator=(const Key &) = delete;
 
-  // A new key: the next request opens a new kernel key.
+  // A new key: the next request opens a new kernel key. Cancels what
+  // CancelQueued() cancels.
   void Reset();
   // Shares `other`'s kernel key (dupctx).
   void ShareFrom(const Key &other);
+  // Cancels the request a paused ASYNC job left in a ring with this key
+  // and never came back for (see in_flight.h); the destructor and every
+  // request do the same first.
+  void CancelQueued() { in_flight_.Cancel(); }
 
   // ECB, CBC, CTR, XTS, with the contract of route::BlockEngine::Run. The
   // segments' inputs must not overlap their outputs (the caller stages
@@ -203,6 +209,7 @@ class Key {
  private:
   Outcome Open(route::Alg alg, std::span<const uint8_t> key);
   Tfm *tfm_ = nullptr;  // a reference
+  InFlight in_flight_;  // cancelled by Reset(), before tfm_ is released
 };
 
 }  // namespace aesmux::afalg

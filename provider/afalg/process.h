@@ -1,10 +1,9 @@
-// Which process this is, without a syscall.
+// Whether this process may use the afalg path.
 //
-// Sockets and rings belong to the process that made them. A fork handler
-// bumps a per-process generation in the child (no syscall: the child may
-// be about to enter a sandbox), so "made in this process" is a comparison
-// of two integers, and everything made before the fork is recognised as
-// the parent's: the child neither uses nor closes it.
+// Sockets and rings belong to the process that made them (the fork
+// generation, route/process.h): everything made before a fork is
+// recognised in the child as the parent's, which the child neither uses
+// nor closes.
 //
 // Whether the child may build its own AF_ALG sockets and io_uring rings is
 // a policy (afalg_fork): by default it may not, because a forked child may
@@ -15,14 +14,15 @@
 
 #include <cstdint>
 
+#include "provider/route/process.h"
+
 namespace aesmux::afalg {
 
-// Starts at 1 and grows by one in each forked child.
-uint64_t ProcessGeneration();
+using route::ProcessGeneration;
 
 // Arming: the process that probed AF_ALG and io_uring successfully at
-// provider init is armed; a forked child is armed only when the parent was
-// and the child may rebuild (SetForkRebuild). The afalg path runs only in an
+// provider init is armed; its forked descendants are armed only when the
+// children may rebuild (SetForkRebuild). The afalg path runs only in an
 // armed process.
 bool Armed();
 void Arm();

@@ -26,14 +26,10 @@ constexpr uint64_t kSendTag = 1;  // low bit of user_data: the sendmsg
 // Identifies aesmux's fd in an ASYNC_WAIT_CTX.
 const char kWaitKey = 0;
 
-struct ThreadRing {
-  std::unique_ptr<Ring> ring;
-  ~ThreadRing() {
-    // A parent's ring in a forked child: leave it alone (see process.h).
-    if (ring != nullptr && !ring->ours()) (void)ring.release();
-  }
-};
-thread_local ThreadRing t_ring;
+// Shared with the InFlights that hold its requests, so that it outlives
+// its thread while they do. A parent's ring in a forked child is dropped
+// without a syscall on it (~Ring).
+thread_local std::shared_ptr<Ring> t_ring;
 
 std::atomic<uint64_t> g_enters{0};
 void CountEnter() { g_enters.fetch_add(1, std::memory_order_relaxed); }
@@ -79,17 +75,17 @@ void PrepareSend(Request &request, uint32_t op, const uint8_t *iv,
 }
 
 Ring *Ring::ForThisThread(int *error) {
-  if (t_ring.ring != nullptr) {
-    Ring &ring = *t_ring.ring;
+  if (t_ring != nullptr) {
+    Ring &ring = *t_ring;
     if (!ring.ours()) {
-      (void)t_ring.ring.release();  // the parent's, in a forked child
-    } else if (ring.poisoned_ && ring.in_flight_ == 0) {
-      t_ring.ring.reset();  // broken and idle: make a new one
+      t_ring.reset();  // the parent's, in a forked child
     } else {
-      return t_ring.ring.get();
+      std::lock_guard lock(ring.mutex_);
+      if (!ring.poisoned_ || ring.in_flight_ != 0) return &ring;
+      t_ring.reset();  // broken and idle: make a new one
     }
   }
-  std::unique_ptr<Ring> ring(new (std::nothrow) Ring);
+  std::shared_ptr<Ring> ring(new (std::nothrow) Ring);
   if (ring == nullptr) {
     *error = -ENOMEM;
     return nullptr;
@@ -98,8 +94,8 @@ Ring *Ring::ForThisThread(int *error) {
     *error = ret;
     return nullptr;
   }
-  t_ring.ring = std::move(ring);
-  return t_ring.ring.get();
+  t_ring = std::move(ring);
+  return t_ring.get();
 }
 
 // The ring's two descriptors (io_uring's and the eventfd) come out of the
@@ -155,13 +151,75 @@ Ring::~Ring() {
 
 bool Ring::ours() const { return generation_ == ProcessGeneration(); }
 
-int Ring::Run(Request &request) {
+int Ring::Run(Request &request, InFlight &in_flight) {
   request.result = 0;
   request.read_seen = request.send_seen = request.done = false;
   const bool in_job = ASYNC_get_current_job() != nullptr;
   if (!in_job) request.punt = false;
+  std::unique_lock lock(mutex_);
   if (const int ret = Queue(request); ret < 0) return ret;
-  return in_job ? WaitInJob(request) : WaitSync(request);
+  if (!in_job) return WaitSync(request);
+  in_flight.ring_ = shared_from_this();
+  in_flight.request_ = &request;
+  const int ret = WaitInJob(request, lock);
+  if (in_flight.request_ == &request) {
+    in_flight.ring_.reset();
+    in_flight.request_ = nullptr;
+  }
+  return ret;
+}
+
+bool Ring::Cancel(Request &request) {
+  if (!ours()) return false;
+  std::lock_guard lock(mutex_);
+  if (request.done) return true;
+  // Not submitted yet: its SQEs become NOPs that complete unseen.
+  io_uring_sq &sq = ring_.sq;
+  const unsigned mask = *sq.kring_mask;
+  bool unsubmitted = false;
+  for (unsigned i = sq.sqe_head; i != sq.sqe_tail; ++i) {
+    io_uring_sqe *sqe = &sq.sqes[i & mask];
+    if ((sqe->user_data & ~kSendTag) == reinterpret_cast<uint64_t>(&request)) {
+      io_uring_prep_nop(sqe);
+      sqe->user_data = 0;
+      unsubmitted = true;
+    }
+  }
+  if (unsubmitted) {
+    request.done = true;
+    request.result = -ECANCELED;
+    --in_flight_;
+    return true;
+  }
+  // The kernel has it: wait until it is done with the request's buffers
+  // (its data are all sent, so its read ends).
+  while (!request.done) {
+    if (io_uring_cq_ready(&ring_) == 0) {
+      io_uring_cqe *cqe = nullptr;
+      CountEnter();
+      const int ret = io_uring_wait_cqe(&ring_, &cqe);
+      if (ret < 0 && ret != -EINTR && ret != -EAGAIN) {
+        poisoned_ = true;  // nothing more will be seen complete
+        return true;
+      }
+    }
+    Reap();
+  }
+  return true;
+}
+
+void InFlight::CancelHeld() {
+  // A request whose job never came back: it also never returned its op
+  // socket, whose state in the kernel is unknown.
+  // The socket came out of the descriptor budget (fd_budget.h), even
+  // when fault injection closed it already.
+  if (ring_->Cancel(*request_)) {
+    if (request_->op_fd >= 0) close(request_->op_fd);
+    request_->op_fd = -1;
+    ReturnFds(1);
+  }
+  ring_.reset();
+  request_ = nullptr;
 }
 
 int Ring::Queue(Request &request) {
@@ -293,7 +351,7 @@ int Ring::WaitSync(Request &request) {
   return 0;
 }
 
-int Ring::WaitInJob(Request &request) {
+int Ring::WaitInJob(Request &request, std::unique_lock<std::mutex> &lock) {
   ASYNC_WAIT_CTX *wait_ctx = ASYNC_get_wait_ctx(ASYNC_get_current_job());
   if (wait_ctx == nullptr) return WaitSync(request);
   OSSL_ASYNC_FD fd = -1;
@@ -312,8 +370,17 @@ int Ring::WaitInJob(Request &request) {
     const uint64_t one = 1;
     if (write(event_fd_, &one, sizeof(one)) == sizeof(one)) signalled_ = true;
   }
+  // This ring lives on while the job is paused, even if the thread's ring
+  // is replaced meanwhile (in a forked child).
+  const std::shared_ptr<Ring> self = shared_from_this();
   for (;;) {
-    if (!ASYNC_pause_job()) return WaitSync(request);
+    lock.unlock();
+    const bool paused = ASYNC_pause_job();
+    // Resumed in a forked child: the request is in the parent's ring,
+    // which this process never touches.
+    if (!ours()) return -ECHILD;
+    lock.lock();
+    if (!paused) return WaitSync(request);
     // Done already (another job's submission carried it): leave what other
     // jobs queued since for the next job that needs a submission, so that
     // one io_uring_enter carries a whole round of requests.

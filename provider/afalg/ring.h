@@ -14,8 +14,10 @@
 //   the jobs promptly), and the job pauses. A resumed job whose request is
 //   still queued submits everything the jobs queued meanwhile in one
 //   io_uring_enter; a job whose request is complete returns without a
-//   syscall; one whose request is in flight pauses again on the eventfd. Jobs must be resumed on the thread that started them (OpenSSL
-//   keeps ASYNC jobs per thread).
+//   syscall; one whose request is in flight pauses again on the eventfd.
+//   Jobs must be resumed on the thread that started them (OpenSSL keeps
+//   ASYNC jobs per thread). A job that is never resumed leaves its request
+//   queued: its key cancels it through an InFlight (in_flight.h).
 //
 // A ring belongs to the process that made it; in a forked child the
 // parent's ring is ignored (never touched, never unmapped) and a new one is
@@ -33,6 +35,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "provider/afalg/in_flight.h"
 
 namespace aesmux::afalg {
 
@@ -72,7 +78,7 @@ void PrepareSend(Request &request, uint32_t op, const uint8_t *iv,
 // tests that count syscalls per request).
 uint64_t RingEnters();
 
-class Ring {
+class Ring : public std::enable_shared_from_this<Ring> {
  public:
   // This thread's ring, made on first use in this process; nullptr with
   // -errno in `error` if io_uring is unavailable.
@@ -81,9 +87,17 @@ class Ring {
   // Runs one request and waits for it (see above). Returns 0 when the
   // request completed (its outcome in request.result: bytes read or
   // -errno); -EAGAIN if the ring had no room and -EIO if it is unusable,
-  // nothing having been queued; another -errno if the ring failed while
-  // waiting.
-  int Run(Request &request);
+  // nothing having been queued; -ECHILD if its ASYNC job paused before a
+  // fork() and was resumed in the child (the request stays in the parent's
+  // ring); another -errno if the ring failed while waiting.
+  // While its ASYNC job is paused, `in_flight` holds the request, so that
+  // its key can cancel it (in_flight.h).
+  int Run(Request &request, InFlight &in_flight);
+
+  // InFlight::Cancel's part: the request's SQEs become NOPs if they were
+  // not submitted, else this waits for its completion. False, touching
+  // nothing, if the ring is a parent's.
+  bool Cancel(Request &request);
 
   // Whether this process made the ring (not a parent before fork).
   bool ours() const;
@@ -103,8 +117,13 @@ class Ring {
   void Reap();
   void Complete(const io_uring_cqe &cqe);
   int WaitSync(Request &request);
-  int WaitInJob(Request &request);
+  // Called with `lock` held; releases it while paused, and returns with it
+  // held unless resumed in a forked child (-ECHILD).
+  int WaitInJob(Request &request, std::unique_lock<std::mutex> &lock);
 
+  // Everything below, and the ring, are used under this lock: by the
+  // ring's thread, and by InFlight::Cancel from any thread.
+  std::mutex mutex_;
   io_uring ring_{};
   int event_fd_ = -1;
   uint64_t generation_ = 0;

@@ -19,11 +19,16 @@
 // lanes or slots, requests run alone. Kernel calls that ran several lanes are
 // counted in the statistics (requests and bytes on the "mb" path, batches
 // and lanes filled per algorithm).
+//
+// After fork(), the child's combiner, lane managers and wait fd are its
+// own (route/process.h): it never waits for a combiner that was a parent
+// thread, and never runs a request a parent thread published or queued.
 #ifndef AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
 #define AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "kernels/kernels.h"
@@ -33,6 +38,37 @@
 
 namespace aesmux::batch {
 
+struct JobQueue;
+
+// A context's request that a paused ASYNC job left queued in its thread's
+// lanes (see EncryptCbc). The context cancels it when it is freed,
+// re-keyed or re-initialised, or runs another request: an application
+// that abandons a paused job (servers drop the jobs of connections they
+// close) must not have its request run later, by another job's flush, on a
+// key it has freed and into buffers it has reused.
+class QueuedRequest {
+ public:
+  QueuedRequest() = default;
+  ~QueuedRequest();  // cancels
+  QueuedRequest(const QueuedRequest &) = delete;
+  QueuedRequest &operator=(const QueuedRequest &) = delete;
+
+  // Takes the request out of its lanes if it is still there: it never runs
+  // further; what already ran of it stays in its output, and its chaining
+  // value is not updated. Safe on any thread (it waits for a flush running
+  // on the queue's thread); does nothing if no request is queued.
+  void Cancel() {
+    if (queue_ != nullptr) CancelHeld();
+  }
+
+ private:
+  friend struct JobQueue;
+  [[gnu::cold]] void CancelHeld();
+  std::shared_ptr<JobQueue> queue_;
+  kernels::mb::CbcLaneManager *manager_ = nullptr;
+  kernels::mb::CbcJob *job_ = nullptr;
+};
+
 // One CBC encryption of whole blocks under an expanded encryption key.
 struct CbcRequest {
   route::Alg alg;               // for statistics
@@ -41,12 +77,18 @@ struct CbcRequest {
   uint8_t *out;
   const uint8_t *in;
   size_t len;                   // a multiple of 16
+  // The context's hold on the request if its job pauses with it queued;
+  // nullptr where nothing is left queued (pipelines).
+  QueuedRequest *queued = nullptr;
 };
 
 // Encrypts `request`, in a multi-buffer batch when other requests are
 // available, else at once with `single`'s CBC kernel. `lanes` is the
-// multi-buffer tier. Counts the request on the mb or simd path.
-void EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
+// multi-buffer tier. Counts the request on the mb or simd path. False if
+// the request was not run: its ASYNC job paused, and was resumed after
+// request.queued was cancelled, or in a child after a fork() (the request
+// stays with the parent's lanes); its output is then unspecified.
+bool EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
                 const CbcRequest &request);
 
 // At provider init: reads what batching threads needs from the system

@@ -260,6 +260,7 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->key_set = true;
     ctx->tls_enc_records = 0;
   }
+  ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   return GcmSetCtxParams(ctx, params);
 }
 

@@ -57,6 +57,7 @@ const OSSL_PARAM *XtsSettableCtxParams(void *, void *) noexcept {
 int XtsInit(GenericCtx *ctx, const unsigned char *key, size_t key_len,
             const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
             bool encrypt) {
+  ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   ctx->encrypt = encrypt;
   if (iv != nullptr && !SetInitIv(ctx, iv, iv_len)) return 0;
   if (key != nullptr) {

@@ -144,6 +144,7 @@ namespace {
 int GenericInit(GenericCtx *ctx, const unsigned char *key, size_t key_len,
                 const unsigned char *iv, size_t iv_len,
                 const OSSL_PARAM params[], bool encrypt) {
+  ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   ctx->num = 0;
   ctx->buf_len = 0;
   ctx->encrypt = encrypt;

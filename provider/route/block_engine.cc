@@ -62,6 +62,15 @@ BlockEngine::BlockEngine(const Router &router, Alg alg)
       mb_max_len_(router.settings().family(family_).mb_max_len),
       mb_tier_(router.settings().mb_tier) {}
 
+// Before the buffers a queued request would use go (staging_ wipes
+// itself).
+BlockEngine::~BlockEngine() { CancelQueued(); }
+
+void BlockEngine::CancelQueued() {
+  queued_.Cancel();
+  afalg_.CancelQueued();
+}
+
 bool BlockEngine::CopyFrom(const BlockEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
   router_ = other.router_;
@@ -79,6 +88,7 @@ bool BlockEngine::CopyFrom(const BlockEngine &other) {
 }
 
 void BlockEngine::SetKey(std::span<const uint8_t> key) {
+  CancelQueued();
   // The same key again (openssl speed re-keys every operation; so do some
   // applications) keeps its schedules.
   if (!key_.Replace(key)) return;
@@ -124,14 +134,11 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
   }
   if (total >= simd_min_len_ && simd_.is_set() | simd_xts_.is_set()) {
     // CBC encryption is serial within a stream: batch it with concurrent
-    // streams when there are any (batch::EncryptCbc counts it).
+    // streams when there are any.
     if (family_ == Family::kCbc && direction == Direction::kEncrypt &&
         total <= mb_max_len_ && mb_tier_ != nullptr && segments.size() == 1) {
       const Segment &s = segments[0];
-      batch::EncryptCbc(*mb_tier_, *simd_.tier(),
-                        {alg_, &simd_.encrypt_schedule(), iv, s.out, s.in,
-                         s.len});
-      return true;
+      return EncryptCbcBatched(iv, s.out, s.in, s.len);
     }
     for (const Segment &segment : segments) {
       RunSimd(direction, iv, segment, keystream);
@@ -197,6 +204,13 @@ bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
     }
   }
   return true;
+}
+
+bool BlockEngine::EncryptCbcBatched(uint8_t *iv, uint8_t *out,
+                                    const uint8_t *in, size_t len) {
+  return batch::EncryptCbc(
+      *mb_tier_, *simd_.tier(),
+      {alg_, &simd_.encrypt_schedule(), iv, out, in, len, &queued_});
 }
 
 void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,

@@ -22,6 +22,10 @@ bool OutOfMemory() {
 
 }  // namespace
 
+GcmEngine::~GcmEngine() {
+  afalg_.CancelQueued();  // before the buffers the kernel would use go
+}
+
 bool GcmEngine::CopyFrom(const GcmEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
   if (!pending_aad_.CopyFrom(other.pending_aad_) ||
@@ -45,7 +49,9 @@ bool GcmEngine::CopyFrom(const GcmEngine &other) {
 }
 
 void GcmEngine::SetKey(std::span<const uint8_t> key) {
-  // Setting a key ends the current message, as in the default provider.
+  // Setting a key ends the current message, as in the default provider,
+  // and one a paused ASYNC job left on the kernel and never came back for.
+  afalg_.CancelQueued();
   path_.reset();
   expected_tag_.reset();
   // The same key again (openssl speed re-keys every operation) keeps its
@@ -65,6 +71,7 @@ bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
   direction_ = direction;
   std::memcpy(iv_.data(), iv.data(), iv.size());
   iv_len_ = iv.size();
+  afalg_.CancelQueued();  // a message whose ASYNC job never came back
   path_.reset();
   EndMessage();
   message_bytes_ = 0;

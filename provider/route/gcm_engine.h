@@ -48,6 +48,7 @@ namespace aesmux::route {
 class GcmEngine {
  public:
   GcmEngine(const Router &router, Alg alg) : router_(&router), alg_(alg) {}
+  ~GcmEngine();
   GcmEngine(const GcmEngine &) = delete;
   GcmEngine &operator=(const GcmEngine &) = delete;
 
@@ -55,8 +56,14 @@ class GcmEngine {
   // (with the error on OpenSSL's queue) if that fails.
   bool CopyFrom(const GcmEngine &other);
 
+  // Also cancels what CancelQueued() cancels.
   void SetKey(std::span<const uint8_t> key);
   bool has_key() const { return !key_.empty(); }
+
+  // Cancels a message that a paused ASYNC job left on the afalg path and
+  // never came back for (the caller is re-initialising the context); Start
+  // and the destructor do the same.
+  void CancelQueued() { afalg_.CancelQueued(); }
 
   // Begins a message; `iv` is 1..128 bytes.
   bool Start(Direction direction, std::span<const uint8_t> iv);

@@ -9,7 +9,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,36 +53,6 @@ std::string AfalgUnavailableReason() {
     return {};
   }();
   return reason;
-}
-
-std::string RunInChild(const std::function<int()> &body) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t child = fork();
-  if (child < 0) return "fork failed";
-  if (child == 0) {
-    int code = 99;
-    try {
-      code = body();
-    } catch (...) {
-      code = 98;
-    }
-    std::fflush(stdout);
-    std::fflush(stderr);
-    _exit(code);
-  }
-  int status = 0;
-  if (waitpid(child, &status, 0) != child) return "waitpid failed";
-  if (WIFEXITED(status)) {
-    return WEXITSTATUS(status) == 0
-               ? ""
-               : "child exited with " + std::to_string(WEXITSTATUS(status));
-  }
-  if (WIFSIGNALED(status)) {
-    return "child killed by signal " + std::to_string(WTERMSIG(status)) +
-           (WTERMSIG(status) == SIGSYS ? " (SIGSYS: a denied syscall)" : "");
-  }
-  return "child ended oddly";
 }
 
 bool InstallSeccompFilter(Deny action, bool af_alg_socket,

@@ -8,13 +8,13 @@
 #include <openssl/evp.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "tests/support/bytes.h"
+#include "tests/support/child.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
@@ -30,10 +30,6 @@ std::string AfalgUnavailableReason();
       GTEST_SKIP() << "no afalg path on this kernel: " << reason;         \
     }                                                                     \
   } while (0)
-
-// Runs `body` in a forked child; returns empty if it exited with 0, else
-// how it ended (exit code, or the signal: SIGSYS for a seccomp kill).
-std::string RunInChild(const std::function<int()> &body);
 
 // Installs a seccomp filter in this process (for good): socket(AF_ALG, …)
 // when `af_alg_socket`, and each of `syscalls`, either kill the process or

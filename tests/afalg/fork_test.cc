@@ -4,11 +4,21 @@
 // as OpenSSH's pre-authentication child would — and its requests are
 // served by the CPU, counted as "forked". With afalg_fork = rebuild the
 // child makes its own sockets and ring; the parent goes on with its own.
+// An ASYNC job paused with its request in the ring at the fork completes
+// in both; threads using the path while the process forks, and their
+// children, agree with the default provider.
 #include <gtest/gtest.h>
+#include <openssl/async.h>
 
+#include <chrono>
+#include <cstdio>
 #include <random>
+#include <string>
+#include <thread>
 
 #include "tests/afalg/afalg_support.h"
+#include "tests/support/async_update.h"
+#include "tests/support/random_message.h"
 
 namespace aesmux::test {
 namespace {
@@ -68,6 +78,94 @@ TEST(AfalgFork, AChildRebuildsItsOwnWhenAllowed) {
     return env->Stat(kAlg, "afalg", "requests") == served + 1 ? 0 : 10;
   });
   EXPECT_EQ(result, "");
+}
+
+constexpr std::chrono::seconds kChildTimeout(60);  // TCG is slow
+
+// A job paused with its request in the parent's ring when the process
+// forks: resumed in the child, it leaves the parent's ring alone and runs
+// on the CPU (counted as forked), with or without afalg_fork = rebuild;
+// resumed in the parent, it completes on the kernel. Both agree with the
+// default provider.
+TEST(AfalgFork, AJobPausedAtTheForkCompletesInChildAndParent) {
+  SKIP_WITHOUT_AFALG();
+  for (const char *fork_policy : {"off", "rebuild"}) {
+    SCOPED_TRACE(fork_policy);
+    const std::string result = RunInChild(
+        [&] {
+          auto env = LoadAfalgEnv(
+              {"afalg = force", std::string("afalg_fork = ") + fork_policy});
+          if (!env->loaded() || !ASYNC_init_thread(0, 0)) return 2;
+          CipherPtr ours = env->Aesmux(kAlg), theirs = env->Default(kAlg);
+          std::mt19937_64 rng(11);
+          AsyncUpdate update(ours.get(), rng, 16384);
+          if (update.Step() != ASYNC_PAUSE) return 3;
+          const Bytes expected =
+              EncryptWith(theirs.get(), update.key, update.iv, update.in);
+          const std::string child = RunInChild(
+              [&] {
+                if (!update.RunToEnd() || update.out != expected) return 4;
+                return env->Stat(kAlg, "afalg-fallback:forked", "requests") ==
+                               1
+                           ? 0
+                           : 5;
+              },
+              kChildTimeout);
+          if (!child.empty()) {
+            std::fprintf(stderr, "child of the child: %s\n", child.c_str());
+            return 6;
+          }
+          const uint64_t served = env->Stat(kAlg, "afalg", "requests");
+          if (!update.RunToEnd() || update.out != expected) return 7;
+          if (env->Stat(kAlg, "afalg", "requests") != served + 1) return 8;
+          ASYNC_cleanup_thread();
+          return 0;
+        },
+        kChildTimeout);
+    EXPECT_EQ(result, "");
+  }
+}
+
+// Threads of every algorithm, random lengths and updates on the afalg path,
+// and forks while they run (with afalg_fork = rebuild the children use the
+// path too, each on its own sockets and rings); parent, children and
+// grandchildren all agree with the default provider. AESMUX_STRESS_SECONDS
+// makes it run longer.
+TEST(AfalgFork, ThreadsAndForksStress) {
+  SKIP_WITHOUT_AFALG();
+  for (const char *fork_policy : {"off", "rebuild"}) {
+    SCOPED_TRACE(fork_policy);
+    auto env = LoadAfalgEnv(
+        {"afalg = force", std::string("afalg_fork = ") + fork_policy});
+    ASSERT_TRUE(env->loaded()) << env->error();
+    const CipherSet ciphers(*env);
+    ASSERT_TRUE(ciphers.complete());
+    std::mt19937_64 rng(0xf0a1);
+    Checkers checkers(ciphers, 4, rng());
+    int children = 0;
+    const auto deadline = std::chrono::steady_clock::now() +
+                          StressDuration(std::chrono::seconds(2));
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10 + rng() % 40));
+      const uint64_t seed = rng();
+      const int depth = static_cast<int>(rng() % 2);
+      EXPECT_EQ(checkers.Fork(
+                    [&] {
+                      return StressInChild(ciphers, 3, seed, depth,
+                                           kChildTimeout);
+                    },
+                    kChildTimeout),
+                "")
+          << "child " << children << " (seed " << seed << ")";
+      ++children;
+    }
+    EXPECT_EQ(checkers.Stop(), "");
+    EXPECT_GT(env->Stat("AES-128-CBC", "afalg", "requests"), 0u);
+    std::printf("afalg_fork = %s: %d children forked while %llu messages "
+                "were checked\n",
+                fork_policy, children,
+                static_cast<unsigned long long>(checkers.messages()));
+  }
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // submitted in random orders with random polls and flushes; completion in
 // submission order; partial flushes; reuse after a flush; the pending
 // limit; statistics; the narrowest kernel for the busy lanes, moving high
-// lanes down; key material wiped as lanes retire.
+// lanes down; key material wiped as lanes retire; removing a job.
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -457,6 +457,55 @@ TEST_P(MbLaneManagerTest, KeyMaterialIsWipedWhenLanesRetire) {
   EXPECT_FALSE(storage.contains(jobs[0]->iv.data(), 16));
   manager->~CbcLaneManager();
   for (auto &t : jobs) EXPECT_FALSE(holds_key(*t));
+}
+
+// Remove takes a job out wherever it is (in a lane that has run part of
+// it, queued in a lane not yet loaded, or complete behind an older one):
+// it is never returned, an incomplete one's lane is wiped and its IV left
+// as it was, and the others complete in order.
+TEST_P(MbLaneManagerTest, RemovedJobsAreNeverReturnedAndTheirLanesWiped) {
+  Zeroed<CbcLaneManager> storage;
+  auto *manager = new (storage.bytes) CbcLaneManager(tier(), 10);
+  std::vector<std::unique_ptr<TestJob>> jobs;
+  jobs.push_back(MakeJob(16, 65536));  // still running after the first call
+  for (size_t i = 1; i < manager->lanes() + 3; ++i) {
+    jobs.push_back(MakeJob(16, 1024));
+  }
+  for (auto &t : jobs) manager->Submit(&t->job);
+  TestJob &running = *jobs[0];           // loaded, part of it run
+  TestJob &complete = *jobs[1];          // done, behind the oldest
+  TestJob &queued = *jobs.back();        // in a lane, not yet loaded
+  ASSERT_TRUE(complete.job.done);
+  ASSERT_FALSE(queued.job.done);
+  auto holds_key = [&](const TestJob &t) {
+    for (uint32_t r = 0; r <= 10; ++r) {
+      if (storage.contains(t.enc.round_keys[r], 16)) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(holds_key(running)) << "the check below could not fail";
+  const size_t busy = manager->busy_lanes();
+
+  EXPECT_TRUE(manager->Remove(&running.job));
+  EXPECT_TRUE(manager->Remove(&complete.job));
+  EXPECT_TRUE(manager->Remove(&queued.job));
+  EXPECT_FALSE(manager->Remove(&queued.job));
+  EXPECT_EQ(manager->busy_lanes(), busy - 2);
+  EXPECT_EQ(manager->pending(), jobs.size() - 3);
+  EXPECT_FALSE(holds_key(running));
+  EXPECT_FALSE(running.job.done);
+  EXPECT_TRUE(SameBytes(running.iv, running.iv_in)) << "IV not updated";
+
+  std::vector<std::unique_ptr<TestJob>> rest;
+  for (auto &t : jobs) {
+    if (t.get() != &running && t.get() != &complete && t.get() != &queued) {
+      rest.push_back(std::move(t));
+    }
+  }
+  FlushInOrder(*manager, rest, 0);
+  EXPECT_FALSE(queued.job.done);
+  EXPECT_TRUE(SameBytes(queued.iv, queued.iv_in));
+  manager->~CbcLaneManager();
 }
 
 AESMUX_INSTANTIATE_FOR_ALL_MB_TIERS(MbLaneManagerTest);
