@@ -66,6 +66,8 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   }
   const Segment segment{out, out, inl};
   if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
+  // The previous record's MAC is gone (the default provider frees it here).
+  ctx->tls_mac_ptr = nullptr;
   *outl = inl;
   if (ctx->encrypt) return 1;
 
@@ -80,6 +82,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
   }
+  if (ctx->tls_mac_size != 0) ctx->tls_mac_ptr = ctx->tls_mac;
   *outl = layout.payload_len;
   return 1;
 }

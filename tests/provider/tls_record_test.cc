@@ -179,6 +179,66 @@ TEST_P(TlsRecordTest, BadCbcRecordsFailLikeTheDefaultProvider) {
   }
 }
 
+// tls-mac as the default provider answers it: no MAC before a record has
+// brought one, the record's MAC after it, and never a pointer with a length
+// beyond the MAC held (a caller reading tls-mac-size bytes would read past
+// it): raising tls-mac-size after the record gives a null pointer in
+// aesmux, where the default provider hands out its 20-byte copy with the new
+// size. A tls-mac-size above 64 bytes fails the next record on both.
+TEST_P(TlsRecordTest, TlsMacIsOnlyTheMacOfTheLastRecord) {
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 16);
+  constexpr size_t kMac = 20;
+  InitCbc("AES-128-CBC", 1, TLS1_2_VERSION, kMac, key, iv);
+  const Bytes record = RandomBytes(rng_, 16 + 100 + kMac);
+  Result sealed = Update(1, record, kMac);
+  ASSERT_EQ(sealed.ok, 1);
+  sealed.data.resize(sealed.out_len);
+
+  InitCbc("AES-128-CBC", 0, TLS1_2_VERSION, kMac, key, iv);
+  auto get_mac = [&](int side, size_t *size) {
+    unsigned char *mac = reinterpret_cast<unsigned char *>(1);
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_octet_ptr(OSSL_CIPHER_PARAM_TLS_MAC,
+                                       reinterpret_cast<void **>(&mac), 0),
+        OSSL_PARAM_construct_end()};
+    EXPECT_TRUE(EVP_CIPHER_CTX_get_params(ctx_[side].get(), params));
+    *size = params[0].return_size;
+    return mac;
+  };
+  auto set_mac_size = [&](int side, size_t size) {
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_size_t(OSSL_CIPHER_PARAM_TLS_MAC_SIZE, &size),
+        OSSL_PARAM_construct_end()};
+    EXPECT_TRUE(EVP_CIPHER_CTX_set_params(ctx_[side].get(), params));
+  };
+  size_t sizes[2];
+  for (int side = 0; side < 2; ++side) {
+    SCOPED_TRACE(side == 0 ? "aesmux, before a record" : "default, before");
+    EXPECT_EQ(get_mac(side, &sizes[side]), nullptr);
+    EXPECT_EQ(sizes[side], kMac);
+  }
+
+  Result opened[2] = {Update(0, sealed.data, kMac), Update(1, sealed.data, kMac)};
+  ASSERT_EQ(opened[0].ok, 1);
+  ASSERT_EQ(opened[1].ok, 1);
+  EXPECT_EQ(ToHex(opened[0].mac), ToHex(opened[1].mac));
+  EXPECT_EQ(ToHex(opened[0].mac), ToHex(record.data() + 116, kMac));
+
+  for (int side = 0; side < 2; ++side) set_mac_size(side, 1000);
+  const unsigned char *ours = get_mac(0, &sizes[0]);
+  const unsigned char *theirs = get_mac(1, &sizes[1]);
+  EXPECT_NE(theirs, nullptr);
+  EXPECT_EQ(ours, nullptr) << "aesmux offers its MAC with tls-mac-size 1000";
+  EXPECT_EQ(sizes[0], sizes[1]);
+
+  // No record can carry a MAC that large: it fails and leaves no MAC.
+  for (int side = 0; side < 2; ++side) {
+    Result r = Update(side, sealed.data, 0);
+    EXPECT_EQ(r.ok, 0);
+    EXPECT_EQ(get_mac(side, &sizes[side]), nullptr);
+  }
+}
+
 TEST_P(TlsRecordTest, FinalAfterACbcRecordIsAnError) {
   const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 16);
   InitCbc("AES-128-CBC", 1, TLS1_2_VERSION, 20, key, iv);
