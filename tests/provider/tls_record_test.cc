@@ -239,6 +239,48 @@ TEST_P(TlsRecordTest, TlsMacIsOnlyTheMacOfTheLastRecord) {
   }
 }
 
+// TLS mode on a stream cipher (CTR), as the default provider's generic
+// stream update has it: decrypting hands the record's last tls-mac-size
+// bytes to tls-mac (a pointer into the output) and leaves them out of the
+// output length; a record shorter than the MAC fails, with nothing on the
+// error queue. Encrypting is plain CTR.
+TEST_P(TlsRecordTest, CtrRecordsLeaveTheirMacOutLikeTheDefaultProvider) {
+  const Bytes key = RandomBytes(rng_, 32), iv = RandomBytes(rng_, 16);
+  for (size_t mac_size : {size_t{0}, size_t{20}, size_t{48}, size_t{100}}) {
+    for (int enc : {1, 0}) {
+      SCOPED_TRACE(testing::Message() << "mac " << mac_size << " enc " << enc);
+      InitCbc("AES-256-CTR", enc, TLS1_2_VERSION, mac_size, key, iv);
+      for (size_t len : {size_t{1}, size_t{19}, size_t{20}, size_t{21},
+                         size_t{100}, size_t{100}, size_t{4096}}) {
+        const Bytes record = RandomBytes(rng_, len);
+        Bytes out[2];
+        int ok[2], out_len[2];
+        ptrdiff_t mac_offset[2] = {-1, -1};
+        std::string errors[2];
+        for (int side = 0; side < 2; ++side) {
+          out[side].assign(len, 0);
+          ok[side] = EVP_CipherUpdate(ctx_[side].get(), out[side].data(),
+                                      &out_len[side], record.data(), len);
+          errors[side] = TakeErrors();
+          unsigned char *mac = nullptr;
+          OSSL_PARAM params[] = {
+              OSSL_PARAM_construct_octet_ptr(OSSL_CIPHER_PARAM_TLS_MAC,
+                                             reinterpret_cast<void **>(&mac),
+                                             0),
+              OSSL_PARAM_construct_end()};
+          EXPECT_TRUE(EVP_CIPHER_CTX_get_params(ctx_[side].get(), params));
+          if (mac != nullptr) mac_offset[side] = mac - out[side].data();
+        }
+        EXPECT_EQ(ok[0], ok[1]) << len;
+        EXPECT_EQ(out_len[0], out_len[1]) << len;
+        EXPECT_EQ(errors[0], errors[1]) << len;
+        EXPECT_EQ(ToHex(out[0]), ToHex(out[1])) << len;
+        EXPECT_EQ(mac_offset[0], mac_offset[1]) << len;
+      }
+    }
+  }
+}
+
 TEST_P(TlsRecordTest, FinalAfterACbcRecordIsAnError) {
   const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 16);
   InitCbc("AES-128-CBC", 1, TLS1_2_VERSION, 20, key, iv);
