@@ -206,7 +206,10 @@ int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   if (found) ctx->tls_mac_size = size;
   if (!GetUintParam(params, OSSL_CIPHER_PARAM_NUM, &value, &found)) return 0;
   if (found) {
-    if (value >= ctx->block_size) {
+    // num indexes a 16-byte block, the keystream block in CTR. OpenSSL
+    // 3.0.19 takes any value there (and reads past its block); 3.0.20 and
+    // later bound it by the block size, which for CTR (1) leaves only 0.
+    if (value >= kAesBlock) {
       ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
       return 0;
     }
