@@ -166,6 +166,11 @@ bool FallbackContext::GcmCrypt(uint8_t *out, const uint8_t *in, size_t len) {
   return Feed(out, in, len, kMaxChunk);
 }
 
+bool FallbackContext::GcmSwitchDirection(Direction direction) {
+  return EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, nullptr,
+                           EncFlag(direction)) == 1;
+}
+
 bool FallbackContext::GcmFinish(Direction direction, uint8_t tag[16],
                                 size_t tag_len) {
   int out_len = 0;

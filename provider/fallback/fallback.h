@@ -74,6 +74,8 @@ class FallbackContext {
   bool GcmAad(std::span<const uint8_t> aad);
   bool GcmCrypt(uint8_t *out, const uint8_t *in, size_t len);
   bool GcmFinish(route::Direction direction, uint8_t tag[16], size_t tag_len);
+  // Goes on with the message in `direction` (GCM's schedule serves both).
+  bool GcmSwitchDirection(route::Direction direction);
 
  private:
   bool Prepare(const EVP_CIPHER *cipher, std::span<const uint8_t> key,

@@ -67,6 +67,9 @@ struct GcmCtx {
   bool iv_gen_rand = false;  // the IV was drawn at random
   size_t tag_len = kUnset;
   uint8_t tag[kTagLen] = {};
+  // A decryption's final found the tag wrong: the message may go on, but
+  // no later final of it succeeds (README).
+  bool tag_failed = false;
   // TLS 1.2 record mode: set by tlsaad for the next update only.
   size_t tls_aad_len = kUnset;
   uint8_t tls_aad[kTlsAadLen] = {};
@@ -76,6 +79,7 @@ struct GcmCtx {
 
 // Starts the engine's message on the current IV ("setiv").
 bool StartMessage(GcmCtx *ctx) {
+  ctx->tag_failed = false;
   return ctx->engine.Start(ctx->direction(), {ctx->iv, ctx->iv_len});
 }
 
@@ -226,9 +230,18 @@ int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
     *outl = len;
     return 1;
   }
-  // The tag must be set before decrypting can finish.
+  // The tag must be set before decrypting can finish. After a wrong tag
+  // the default provider's message goes on, but its finish has folded the
+  // lengths and E(K, J0) into its GHASH state, so a later tag is no GCM
+  // tag: aesmux lets no later final succeed.
   if (!ctx->encrypt && ctx->tag_len == kUnset) return 0;
+  if (ctx->tag_failed) {
+    // Encrypting, the default provider's final would end the message.
+    if (ctx->encrypt) ctx->iv_state = IvState::kFinished;
+    return 0;
+  }
   if (!ctx->engine.Finish(ctx->tag, ctx->encrypt ? kTagLen : ctx->tag_len)) {
+    ctx->tag_failed = !ctx->encrypt;
     return 0;
   }
   if (ctx->encrypt) ctx->tag_len = kTagLen;
@@ -238,9 +251,21 @@ int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
 
 int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
 
+// The default provider's re-init: key, IV and parameters each optional. A
+// message under way (IV state "copied") goes on in a new direction. A key
+// ends it: the default provider would go on from a GCM state its key setup
+// zeroed (keystream E(K, 0), E(K, 1), ... whatever the IV, the same for
+// every message re-keyed that way); aesmux requires a new IV (README).
 int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
             const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
             bool encrypt) {
+  if (ctx->iv_state == IvState::kCopied && iv == nullptr &&
+      key == nullptr && encrypt != ctx->encrypt &&
+      !ctx->engine.SwitchDirection(encrypt ? Direction::kEncrypt
+                                           : Direction::kDecrypt)) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
   ctx->encrypt = encrypt;
   if (iv != nullptr) {
     if (iv_len == 0 || iv_len > kMaxIvLen) {
@@ -259,6 +284,7 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->engine.SetKey({key, key_len});
     ctx->key_set = true;
     ctx->tls_enc_records = 0;
+    if (ctx->iv_state == IvState::kCopied) ctx->iv_state = IvState::kFinished;
   }
   return GcmSetCtxParams(ctx, params);
 }
@@ -292,6 +318,7 @@ void *GcmDupCtx(void *vctx) noexcept {
   out->iv_gen_rand = in->iv_gen_rand;
   out->tag_len = in->tag_len;
   std::memcpy(out->tag, in->tag, sizeof(out->tag));
+  out->tag_failed = in->tag_failed;
   out->tls_aad_len = in->tls_aad_len;
   std::memcpy(out->tls_aad, in->tls_aad, sizeof(out->tls_aad));
   out->tls_aad_pad = in->tls_aad_pad;
