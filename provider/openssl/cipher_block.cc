@@ -101,8 +101,9 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
     return TlsRecordUpdate(ctx, out, outl, outsize, in, inl);
   }
 
-  // Complete a held partial block first.
-  if (ctx->buf_len != 0) {
+  // Complete a held partial block first (an empty update may come with
+  // no input at all).
+  if (ctx->buf_len != 0 && inl != 0) {
     const size_t take = std::min(inl, kAesBlock - ctx->buf_len);
     std::memcpy(ctx->buf + ctx->buf_len, in, take);
     ctx->buf_len += take;
