@@ -6,7 +6,8 @@
 // aesmux whatever the application's configuration prefers. Ciphers are
 // fetched once, with "provider=default", when the library is created.
 //
-// Errors: functions return false and leave OpenSSL's own error on the queue.
+// Errors: functions return false; what OpenSSL raised inside them is dropped
+// from the queue, so that the caller raises the default provider's errors.
 #ifndef AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
 #define AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
 
