@@ -22,6 +22,9 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_input.h"
+#include "tests/fuzz/model.h"
+#include "tests/fuzz/params.h"
+#include "tests/fuzz/report.h"
 #include "tests/support/provider_env.h"
 
 extern char **environ;
@@ -69,99 +72,6 @@ constexpr size_t kMbMaxLen = 80;
 
 size_t FallbackMaxLen(Family family) {
   return kFallbackMaxLen[static_cast<size_t>(family)];
-}
-
-// ---------------------------------------------------------------------------
-// Failure reports and the trace of operations.
-
-struct Trace {
-  bool print = std::getenv("AESMUX_FUZZ_TRACE") != nullptr;
-  int slot = -1;  // the context pair the operation works on
-  std::vector<std::string> lines;
-};
-Trace &GetTrace() {
-  static Trace trace;
-  return trace;
-}
-
-void Note(std::string line) {
-  Trace &trace = GetTrace();
-  if (trace.slot >= 0) line = "[" + std::to_string(trace.slot) + "] " + line;
-  if (trace.print) std::fprintf(stderr, "op: %s\n", line.c_str());
-  trace.lines.push_back(std::move(line));
-}
-
-[[noreturn]] void Fail(const std::string &what) {
-  std::fprintf(stderr, "\n=== aesmux and the default provider disagree ===\n");
-  for (const std::string &line : GetTrace().lines) {
-    std::fprintf(stderr, "  %s\n", line.c_str());
-  }
-  std::fprintf(stderr, "MISMATCH: %s\n", what.c_str());
-  std::abort();
-}
-
-std::string Hex(const uint8_t *data, size_t len) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < std::min<size_t>(len, 96); ++i) {
-    out += kDigits[data[i] >> 4];
-    out += kDigits[data[i] & 15];
-  }
-  if (len > 96) out += "...";
-  return out;
-}
-
-// (library, reason) of each error on the queue, oldest first; the queue is
-// emptied.
-using ErrorCodes = std::vector<std::pair<int, int>>;
-ErrorCodes TakeErrorCodes() {
-  ErrorCodes codes;
-  unsigned long code;
-  while ((code = ERR_get_error()) != 0) {
-    codes.emplace_back(ERR_GET_LIB(code), ERR_GET_REASON(code));
-  }
-  return codes;
-}
-
-std::string Describe(const ErrorCodes &codes) {
-  std::string out = "[";
-  for (const auto &[lib, reason] : codes) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), " %d:%d", lib, reason);
-    out += buf;
-  }
-  return out + " ]";
-}
-
-void ExpectSame(bool same, const std::string &what) {
-  if (!same) Fail(what);
-}
-
-template <typename T>
-void ExpectEqual(const T &ours, const T &theirs, const char *what) {
-  if (!(ours == theirs)) {
-    Fail(std::string(what) + ": aesmux " + std::to_string(ours) +
-         ", default " + std::to_string(theirs));
-  }
-}
-
-void ExpectSameErrors(const ErrorCodes &ours, const ErrorCodes &theirs,
-                      const char *what) {
-  if (ours != theirs) {
-    Fail(std::string(what) + ": error queue aesmux " + Describe(ours) +
-         ", default " + Describe(theirs));
-  }
-}
-
-void ExpectSameBytes(const uint8_t *ours, const uint8_t *theirs, size_t len,
-                     const char *what) {
-  if (std::memcmp(ours, theirs, len) != 0) {
-    size_t first = 0;
-    while (ours[first] == theirs[first]) ++first;
-    Fail(std::string(what) + ": bytes differ from offset " +
-         std::to_string(first) + " of " + std::to_string(len) +
-         "\n  aesmux  " + Hex(ours, len) + "\n  default " + Hex(theirs, len));
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -258,386 +168,8 @@ Env *GetEnv(size_t index) {
   return envs[index].get();
 }
 
-// ---------------------------------------------------------------------------
-// OSSL_PARAM arrays: described once, instantiated per provider (a get writes
-// into its array).
-
-struct ParamSpec {
-  std::string key;
-  unsigned int type = OSSL_PARAM_UNSIGNED_INTEGER;
-  size_t data_size = 0;           // as the OSSL_PARAM reports it
-  bool null_data = false;
-  std::vector<uint8_t> contents;  // what lies behind data (or behind the
-                                  // pointer, for the *_PTR types)
-};
-
-class ParamArray {
- public:
-  explicit ParamArray(const std::vector<ParamSpec> &specs) {
-    storage_.reserve(specs.size());
-    pointers_.resize(specs.size(), nullptr);
-    for (size_t i = 0; i < specs.size(); ++i) {
-      const ParamSpec &spec = specs[i];
-      storage_.push_back(spec.contents);
-      OSSL_PARAM p{};
-      p.key = spec.key.c_str();
-      p.data_type = spec.type;
-      p.data_size = spec.data_size;
-      p.return_size = OSSL_PARAM_UNMODIFIED;
-      const bool pointer = spec.type == OSSL_PARAM_OCTET_PTR ||
-                           spec.type == OSSL_PARAM_UTF8_PTR;
-      if (pointer) {
-        pointers_[i] = storage_[i].empty() ? nullptr : storage_[i].data();
-        p.data = spec.null_data ? nullptr : &pointers_[i];
-      } else {
-        p.data = spec.null_data || storage_[i].empty() ? nullptr
-                                                       : storage_[i].data();
-      }
-      params_.push_back(p);
-    }
-    params_.push_back(OSSL_PARAM_construct_end());
-  }
-  ParamArray(const ParamArray &) = delete;
-  ParamArray &operator=(const ParamArray &) = delete;
-
-  OSSL_PARAM *get() { return params_.data(); }
-  const OSSL_PARAM &at(size_t i) const { return params_[i]; }
-  size_t size() const { return params_.size() - 1; }
-  const std::vector<uint8_t> &storage(size_t i) const { return storage_[i]; }
-  void *pointer(size_t i) const { return pointers_[i]; }
-
- private:
-  std::vector<std::vector<uint8_t>> storage_;
-  std::vector<void *> pointers_;
-  std::vector<OSSL_PARAM> params_;
-};
-
-const OSSL_PARAM *Find(const OSSL_PARAM *params, const char *key) {
-  return OSSL_PARAM_locate_const(params, key);
-}
-
-bool ReadUint(const OSSL_PARAM *p, unsigned int *value) {
-  return p != nullptr && OSSL_PARAM_get_uint(p, value);
-}
-bool ReadSize(const OSSL_PARAM *p, size_t *value) {
-  return p != nullptr && OSSL_PARAM_get_size_t(p, value);
-}
-
-// The parameter keys the fuzzer draws from: every key a cipher context
-// answers or accepts, some the AES ciphers ignore, and nonsense.
-constexpr const char *kParamKeys[] = {
-    OSSL_CIPHER_PARAM_PADDING,
-    OSSL_CIPHER_PARAM_NUM,
-    OSSL_CIPHER_PARAM_IVLEN,
-    OSSL_CIPHER_PARAM_KEYLEN,
-    OSSL_CIPHER_PARAM_AEAD_TAG,
-    OSSL_CIPHER_PARAM_AEAD_TAGLEN,
-    OSSL_CIPHER_PARAM_AEAD_TLS1_AAD,
-    OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED,
-    OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN,
-    OSSL_CIPHER_PARAM_AEAD_TLS1_SET_IV_INV,
-    OSSL_CIPHER_PARAM_TLS_VERSION,
-    OSSL_CIPHER_PARAM_TLS_MAC_SIZE,
-    OSSL_CIPHER_PARAM_TLS_MAC,
-    OSSL_CIPHER_PARAM_UPDATED_IV,
-    OSSL_CIPHER_PARAM_IV,
-    OSSL_CIPHER_PARAM_USE_BITS,
-    OSSL_CIPHER_PARAM_CTS_MODE,
-    OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD,
-    OSSL_CIPHER_PARAM_BLOCK_SIZE,
-    OSSL_CIPHER_PARAM_MODE,
-    OSSL_CIPHER_PARAM_AEAD,
-    OSSL_CIPHER_PARAM_CUSTOM_IV,
-    OSSL_CIPHER_PARAM_RANDOM_KEY,
-    OSSL_CIPHER_PARAM_SPEED,
-    OSSL_CIPHER_PARAM_ROUNDS,
-    OSSL_CIPHER_PARAM_ALGORITHM_ID_PARAMS,
-    "tls1multi_maxbufsz",
-    "xts_standard",
-    "",
-    "iv ",
-    "no-such-parameter",
-};
-
-constexpr unsigned int kParamTypes[] = {
-    OSSL_PARAM_INTEGER,      OSSL_PARAM_UNSIGNED_INTEGER, OSSL_PARAM_REAL,
-    OSSL_PARAM_UTF8_STRING,  OSSL_PARAM_OCTET_STRING,     OSSL_PARAM_UTF8_PTR,
-    OSSL_PARAM_OCTET_PTR,
-};
-
-// The type and size each key has in real use.
-void NaturalShape(std::string_view key, unsigned int *type, size_t *size) {
-  *type = OSSL_PARAM_UNSIGNED_INTEGER;
-  *size = sizeof(unsigned int);
-  if (key == OSSL_CIPHER_PARAM_IVLEN || key == OSSL_CIPHER_PARAM_KEYLEN ||
-      key == OSSL_CIPHER_PARAM_AEAD_TAGLEN ||
-      key == OSSL_CIPHER_PARAM_TLS_MAC_SIZE ||
-      key == OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD ||
-      key == OSSL_CIPHER_PARAM_BLOCK_SIZE) {
-    *size = sizeof(size_t);
-  } else if (key == OSSL_CIPHER_PARAM_AEAD_TAG) {
-    *type = OSSL_PARAM_OCTET_STRING;
-    *size = 16;
-  } else if (key == OSSL_CIPHER_PARAM_AEAD_TLS1_AAD) {
-    *type = OSSL_PARAM_OCTET_STRING;
-    *size = EVP_AEAD_TLS1_AAD_LEN;
-  } else if (key == OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED) {
-    *type = OSSL_PARAM_OCTET_STRING;
-    *size = EVP_GCM_TLS_FIXED_IV_LEN;
-  } else if (key == OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN ||
-             key == OSSL_CIPHER_PARAM_AEAD_TLS1_SET_IV_INV) {
-    *type = OSSL_PARAM_OCTET_STRING;
-    *size = EVP_GCM_TLS_EXPLICIT_IV_LEN;
-  } else if (key == OSSL_CIPHER_PARAM_TLS_MAC) {
-    *type = OSSL_PARAM_OCTET_PTR;
-    *size = 20;
-  } else if (key == OSSL_CIPHER_PARAM_IV ||
-             key == OSSL_CIPHER_PARAM_UPDATED_IV) {
-    *type = OSSL_PARAM_OCTET_STRING;
-    *size = 16;
-  } else if (key == OSSL_CIPHER_PARAM_CTS_MODE ||
-             key == "xts_standard") {
-    *type = OSSL_PARAM_UTF8_STRING;
-    *size = 3;
-  } else if (key == OSSL_CIPHER_PARAM_TLS_VERSION) {
-    *type = OSSL_PARAM_INTEGER;
-    *size = sizeof(int);
-  }
-}
-
-// Values that matter somewhere: TLS versions, block and IV boundaries,
-// EVP_MAX_MD_SIZE and one above it, all-ones.
-constexpr uint64_t kInterestingValues[] = {
-    0,      1,      4,      5,      8,      12,     13,     15,
-    16,     17,     20,     32,     48,     64,     65,     128,
-    129,    0x0300, 0x0301, 0x0302, 0x0303, 0xfeff, 0xfefd, 0x0100,
-    0x7fffffff, 0xffffffffull, ~0ull, 0x10000, 255,  256,  1000, 3};
-
-void StoreInteger(uint64_t value, bool negative, std::vector<uint8_t> *out) {
-  // Native byte order, as OSSL_PARAM integers are; wider sizes sign- or
-  // zero-extend.
-  const uint8_t fill = negative ? 0xff : 0x00;
-  for (size_t i = 0; i < out->size(); ++i) {
-    (*out)[i] = i < 8 ? static_cast<uint8_t>(value >> (8 * i)) : fill;
-  }
-}
-
-// Draws one parameter. `natural` keeps the key's real type and size most of
-// the time; otherwise any type and size, sometimes null data. Set arrays
-// never carry null data with a non-zero size: the default provider copies
-// from such data without a check (tlsaad, tlsivfixed).
-ParamSpec DrawParam(FuzzInput &in, bool for_set, bool natural_only) {
-  ParamSpec spec;
-  spec.key = kParamKeys[in.Pick(std::size(kParamKeys))];
-  NaturalShape(spec.key, &spec.type, &spec.data_size);
-  const uint8_t shape = natural_only ? 0 : in.Byte();
-  if (shape >= 192) spec.type = kParamTypes[in.Pick(std::size(kParamTypes))];
-  if (shape >= 160) {
-    constexpr size_t kSizes[] = {0, 1, 2, 3, 4, 8, 12, 13, 15, 16, 17, 20, 32,
-                                 64, 65, 100, 128, 129};
-    spec.data_size = kSizes[in.Pick(std::size(kSizes))];
-  }
-  const bool is_pointer = spec.type == OSSL_PARAM_OCTET_PTR ||
-                          spec.type == OSSL_PARAM_UTF8_PTR;
-  const bool is_integer = spec.type == OSSL_PARAM_INTEGER ||
-                          spec.type == OSSL_PARAM_UNSIGNED_INTEGER ||
-                          spec.type == OSSL_PARAM_REAL;
-  // libcrypto's OSSL_PARAM_get_* read the last byte of an integer without
-  // checking its size or data, and OSSL_PARAM_set_* write a real without
-  // checking its data: no empty or null numbers (a limit of the library,
-  // not of a provider).
-  if (is_integer && spec.data_size == 0) spec.data_size = 1;
-  if (spec.key == OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED && for_set &&
-      in.Pick(4) == 0) {
-    // EVP_CTRL_GCM_SET_IV_FIXED with -1: the whole IV (OpenSSH), read up
-    // to the IV length (at most 128) from data.
-    spec.data_size = SIZE_MAX;
-    spec.contents.resize(128);
-    in.Bytes(spec.contents.data(), spec.contents.size());
-    return spec;
-  }
-  spec.contents.resize(is_pointer ? std::max<size_t>(spec.data_size, 1)
-                                  : spec.data_size);
-  if (is_integer && spec.type != OSSL_PARAM_REAL && !spec.contents.empty()) {
-    const uint8_t pick = in.Byte();
-    if (pick < 200) {
-      const bool negative = spec.type == OSSL_PARAM_INTEGER && pick >= 190;
-      uint64_t value = kInterestingValues[pick % std::size(kInterestingValues)];
-      if (negative) value = 0 - value;
-      StoreInteger(value, negative, &spec.contents);
-    } else {
-      in.Bytes(spec.contents.data(), spec.contents.size());
-    }
-  } else if (spec.type == OSSL_PARAM_REAL && spec.data_size == sizeof(double)) {
-    const double value = static_cast<double>(
-        kInterestingValues[in.Pick(std::size(kInterestingValues))]);
-    std::memcpy(spec.contents.data(), &value, sizeof(value));
-  } else {
-    in.Bytes(spec.contents.data(), spec.contents.size());
-  }
-  if (!natural_only && in.Pick(16) == 0 && !is_integer &&
-      (!for_set || spec.data_size == 0)) {
-    spec.null_data = true;
-  }
-  return spec;
-}
-
-std::string DescribeParams(const std::vector<ParamSpec> &specs) {
-  std::string out;
-  for (const ParamSpec &spec : specs) {
-    char buf[96];
-    std::snprintf(buf, sizeof(buf), " %s(type %u size %zu%s)",
-                  spec.key.c_str(), spec.type,
-                  spec.data_size, spec.null_data ? " null" : "");
-    out += buf;
-    if (!spec.contents.empty() && !spec.null_data) {
-      out += "=" + Hex(spec.contents.data(),
-                       std::min<size_t>(spec.contents.size(), 24));
-    }
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------
-// A pair of contexts, one per provider, and what the harness knows of the
-// default provider's state where its behaviour depends on it.
-
-struct Model {
-  // ECB, CBC, XTS: the direction the default provider's key schedule was
-  // made for. It keeps it when only the direction changes (README: "Where
-  // aesmux deliberately differs"); -1 before any key.
-  int key_enc = -1;
-  // Data ran with the schedule of the other direction: outputs (and, for
-  // CBC, the chaining value) differ until the next key.
-  bool schedule_diverged = false;
-
-  // GCM: a shadow of the default provider's IV state machine
-  // (ciphercommon_gcm.c), key and tag length.
-  enum class GcmIv { kUninitialised, kBuffered, kCopied, kFinished };
-  GcmIv gcm_iv = GcmIv::kUninitialised;
-  bool gcm_key = false;
-  bool gcm_tag_set = false;  // a tag length (so decrypting can finish)
-  bool tls_aad_pending = false;
-  // A key was set in the middle of a message: aesmux ends the message (a
-  // new IV is required), the default provider goes on from a zeroed GCM
-  // state (README). Until a new IV: no comparison of GCM data.
-  bool gcm_interrupted = false;
-  // A decryption's final found the tag wrong: the message goes on, but no
-  // later final of it succeeds in aesmux (README); the default provider's
-  // later finals check or make tags from a GHASH state its finish changed.
-  bool gcm_tag_failed = false;
-  // A final ran while interrupted or after a wrong tag (the default
-  // provider made a tag, aesmux did not), or on a random IV. The tags
-  // differ until the next final or tag set.
-  bool gcm_tag_differs = false;
-  // A decryption's final checked tags that differ: which message state
-  // each provider is in depends on it, until a new IV.
-  bool gcm_unsynced = false;
-  // IV bytes drawn at random (encrypting without an IV, tlsivfixed's
-  // invocation field): the two providers drew different ones.
-  bool gcm_random_iv = false;
-
-  // TLS record mode as set (ECB, CBC, CTR).
-  unsigned int tls_version = 0;
-  size_t tls_mac_size = 0;
-  // The default provider holds a MAC it allocated (CBC) that its dupctx
-  // would share, so freeing both copies would free it twice.
-  bool mac_allocated = false;
-  // Bytes of the MAC of the last decrypted record (0: none), and whether it
-  // is random (bad padding: each provider draws its own). CTR: the
-  // generation of the kept buffers it points into.
-  size_t mac_held = 0;
-  bool mac_random = false;
-  uint64_t mac_generation = 0;
-
-  // An IV was set (CBC re-inits without one go back to it).
-  bool iv_set = false;
-  // ECB, CBC: bytes the default provider holds between updates (a partial
-  // block, or the last block when decrypting with padding).
-  size_t held = 0;
-  // ECB, CBC: a call the default provider gets wrong ran (see RunData): the
-  // held bytes and the chaining value may differ until the next init.
-  bool block_diverged = false;
-
-  // num set to a value the installed default provider refuses and aesmux
-  // accepts (CTR, 1..15 on OpenSSL 3.0.20+): until an init with an IV.
-  bool num_diverged = false;
-
-  // The harness cannot tell the default provider's state (an init whose
-  // parameters failed half-way, ...): no comparison until a new context.
-  bool unknown = false;
-
-  bool Comparable() const {
-    return !schedule_diverged && !gcm_interrupted && !gcm_unsynced &&
-           !num_diverged &&
-           !block_diverged && !unknown;
-  }
-
-  // GCM: the IV state becomes `state` through a new IV (set, taken by
-  // tlsivgen or tlsivinv, or a TLS record's).
-  void GcmNewIv(GcmIv state) {
-    gcm_iv = state;
-    gcm_interrupted = false;
-    gcm_tag_failed = false;
-    gcm_unsynced = false;
-  }
-
-  // GCM: a key set at init, after the init's IV if any.
-  void GcmKey(bool new_iv) {
-    if (gcm_iv == GcmIv::kCopied && !new_iv) gcm_interrupted = true;
-    gcm_key = true;
-  }
-
-  // GCM: a final (or EVP_Cipher's finish) reaches the provider. Whether its
-  // results may be compared; where aesmux deliberately differs, it must
-  // have failed.
-  bool GcmFinalComparable(bool enc, bool aesmux_ok) {
-    if (gcm_interrupted || gcm_tag_failed) {
-      if (aesmux_ok) Fail("aesmux finished an interrupted GCM message");
-      return false;
-    }
-    if (!enc && gcm_tag_differs && gcm_key && gcm_tag_set &&
-        gcm_iv != GcmIv::kFinished) {
-      gcm_unsynced = true;
-      return false;
-    }
-    return Comparable();
-  }
-
-  // GCM: what a call of the default provider's gcm_cipher_internal (AAD,
-  // data, or finish) did, given whether it succeeded. `iv_len` is the IV
-  // length before the call.
-  enum class GcmCall { kAad, kData, kFinish };
-  void GcmCalled(GcmCall call, bool enc, bool ok, size_t iv_len) {
-    if (tls_aad_pending) {
-      // A TLS record, whatever its outcome, ends with the IV finished.
-      tls_aad_pending = false;
-      GcmNewIv(GcmIv::kFinished);
-      return;
-    }
-    if (!gcm_key || gcm_iv == GcmIv::kFinished) return;
-    if (gcm_iv == GcmIv::kUninitialised) {
-      if (!enc || iv_len < 12) return;
-      gcm_random_iv = true;
-      gcm_iv = GcmIv::kBuffered;
-    }
-    if (gcm_iv == GcmIv::kBuffered) {
-      gcm_iv = GcmIv::kCopied;
-      gcm_tag_failed = false;
-    }
-    if (call != GcmCall::kFinish || (!enc && !gcm_tag_set)) return;
-    if (ok) {
-      gcm_tag_differs = gcm_interrupted || gcm_tag_failed || gcm_random_iv;
-      if (enc) gcm_tag_set = true;
-      gcm_iv = GcmIv::kFinished;
-      gcm_interrupted = false;
-      gcm_tag_failed = false;
-    } else if (!enc) {
-      gcm_tag_failed = true;
-    }
-  }
-};
-
+// A pair of contexts, one per provider, and the model of the default
+// provider's state.
 struct Pair {
   EVP_CIPHER_CTX *ctx[2] = {nullptr, nullptr};
   // Each side's buffer of the last update: a CTR TLS MAC points into it.
@@ -682,31 +214,6 @@ constexpr size_t kSlots = 4;
 constexpr size_t kMaxBytesPerInput = 1 << 20;
 constexpr size_t kMaxOpsPerInput = 400;
 
-// Explicit-IV TLS versions: a CBC record starts with a block of IV.
-bool HasExplicitIv(unsigned int version) {
-  return version == TLS1_1_VERSION || version == TLS1_2_VERSION ||
-         version == DTLS1_VERSION || version == DTLS1_2_VERSION ||
-         version == DTLS1_BAD_VER;
-}
-
-// Whether a decrypted TLS CBC record (explicit IV included) has good
-// padding for `mac_size`: otherwise each provider hands out a random MAC.
-bool TlsPaddingGood(unsigned int version, const uint8_t *record, size_t len,
-                    size_t mac_size) {
-  size_t offset = HasExplicitIv(version) ? 16 : 0;
-  if (len < offset) return false;
-  record += offset;
-  len -= offset;
-  if (len == 0) return false;
-  const size_t pad = record[len - 1];
-  if (len < 1 + mac_size + pad) return false;
-  if (version == SSL3_VERSION) return pad + 1 <= 16;
-  for (size_t i = 0; i <= pad; ++i) {
-    if (record[len - 1 - i] != pad) return false;
-  }
-  return true;
-}
-
 class Harness {
  public:
   Harness(Env *env, FuzzInput &in, bool params_mode)
@@ -722,7 +229,7 @@ class Harness {
          ++ops) {
       const uint8_t op = in_.Byte();
       const size_t slot = in_.Pick(kSlots);
-      GetTrace().slot = int(slot);
+      SetTraceSlot(int(slot));
       Pair &pair = pairs_[slot];
       if (params_mode_) {
         RunParamsOp(op, pair);
@@ -2100,15 +1607,14 @@ void RunHarness(const uint8_t *data, size_t size, bool params_mode) {
   const size_t config = in.Pick(RouterConfigs().size());
   Env *env = GetEnv(config);
   if (env == nullptr) return;
-  GetTrace().lines.clear();
-  GetTrace().slot = -1;
+  StartTrace();
   Note("configuration " + RouterConfigs()[config].name);
   ERR_clear_error();
   {
     Harness harness(env, in, params_mode);
     harness.Run();
   }
-  if (GetTrace().print) {
+  if (Tracing()) {
     // Where aesmux's requests went (paths, multi-buffer batches), so far
     // in this process.
     std::fprintf(stderr, "aesmux statistics:\n%s\n",
