@@ -25,24 +25,14 @@ constexpr const char *kAllAlgorithms[] = {
     "AES-256-CBC", "AES-128-CTR", "AES-192-CTR", "AES-256-CTR", "AES-128-XTS",
     "AES-256-XTS", "AES-128-GCM", "AES-192-GCM", "AES-256-GCM"};
 
-class ContractTest : public ::testing::TestWithParam<KernelConfig> {
+class ContractTest : public KernelConfigTest {
  protected:
-  void SetUp() override {
-    const std::string unsupported = UnsupportedReason(GetParam());
-    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
-    std::string error;
-    env_ = LoadAesmux(GetParam(), &error);
-    ASSERT_NE(env_, nullptr) << error;
-    ERR_clear_error();
-  }
-
   CipherPtr Fetch(const char *name) {
     CipherPtr cipher = env_->Aesmux(name);
     EXPECT_NE(cipher, nullptr) << name;
     return cipher;
   }
 
-  std::unique_ptr<ProviderEnv> env_;
   std::mt19937_64 rng_{20261130};
 };
 

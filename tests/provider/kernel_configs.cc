@@ -1,5 +1,6 @@
 #include "tests/provider/kernel_configs.h"
 
+#include <openssl/err.h>
 #include <openssl/provider.h>
 
 #include <cctype>
@@ -95,6 +96,15 @@ std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
     return nullptr;
   }
   return env;
+}
+
+void KernelConfigTest::SetUp() {
+  const std::string unsupported = UnsupportedReason(GetParam());
+  if (!unsupported.empty()) GTEST_SKIP() << unsupported;
+  std::string error;
+  env_ = LoadAesmux(GetParam(), &error);
+  ASSERT_NE(env_, nullptr) << error;
+  ERR_clear_error();
 }
 
 PathCounts RequestsServed(const ProviderEnv &env, std::string_view algorithm) {

@@ -51,6 +51,15 @@ std::string UnsupportedReason(const KernelConfig &config);
 std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
                                         std::string *error);
 
+// A test run under each kernel configuration: SetUp loads aesmux under the
+// parameter into env_ (and skips, with the reason, a configuration this CPU
+// cannot run), leaving OpenSSL's error queue empty.
+class KernelConfigTest : public testing::TestWithParam<KernelConfig> {
+ protected:
+  void SetUp() override;
+  std::unique_ptr<ProviderEnv> env_;
+};
+
 // Requests aesmux has served for one algorithm, per path, from its
 // statistics (process-wide counters).
 struct PathCounts {

@@ -53,17 +53,8 @@ bool KeepsOldSchedule(const char *name) {
          std::strstr(name, "XTS");
 }
 
-class ReinitTest : public ::testing::TestWithParam<KernelConfig> {
+class ReinitTest : public KernelConfigTest {
  protected:
-  void SetUp() override {
-    const std::string unsupported = UnsupportedReason(GetParam());
-    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
-    std::string error;
-    env_ = LoadAesmux(GetParam(), &error);
-    ASSERT_NE(env_, nullptr) << error;
-    ERR_clear_error();
-  }
-
   // One provider's run of: init, [update, [final]], re-init in `style`,
   // update, final; every result as a line of text.
   std::vector<std::string> Run(const EVP_CIPHER *cipher, int enc, Point point,
@@ -133,7 +124,6 @@ class ReinitTest : public ::testing::TestWithParam<KernelConfig> {
     plain_ = RandomBytes(rng_, 64);
   }
 
-  std::unique_ptr<ProviderEnv> env_;
   std::mt19937_64 rng_{0x2e1417};
   Bytes key_[2], iv_[2], plain_;
 };

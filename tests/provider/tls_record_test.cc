@@ -19,16 +19,8 @@
 namespace aesmux::test {
 namespace {
 
-class TlsRecordTest : public ::testing::TestWithParam<KernelConfig> {
+class TlsRecordTest : public KernelConfigTest {
  protected:
-  void SetUp() override {
-    const std::string unsupported = UnsupportedReason(GetParam());
-    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
-    std::string error;
-    env_ = LoadAesmux(GetParam(), &error);
-    ASSERT_NE(env_, nullptr) << error;
-  }
-
   // Initialises one context per provider, as libssl does for CBC suites.
   void InitCbc(const char *name, int enc, int version, size_t mac_size,
                const Bytes &key, const Bytes &iv) {
@@ -73,7 +65,6 @@ class TlsRecordTest : public ::testing::TestWithParam<KernelConfig> {
     return r;
   }
 
-  std::unique_ptr<ProviderEnv> env_;
   CipherCtxPtr ctx_[2];
   std::mt19937_64 rng_{0x715};
 };
