@@ -905,6 +905,30 @@ class Harness {
     }
   }
 
+  // What one call returned on each provider, and the errors it left.
+  struct Outcome {
+    int ret[2] = {0, 0};
+    ErrorCodes errors[2];
+
+    void ExpectSame(const char *what) const {
+      ExpectEqual(ret[kAesmux], ret[kDefault],
+                  (std::string(what) + " returns").c_str());
+      ExpectSameErrors(errors[kAesmux], errors[kDefault], what);
+    }
+  };
+
+  // `call(side)` for aesmux, then (unless `aesmux_only`) the default
+  // provider.
+  template <typename Call>
+  static Outcome OnBoth(Call call, bool aesmux_only = false) {
+    Outcome outcome;
+    for (int side = 0; side < (aesmux_only ? 1 : 2); ++side) {
+      outcome.ret[side] = call(side);
+      outcome.errors[side] = TakeErrorCodes();
+    }
+    return outcome;
+  }
+
   // --- parameters --------------------------------------------------------
 
   // Follows what a set (or an init's parameters) did to the default
@@ -1044,13 +1068,13 @@ class Harness {
         pair.has_cipher() ? EVP_CIPHER_CTX_get_iv_length(pair.ctx[kDefault])
                           : 0;
     const char *hazard = DefaultHazard(pair, arrays[kAesmux]);
-    int ret[2] = {0, 0};
-    ErrorCodes errors[2];
-    for (int side = 0; side < 2; ++side) {
-      if (side == kDefault && hazard != nullptr) break;
-      ret[side] = EVP_CIPHER_CTX_set_params(pair.ctx[side], arrays[side].get());
-      errors[side] = TakeErrorCodes();
-    }
+    const Outcome o = OnBoth(
+        [&](int side) {
+          return EVP_CIPHER_CTX_set_params(pair.ctx[side], arrays[side].get());
+        },
+        hazard != nullptr);
+    const int *ret = o.ret;
+    const ErrorCodes *errors = o.errors;
     Model &m = pair.model;
     if (hazard != nullptr) {
       Note(std::string("  (default provider not asked: ") + hazard + ")");
@@ -1065,8 +1089,7 @@ class Harness {
         AcceptedNumDifference(pair, arrays[kAesmux], ret, errors)) {
       m.num_diverged = true;
     } else if (m.Comparable()) {
-      ExpectEqual(ret[kAesmux], ret[kDefault], "set params returns");
-      ExpectSameErrors(errors[kAesmux], errors[kDefault], "set params");
+      o.ExpectSame("set params");
     }
     ModelParamsSet(pair, arrays[kDefault], ret[kDefault] == 1, iv_len_before);
   }
@@ -1093,12 +1116,10 @@ class Harness {
     }
     Note("get params" + DescribeParams(specs));
     ParamArray arrays[2] = {ParamArray(specs), ParamArray(specs)};
-    int ret[2];
-    ErrorCodes errors[2];
-    for (int side = 0; side < 2; ++side) {
-      ret[side] = EVP_CIPHER_CTX_get_params(pair.ctx[side], arrays[side].get());
-      errors[side] = TakeErrorCodes();
-    }
+    const Outcome o = OnBoth([&](int side) {
+      return EVP_CIPHER_CTX_get_params(pair.ctx[side], arrays[side].get());
+    });
+    const int *ret = o.ret;
     Model &m = pair.model;
     const Family family = pair.family();
     // tlsivgen starts a message on the IV (and advances it).
@@ -1112,8 +1133,7 @@ class Harness {
         Find(&arrays[kDefault].at(0), OSSL_CIPHER_PARAM_AEAD_TAG) != nullptr) {
       return;  // aesmux may have no tag where the default provider has one
     }
-    ExpectEqual(ret[kAesmux], ret[kDefault], "get params returns");
-    ExpectSameErrors(errors[kAesmux], errors[kDefault], "get params");
+    o.ExpectSame("get params");
     for (size_t i = 0; i < specs.size(); ++i) {
       CompareGot(pair, specs[i], arrays, i);
     }
@@ -1212,14 +1232,9 @@ class Harness {
     if (!pair.live()) return;
     const int pad = in_.Pick(3) == 0 ? 1 : 0;
     Note("set_padding " + std::to_string(pad));
-    int ret[2];
-    ErrorCodes errors[2];
-    for (int side = 0; side < 2; ++side) {
-      ret[side] = EVP_CIPHER_CTX_set_padding(pair.ctx[side], pad);
-      errors[side] = TakeErrorCodes();
-    }
-    ExpectEqual(ret[kAesmux], ret[kDefault], "set_padding returns");
-    ExpectSameErrors(errors[kAesmux], errors[kDefault], "set_padding");
+    OnBoth([&](int side) {
+      return EVP_CIPHER_CTX_set_padding(pair.ctx[side], pad);
+    }).ExpectSame("set_padding");
   }
 
   void SetNum(Pair &pair) {
@@ -1234,13 +1249,10 @@ class Harness {
     std::memcpy(specs[0].contents.data(), &num, sizeof(num));
     ParamArray probe(specs);
     const bool hazard = DefaultHazard(pair, probe) != nullptr;
-    int ret[2] = {0, 0};
-    ErrorCodes errors[2];
-    for (int side = 0; side < 2; ++side) {
-      if (side == kDefault && hazard) break;
-      ret[side] = EVP_CIPHER_CTX_set_num(pair.ctx[side], num);
-      errors[side] = TakeErrorCodes();
-    }
+    const Outcome o = OnBoth(
+        [&](int side) { return EVP_CIPHER_CTX_set_num(pair.ctx[side], num); },
+        hazard);
+    const int *ret = o.ret;
     if (hazard) {
       Note("  (default provider not asked: num beyond the keystream block)");
       if (ret[kAesmux] != 0) Fail("aesmux accepted num >= 16 for CTR");
@@ -1248,12 +1260,11 @@ class Harness {
       return;
     }
     if (!pair.model.Comparable()) return;
-    if (AcceptedNumDifference(pair, probe, ret, errors)) {
+    if (AcceptedNumDifference(pair, probe, ret, o.errors)) {
       pair.model.num_diverged = true;
       return;
     }
-    ExpectEqual(ret[kAesmux], ret[kDefault], "set_num returns");
-    ExpectSameErrors(errors[kAesmux], errors[kDefault], "set_num");
+    o.ExpectSame("set_num");
   }
 
   void SetKeyLength(Pair &pair) {
@@ -1261,14 +1272,9 @@ class Harness {
     constexpr int kLengths[] = {16, 24, 32, 64, 0, 17, 48};
     const int len = kLengths[in_.Pick(std::size(kLengths))];
     Note("set_key_length " + std::to_string(len));
-    int ret[2];
-    ErrorCodes errors[2];
-    for (int side = 0; side < 2; ++side) {
-      ret[side] = EVP_CIPHER_CTX_set_key_length(pair.ctx[side], len);
-      errors[side] = TakeErrorCodes();
-    }
-    ExpectEqual(ret[kAesmux], ret[kDefault], "set_key_length returns");
-    ExpectSameErrors(errors[kAesmux], errors[kDefault], "set_key_length");
+    OnBoth([&](int side) {
+      return EVP_CIPHER_CTX_set_key_length(pair.ctx[side], len);
+    }).ExpectSame("set_key_length");
   }
 
   // OpenSSH's compatibility code writes the IV through
@@ -1325,15 +1331,11 @@ class Harness {
   }
 
   void CopyInto(Pair &dst, const Pair &src) {
-    int ret[2];
-    ErrorCodes errors[2];
-    for (int side = 0; side < 2; ++side) {
-      ret[side] = EVP_CIPHER_CTX_copy(dst.ctx[side], src.ctx[side]);
-      errors[side] = TakeErrorCodes();
-    }
-    ExpectEqual(ret[kAesmux], ret[kDefault], "copy returns");
-    ExpectSameErrors(errors[kAesmux], errors[kDefault], "copy");
-    if (ret[kDefault] != 1) {
+    const Outcome o = OnBoth([&](int side) {
+      return EVP_CIPHER_CTX_copy(dst.ctx[side], src.ctx[side]);
+    });
+    o.ExpectSame("copy");
+    if (o.ret[kDefault] != 1) {
       // A failed copy leaves a context EVP cannot use.
       dst.Free();
       return;
