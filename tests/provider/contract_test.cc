@@ -386,6 +386,54 @@ TEST_P(ContractTest, EmptyUpdateWithoutInputKeepsTheHeldBytes) {
   }
 }
 
+// The default provider keeps a GCM tag and the TLS record header of tlsaad
+// in one buffer, so a tag read after tlsaad begins with the header (its
+// length corrected); a TLS record sets the tag length, and reading the tag
+// afterwards gives that buffer too. (Found by the parameter fuzzer.)
+TEST_P(ContractTest, GcmTagAndTlsAadShareOneBuffer) {
+  CipherPtr ciphers[2] = {Fetch("AES-128-GCM"), env_->Default("AES-128-GCM")};
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 12);
+  const Bytes tag = RandomBytes(rng_, 16);
+  Bytes header = RandomBytes(rng_, 13);
+  header[11] = 0;
+  header[12] = 40;
+  std::string log[2];
+  for (int side = 0; side < 2; ++side) {
+    auto ctx = NewCipherCtx();
+    Bytes got(16);
+    ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), ciphers[side].get(), key.data(),
+                                   nullptr, 0, nullptr));
+    ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, 16,
+                                    const_cast<uint8_t *>(tag.data())));
+    log[side] += std::to_string(EVP_CIPHER_CTX_ctrl(
+        ctx.get(), EVP_CTRL_AEAD_TLS1_AAD, 13, header.data()));
+    ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr, nullptr, 1,
+                                   nullptr));
+    log[side] += " " + std::to_string(EVP_CIPHER_CTX_ctrl(
+                           ctx.get(), EVP_CTRL_AEAD_GET_TAG, 16, got.data()));
+    log[side] += " " + ToHex(got);
+    // A TLS record on a fresh context, then its tag buffer.
+    auto record = NewCipherCtx();
+    Bytes body(40, 7);
+    int len = 0;
+    ASSERT_TRUE(EVP_CipherInit_ex2(record.get(), ciphers[side].get(),
+                                   key.data(), nullptr, 1, nullptr));
+    ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(record.get(), EVP_CTRL_GCM_SET_IV_FIXED, -1,
+                                    const_cast<uint8_t *>(iv.data())));
+    header[12] = 24;
+    EVP_CIPHER_CTX_ctrl(record.get(), EVP_CTRL_AEAD_TLS1_AAD, 13,
+                        header.data());
+    header[12] = 40;
+    log[side] += " " + std::to_string(EVP_CipherUpdate(
+                           record.get(), body.data(), &len, body.data(), 40));
+    log[side] += " " + std::to_string(EVP_CIPHER_CTX_ctrl(
+                           record.get(), EVP_CTRL_AEAD_GET_TAG, 16, got.data()));
+    log[side] += " " + ToHex(got);
+    ERR_clear_error();
+  }
+  EXPECT_EQ(log[0], log[1]);
+}
+
 TEST_P(ContractTest, PaddingIsOnByDefaultAndReported) {
   CipherPtr cipher = Fetch("AES-192-ECB");
   const Bytes key = RandomBytes(rng_, 24);
