@@ -645,8 +645,9 @@ class Harness {
                         HasExplicitIv(m.tls_version);
     // ECB, CBC in place with bytes held: the default provider writes the
     // held block's output over input it has not read yet (its results
-    // depend on how far its assembly reads ahead). aesmux's differ too;
-    // neither is compared, until the next init.
+    // depend on how far its assembly reads ahead); aesmux gives what out of
+    // place gives (README; ContractTest.InPlaceUpdatesAfterAPartialBlock-
+    // MatchOutOfPlace). Not compared, until the next init.
     const bool block = family == Family::kEcb || family == Family::kCbc;
     const bool pad = block && Padding(pair);
     const bool overwrites_input = block && !tls_block && reaches &&
