@@ -5,10 +5,12 @@ AESMUX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AESMUX_BUILD=${AESMUX_BUILD:-$AESMUX_ROOT/build}
 
 # Debian packages the build and the tests need (the integration tests run
-# nginx, OpenSSH and Python's ssl module against aesmux).
+# nginx, OpenSSH and Python's ssl module against aesmux; the fuzz targets
+# are built with clang 14 and its libFuzzer and sanitizer runtimes).
 AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
                  libssl-dev openssl libgtest-dev liburing-dev
-                 nginx-light curl openssh-server openssh-client python3)
+                 nginx-light curl openssh-server openssh-client python3
+                 clang-14 libclang-rt-14-dev)
 
 log() { printf '\n==> %s\n' "$*"; }
 

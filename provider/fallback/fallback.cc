@@ -20,6 +20,16 @@ int EncFlag(Direction direction) {
   return direction == Direction::kEncrypt ? 1 : 0;
 }
 
+// The errors OpenSSL raises inside a call are dropped: the OpenSSL edge
+// raises what the default provider raises for the request itself.
+class DropErrors {
+ public:
+  DropErrors() { ERR_set_mark(); }
+  ~DropErrors() { ERR_pop_to_mark(); }
+  DropErrors(const DropErrors &) = delete;
+  DropErrors &operator=(const DropErrors &) = delete;
+};
+
 }  // namespace
 
 std::unique_ptr<FallbackLibrary> FallbackLibrary::Create(std::string *error) {
@@ -137,6 +147,7 @@ bool FallbackContext::Blocks(const EVP_CIPHER *cipher,
                              std::span<const uint8_t> key, Direction direction,
                              uint8_t *iv, uint8_t *out, const uint8_t *in,
                              size_t len) {
+  DropErrors drop;
   if (!Prepare(cipher, key, direction)) return false;
   if (iv != nullptr &&
       !EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, iv, -1)) {
@@ -157,6 +168,7 @@ bool FallbackContext::GcmStart(const EVP_CIPHER *cipher,
                                std::span<const uint8_t> key,
                                Direction direction,
                                std::span<const uint8_t> iv) {
+  DropErrors drop;
   if (!Prepare(cipher, key, direction)) return false;
   size_t iv_len = iv.size();
   OSSL_PARAM params[] = {
@@ -168,15 +180,37 @@ bool FallbackContext::GcmStart(const EVP_CIPHER *cipher,
 }
 
 bool FallbackContext::GcmAad(std::span<const uint8_t> aad) {
-  return Feed(nullptr, aad.data(), aad.size(), kMaxChunk);
+  DropErrors drop;
+  // EVP_Cipher, unlike EVP_CipherUpdate, takes empty AAD to the provider,
+  // which refuses it after the payload, as GCM in OpenSSL does.
+  static constexpr uint8_t kNone[1] = {};
+  const uint8_t *in = aad.empty() ? kNone : aad.data();
+  size_t len = aad.size();
+  do {
+    const size_t chunk = std::min(len, kMaxChunk);
+    if (EVP_Cipher(ctx_, nullptr, in, static_cast<unsigned int>(chunk)) < 0) {
+      return false;
+    }
+    in += chunk;
+    len -= chunk;
+  } while (len != 0);
+  return true;
 }
 
 bool FallbackContext::GcmCrypt(uint8_t *out, const uint8_t *in, size_t len) {
+  DropErrors drop;
   return Feed(out, in, len, kMaxChunk);
+}
+
+bool FallbackContext::GcmSwitchDirection(Direction direction) {
+  DropErrors drop;
+  return EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, nullptr,
+                           EncFlag(direction)) == 1;
 }
 
 bool FallbackContext::GcmFinish(Direction direction, uint8_t tag[16],
                                 size_t tag_len) {
+  DropErrors drop;
   int out_len = 0;
   uint8_t unused[16];
   if (direction == Direction::kDecrypt) {

@@ -6,7 +6,8 @@
 // aesmux whatever the application's configuration prefers. Ciphers are
 // fetched once, with "provider=default", when the library is created.
 //
-// Errors: functions return false and leave OpenSSL's own error on the queue.
+// Errors: functions return false; what OpenSSL raised inside them is dropped
+// from the queue, so that the caller raises the default provider's errors.
 #ifndef AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
 #define AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
 
@@ -74,6 +75,8 @@ class FallbackContext {
   bool GcmAad(std::span<const uint8_t> aad);
   bool GcmCrypt(uint8_t *out, const uint8_t *in, size_t len);
   bool GcmFinish(route::Direction direction, uint8_t tag[16], size_t tag_len);
+  // Goes on with the message in `direction` (GCM's schedule serves both).
+  bool GcmSwitchDirection(route::Direction direction);
 
  private:
   bool Prepare(const EVP_CIPHER *cipher, std::span<const uint8_t> key,

@@ -66,6 +66,8 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   }
   const Segment segment{out, out, inl};
   if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
+  // The previous record's MAC is gone (the default provider frees it here).
+  ctx->tls_mac_ptr = nullptr;
   *outl = inl;
   if (ctx->encrypt) return 1;
 
@@ -80,6 +82,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
   }
+  if (ctx->tls_mac_size != 0) ctx->tls_mac_ptr = ctx->tls_mac;
   *outl = layout.payload_len;
   return 1;
 }
@@ -98,8 +101,9 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
     return TlsRecordUpdate(ctx, out, outl, outsize, in, inl);
   }
 
-  // Complete a held partial block first.
-  if (ctx->buf_len != 0) {
+  // Complete a held partial block first (an empty update may come with
+  // no input at all).
+  if (ctx->buf_len != 0 && inl != 0) {
     const size_t take = std::min(inl, kAesBlock - ctx->buf_len);
     std::memcpy(ctx->buf + ctx->buf_len, in, take);
     ctx->buf_len += take;
@@ -126,25 +130,44 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   if (whole != 0 && whole == inl && !ctx->encrypt && ctx->pad) {
     whole -= kAesBlock;
   }
-  if (whole != 0) {
-    if (outsize < produced + whole) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
-      return 0;
-    }
-    segments[num_segments++] = {out + produced, in, whole};
+  if (whole != 0 && outsize < produced + whole) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
+    return 0;
   }
+  // In place (or overlapping) after a partial block: the held block's
+  // output would overwrite input not read yet, and each output block the
+  // start of the next input block (OpenSSL's default provider does so, and
+  // returns garbage). Keep what will be held, move the whole blocks to
+  // where their output goes and run them in place there, and write the held
+  // block's output last. (README: deliberate differences.)
+  uint8_t held_out[kAesBlock];
+  uint8_t rest[kAesBlock];
+  const size_t rest_len = inl - whole;
+  const bool overlapping =
+      flush_held && out < in + inl && in < out + kAesBlock + whole;
+  if (overlapping) {
+    std::memcpy(rest, in + whole, rest_len);
+    if (whole != 0) std::memmove(out + kAesBlock, in, whole);
+    segments[0].out = held_out;
+    in = out + kAesBlock;
+  }
+  if (whole != 0) segments[num_segments++] = {out + produced, in, whole};
   if (num_segments != 0 &&
       !RunBlocks(ctx, std::span(segments, num_segments))) {
     return 0;
   }
-  if (flush_held) ctx->buf_len = 0;
-  in += whole;
-  inl -= whole;
-  // What is left is less than a block: hold it.
-  if (inl != 0) {
-    std::memcpy(ctx->buf + ctx->buf_len, in, inl);
-    ctx->buf_len += inl;
+  if (overlapping) {
+    std::memcpy(out, held_out, kAesBlock);
+    OPENSSL_cleanse(held_out, sizeof(held_out));
   }
+  if (flush_held) ctx->buf_len = 0;
+  // What is left is less than a block (or the block held back): hold it.
+  if (rest_len != 0) {
+    std::memcpy(ctx->buf + ctx->buf_len, overlapping ? rest : in + whole,
+                rest_len);
+    ctx->buf_len += rest_len;
+  }
+  if (overlapping) OPENSSL_cleanse(rest, sizeof(rest));
   *outl = produced + whole;
   return 1;
 }

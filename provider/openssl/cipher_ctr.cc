@@ -55,6 +55,10 @@ int CtrCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
   return 1;
 }
 
+// In TLS mode (tls-version set) a decrypted record ends in its MAC, which
+// goes to tls-mac and out of the output length, as the default provider's
+// stream ciphers do; a record shorter than the MAC fails, with nothing on
+// the error queue, after its bytes were decrypted.
 int CtrUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
               const unsigned char *in, size_t inl) noexcept {
   auto *ctx = static_cast<GenericCtx *>(vctx);
@@ -62,7 +66,14 @@ int CtrUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
     *outl = 0;
     return 1;
   }
-  return CtrCipher(vctx, out, outl, outsize, in, inl);
+  if (!CtrCipher(vctx, out, outl, outsize, in, inl)) return 0;
+  if (ctx->encrypt || ctx->tls_version == 0 || ctx->tls_mac_size == 0) {
+    return 1;
+  }
+  if (*outl < ctx->tls_mac_size) return 0;
+  *outl -= ctx->tls_mac_size;
+  ctx->tls_mac_ptr = out + *outl;
+  return 1;
 }
 
 int CtrFinal(void *vctx, unsigned char *, size_t *outl, size_t) noexcept {

@@ -45,8 +45,7 @@ struct GcmCtx {
         key_len(route::Info(algorithm).key_len) {}
   ~GcmCtx() {
     OPENSSL_cleanse(iv, sizeof(iv));
-    OPENSSL_cleanse(tag, sizeof(tag));
-    OPENSSL_cleanse(tls_aad, sizeof(tls_aad));
+    OPENSSL_cleanse(buf, sizeof(buf));
   }
 
   Direction direction() const {
@@ -66,16 +65,23 @@ struct GcmCtx {
   bool iv_gen = false;       // TLS: the IV's last 8 bytes are a counter
   bool iv_gen_rand = false;  // the IV was drawn at random
   size_t tag_len = kUnset;
-  uint8_t tag[kTagLen] = {};
+  // The tag (set to decrypt, made by encrypting) and the TLS record header
+  // (tlsaad) share one buffer, as in the default provider: a tag read
+  // after tlsaad begins with the header's bytes.
+  uint8_t buf[kTagLen] = {};
+  static_assert(kTlsAadLen <= kTagLen);
+  // A decryption's final found the tag wrong: the message may go on, but
+  // no later final of it succeeds (README).
+  bool tag_failed = false;
   // TLS 1.2 record mode: set by tlsaad for the next update only.
   size_t tls_aad_len = kUnset;
-  uint8_t tls_aad[kTlsAadLen] = {};
   size_t tls_aad_pad = 0;
   uint64_t tls_enc_records = 0;
 };
 
 // Starts the engine's message on the current IV ("setiv").
 bool StartMessage(GcmCtx *ctx) {
+  ctx->tag_failed = false;
   return ctx->engine.Start(ctx->direction(), {ctx->iv, ctx->iv_len});
 }
 
@@ -127,17 +133,17 @@ bool SetIvInv(GcmCtx *ctx, const uint8_t *in, size_t len) {
 // the extra output the record needs (the tag), or 0 if the AAD is invalid.
 size_t SetTlsAad(GcmCtx *ctx, const uint8_t *aad, size_t len) {
   if (len != kTlsAadLen) return 0;
-  std::memcpy(ctx->tls_aad, aad, len);
+  std::memcpy(ctx->buf, aad, len);
   ctx->tls_aad_len = len;
-  size_t record_len = (size_t{ctx->tls_aad[len - 2]} << 8) | ctx->tls_aad[len - 1];
+  size_t record_len = (size_t{ctx->buf[len - 2]} << 8) | ctx->buf[len - 1];
   if (record_len < kTlsExplicitIvLen) return 0;
   record_len -= kTlsExplicitIvLen;
   if (!ctx->encrypt) {
     if (record_len < kTagLen) return 0;
     record_len -= kTagLen;
   }
-  ctx->tls_aad[len - 2] = static_cast<uint8_t>(record_len >> 8);
-  ctx->tls_aad[len - 1] = static_cast<uint8_t>(record_len);
+  ctx->buf[len - 2] = static_cast<uint8_t>(record_len >> 8);
+  ctx->buf[len - 1] = static_cast<uint8_t>(record_len);
   return kTagLen;
 }
 
@@ -186,11 +192,13 @@ int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
     uint8_t *payload = out + kTlsExplicitIvLen;
     const size_t payload_len = len - kTlsExplicitIvLen - kTagLen;
     uint8_t *record_tag = payload + payload_len;
-    ctx->tag_len = kTagLen;
     if (!ctx->encrypt) ctx->engine.ExpectTag({record_tag, kTagLen});
-    if (!ctx->engine.Aad({ctx->tls_aad, ctx->tls_aad_len}) ||
-        !ctx->engine.Crypt(payload, payload, payload_len) ||
-        !ctx->engine.Finish(record_tag, kTagLen)) {
+    bool sealed = ctx->engine.Aad({ctx->buf, ctx->tls_aad_len}) &&
+                  ctx->engine.Crypt(payload, payload, payload_len);
+    // The default provider sets the tag length here, before its final.
+    if (sealed) ctx->tag_len = kTagLen;
+    sealed = sealed && ctx->engine.Finish(record_tag, kTagLen);
+    if (!sealed) {
       if (!ctx->encrypt) OPENSSL_cleanse(payload, payload_len);
       goto done;
     }
@@ -226,9 +234,18 @@ int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
     *outl = len;
     return 1;
   }
-  // The tag must be set before decrypting can finish.
+  // The tag must be set before decrypting can finish. After a wrong tag
+  // the default provider's message goes on, but its finish has folded the
+  // lengths and E(K, J0) into its GHASH state, so a later tag is no GCM
+  // tag: aesmux lets no later final succeed.
   if (!ctx->encrypt && ctx->tag_len == kUnset) return 0;
-  if (!ctx->engine.Finish(ctx->tag, ctx->encrypt ? kTagLen : ctx->tag_len)) {
+  if (ctx->tag_failed) {
+    // Encrypting, the default provider's final would end the message.
+    if (ctx->encrypt) ctx->iv_state = IvState::kFinished;
+    return 0;
+  }
+  if (!ctx->engine.Finish(ctx->buf, ctx->encrypt ? kTagLen : ctx->tag_len)) {
+    ctx->tag_failed = !ctx->encrypt;
     return 0;
   }
   if (ctx->encrypt) ctx->tag_len = kTagLen;
@@ -238,9 +255,21 @@ int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
 
 int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
 
+// The default provider's re-init: key, IV and parameters each optional. A
+// message under way (IV state "copied") goes on in a new direction. A key
+// ends it: the default provider would go on from a GCM state its key setup
+// zeroed (keystream E(K, 0), E(K, 1), ... whatever the IV, the same for
+// every message re-keyed that way); aesmux requires a new IV (README).
 int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
             const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
             bool encrypt) {
+  if (ctx->iv_state == IvState::kCopied && iv == nullptr &&
+      key == nullptr && encrypt != ctx->encrypt &&
+      !ctx->engine.SwitchDirection(encrypt ? Direction::kEncrypt
+                                           : Direction::kDecrypt)) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
   ctx->encrypt = encrypt;
   if (iv != nullptr) {
     if (iv_len == 0 || iv_len > kMaxIvLen) {
@@ -259,6 +288,7 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->engine.SetKey({key, key_len});
     ctx->key_set = true;
     ctx->tls_enc_records = 0;
+    if (ctx->iv_state == IvState::kCopied) ctx->iv_state = IvState::kFinished;
   }
   ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   return GcmSetCtxParams(ctx, params);
@@ -292,9 +322,9 @@ void *GcmDupCtx(void *vctx) noexcept {
   out->iv_gen = in->iv_gen;
   out->iv_gen_rand = in->iv_gen_rand;
   out->tag_len = in->tag_len;
-  std::memcpy(out->tag, in->tag, sizeof(out->tag));
+  std::memcpy(out->buf, in->buf, sizeof(out->buf));
+  out->tag_failed = in->tag_failed;
   out->tls_aad_len = in->tls_aad_len;
-  std::memcpy(out->tls_aad, in->tls_aad, sizeof(out->tls_aad));
   out->tls_aad_pad = in->tls_aad_pad;
   out->tls_enc_records = in->tls_enc_records;
   return out;
@@ -391,7 +421,7 @@ int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
       ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
       return 0;
     }
-    if (!OSSL_PARAM_set_octet_string(p, ctx->tag, size)) {
+    if (!OSSL_PARAM_set_octet_string(p, ctx->buf, size)) {
       ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
       return 0;
     }
@@ -412,7 +442,7 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
 
   if (const OSSL_PARAM *p =
           FindParam(params, OSSL_CIPHER_PARAM_AEAD_TAG)) {
-    void *tag = ctx->tag;
+    void *tag = ctx->buf;
     size_t size = 0;
     if (!OSSL_PARAM_get_octet_string(p, &tag, kTagLen, &size)) {
       ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
@@ -423,7 +453,7 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
       return 0;
     }
     ctx->tag_len = size;
-    ctx->engine.ExpectTag({ctx->tag, size});
+    ctx->engine.ExpectTag({ctx->buf, size});
   }
 
   bool found = false;

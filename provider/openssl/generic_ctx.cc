@@ -64,6 +64,8 @@ void *DupGenericCtx(void *vctx) noexcept {
   out->tls_version = in->tls_version;
   out->tls_mac_size = in->tls_mac_size;
   std::memcpy(out->tls_mac, in->tls_mac, sizeof(out->tls_mac));
+  out->tls_mac_ptr =
+      in->tls_mac_ptr == in->tls_mac ? out->tls_mac : in->tls_mac_ptr;
   if (in->pipes != nullptr) {
     out->pipes.reset(new (std::nothrow) GenericCtx::PipeIvs(*in->pipes));
     if (out->pipes == nullptr) {
@@ -98,12 +100,18 @@ bool SetInitKey(GenericCtx *ctx, const uint8_t *key, size_t key_len) {
 
 namespace {
 
+// tls-mac: a pointer and tls-mac-size, as the default provider answers.
+// A pointer into `tls_mac` never comes with a size beyond it: after
+// tls-mac-size grows past 64 bytes (which no record can then have), the
+// pointer is null.
 bool SetTlsMacParam(OSSL_PARAM params[], GenericCtx *ctx) {
   OSSL_PARAM *p = FindParam(params, OSSL_CIPHER_PARAM_TLS_MAC);
-  if (p == nullptr ||
-      OSSL_PARAM_set_octet_ptr(p, ctx->tls_mac, ctx->tls_mac_size)) {
-    return true;
+  if (p == nullptr) return true;
+  const uint8_t *mac = ctx->tls_mac_ptr;
+  if (mac == ctx->tls_mac && ctx->tls_mac_size > sizeof(ctx->tls_mac)) {
+    mac = nullptr;
   }
+  if (OSSL_PARAM_set_octet_ptr(p, mac, ctx->tls_mac_size)) return true;
   ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
   return false;
 }
@@ -200,7 +208,10 @@ int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   if (found) ctx->tls_mac_size = size;
   if (!GetUintParam(params, OSSL_CIPHER_PARAM_NUM, &value, &found)) return 0;
   if (found) {
-    if (value >= ctx->block_size) {
+    // num indexes a 16-byte block, the keystream block in CTR. OpenSSL
+    // 3.0.19 takes any value there (and reads past its block); 3.0.20 and
+    // later bound it by the block size, which for CTR (1) leaves only 0.
+    if (value >= kAesBlock) {
       ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
       return 0;
     }

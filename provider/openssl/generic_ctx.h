@@ -45,8 +45,11 @@ struct GenericCtx {
   // TLS record mode (CBC), set by libssl through tls-version/tls-mac-size.
   unsigned int tls_version = 0;
   size_t tls_mac_size = 0;
-  // The MAC of the last decrypted record (random if its padding was bad),
-  // handed to libssl through tls-mac.
+  // The MAC of the last decrypted record, handed to libssl through
+  // tls-mac: null until a record brings one; for CBC (and ECB) `tls_mac`,
+  // which holds it (random if the record's padding was bad); for CTR a
+  // pointer into the caller's output, as the default provider does.
+  const uint8_t *tls_mac_ptr = nullptr;
   uint8_t tls_mac[kMaxTlsMacSize] = {};
   // CBC cipher pipelines (OpenSSL 3.5+): one IV per pipe.
   struct PipeIvs {

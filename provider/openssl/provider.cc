@@ -339,16 +339,12 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
   return 1;
 }
 
-}  // namespace
-}  // namespace aesmux::openssl
-
-extern "C" __attribute__((visibility("default"))) int OSSL_provider_init(
-    const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
-    const OSSL_DISPATCH **out, void **provctx) noexcept {
-  // Loading allocates (settings, probe results, messages); running out of
-  // memory there refuses to load.
+// Loading allocates (settings, probe results, messages); running out of
+// memory there refuses to load.
+int InitOrRaise(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+                const OSSL_DISPATCH **out, void **provctx) noexcept {
   try {
-    return aesmux::openssl::Init(handle, in, out, provctx);
+    return Init(handle, in, out, provctx);
   } catch (const std::bad_alloc &) {
     ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
     return 0;
@@ -356,4 +352,15 @@ extern "C" __attribute__((visibility("default"))) int OSSL_provider_init(
     ERR_raise_data(ERR_LIB_PROV, ERR_R_INTERNAL_ERROR, "aesmux: %s", e.what());
     return 0;
   }
+}
+
+}  // namespace
+}  // namespace aesmux::openssl
+
+// <openssl/core.h> declares this without noexcept (clang insists the
+// definition match); InitOrRaise is the noexcept boundary.
+extern "C" __attribute__((visibility("default"))) int OSSL_provider_init(
+    const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+    const OSSL_DISPATCH **out, void **provctx) {
+  return aesmux::openssl::InitOrRaise(handle, in, out, provctx);
 }

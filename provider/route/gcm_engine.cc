@@ -79,6 +79,19 @@ bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
   return true;
 }
 
+bool GcmEngine::SwitchDirection(Direction direction) {
+  if (direction == direction_) return true;
+  if (path_ == Path::kAfalg && afalg_ran_) {
+    // The kernel has taken the first payload in the old direction: the
+    // message goes on on a CPU path.
+    CountHandoff(alg_, Handoff::kGcmSplit, message_bytes_);
+    if (!ReplayOnCpu()) return false;
+  }
+  direction_ = direction;
+  if (path_ == Path::kFallback) return fallback_.GcmSwitchDirection(direction);
+  return true;
+}
+
 void GcmEngine::ExpectTag(std::span<const uint8_t> tag) {
   if (tag.size() != 16) {
     expected_tag_.reset();

@@ -67,6 +67,11 @@ class GcmEngine {
 
   // Begins a message; `iv` is 1..128 bytes.
   bool Start(Direction direction, std::span<const uint8_t> iv);
+  // Goes on with the current message in `direction`, as the default
+  // provider does when a context changes direction mid-message: the same
+  // counter and GHASH state, which from then on takes the caller's input
+  // when decrypting and the output when encrypting.
+  bool SwitchDirection(Direction direction);
   // Decrypting: the tag the next Finish will check, when the caller knows it
   // before the payload (TLS, OpenSSH); only then can the message go to the
   // afalg path. Forgotten at Finish.

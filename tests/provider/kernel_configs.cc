@@ -1,5 +1,6 @@
 #include "tests/provider/kernel_configs.h"
 
+#include <openssl/err.h>
 #include <openssl/provider.h>
 
 #include <cctype>
@@ -103,6 +104,7 @@ void KernelConfigTest::SetUp() {
   std::string error;
   env_ = LoadAesmux(GetParam(), &error);
   ASSERT_NE(env_, nullptr) << error;
+  ERR_clear_error();
 }
 
 PathCounts RequestsServed(const ProviderEnv &env, std::string_view algorithm) {

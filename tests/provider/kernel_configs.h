@@ -51,9 +51,9 @@ std::string UnsupportedReason(const KernelConfig &config);
 std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
                                         std::string *error);
 
-// A suite parameterised over the kernel configurations: SetUp skips a
-// configuration this CPU cannot run (with the reason) and loads aesmux
-// into env_ under it.
+// A test run under each kernel configuration: SetUp loads aesmux under the
+// parameter into env_ (and skips, with the reason, a configuration this CPU
+// cannot run), leaving OpenSSL's error queue empty.
 class KernelConfigTest : public testing::TestWithParam<KernelConfig> {
  protected:
   void SetUp() override;

@@ -19,16 +19,8 @@
 namespace aesmux::test {
 namespace {
 
-class TlsRecordTest : public ::testing::TestWithParam<KernelConfig> {
+class TlsRecordTest : public KernelConfigTest {
  protected:
-  void SetUp() override {
-    const std::string unsupported = UnsupportedReason(GetParam());
-    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
-    std::string error;
-    env_ = LoadAesmux(GetParam(), &error);
-    ASSERT_NE(env_, nullptr) << error;
-  }
-
   // Initialises one context per provider, as libssl does for CBC suites.
   void InitCbc(const char *name, int enc, int version, size_t mac_size,
                const Bytes &key, const Bytes &iv) {
@@ -73,7 +65,6 @@ class TlsRecordTest : public ::testing::TestWithParam<KernelConfig> {
     return r;
   }
 
-  std::unique_ptr<ProviderEnv> env_;
   CipherCtxPtr ctx_[2];
   std::mt19937_64 rng_{0x715};
 };
@@ -115,13 +106,10 @@ TEST_P(TlsRecordTest, CbcRecordsRoundTripLikeTheDefaultProvider) {
           ASSERT_EQ(ours.ok, 1);
           ASSERT_EQ(theirs.ok, 1);
           EXPECT_EQ(ours.out_len, theirs.out_len);
-          EXPECT_EQ(ours.mac, theirs.mac);
-          const size_t offset = version == SSL3_VERSION ||
-                                        version == TLS1_VERSION
-                                    ? 0
-                                    : 16;
-          EXPECT_EQ(ToHex(ours.data.data() + offset, ours.out_len),
-                    ToHex(theirs.data.data() + offset, theirs.out_len));
+          EXPECT_EQ(ToHex(ours.mac), ToHex(theirs.mac));
+          // The whole buffer: explicit IV, payload, MAC, padding and the
+          // bytes after the record.
+          EXPECT_EQ(ToHex(ours.data), ToHex(theirs.data));
         }
       }
     }
@@ -171,9 +159,115 @@ TEST_P(TlsRecordTest, BadCbcRecordsFailLikeTheDefaultProvider) {
         Result ours = Update(0, record, mac_size);
         Result theirs = Update(1, record, mac_size);
         ASSERT_EQ(ours.ok, theirs.ok) << "record " << ToHex(plain);
+        // The whole buffer, decrypted in place whatever the outcome.
+        EXPECT_EQ(ToHex(ours.data), ToHex(theirs.data));
         if (!ours.ok) continue;
         EXPECT_EQ(ours.out_len, theirs.out_len);
+        // With bad padding each provider hands out a random MAC of the
+        // right length.
         EXPECT_EQ(ours.mac.size(), theirs.mac.size());
+      }
+    }
+  }
+}
+
+// tls-mac as the default provider answers it: no MAC before a record has
+// brought one, the record's MAC after it, and never a pointer with a length
+// beyond the MAC held (a caller reading tls-mac-size bytes would read past
+// it): raising tls-mac-size after the record gives a null pointer in
+// aesmux, where the default provider hands out its 20-byte copy with the new
+// size. A tls-mac-size above 64 bytes fails the next record on both.
+TEST_P(TlsRecordTest, TlsMacIsOnlyTheMacOfTheLastRecord) {
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 16);
+  constexpr size_t kMac = 20;
+  InitCbc("AES-128-CBC", 1, TLS1_2_VERSION, kMac, key, iv);
+  const Bytes record = RandomBytes(rng_, 16 + 100 + kMac);
+  Result sealed = Update(1, record, kMac);
+  ASSERT_EQ(sealed.ok, 1);
+  sealed.data.resize(sealed.out_len);
+
+  InitCbc("AES-128-CBC", 0, TLS1_2_VERSION, kMac, key, iv);
+  auto get_mac = [&](int side, size_t *size) {
+    unsigned char *mac = reinterpret_cast<unsigned char *>(1);
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_octet_ptr(OSSL_CIPHER_PARAM_TLS_MAC,
+                                       reinterpret_cast<void **>(&mac), 0),
+        OSSL_PARAM_construct_end()};
+    EXPECT_TRUE(EVP_CIPHER_CTX_get_params(ctx_[side].get(), params));
+    *size = params[0].return_size;
+    return mac;
+  };
+  auto set_mac_size = [&](int side, size_t size) {
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_size_t(OSSL_CIPHER_PARAM_TLS_MAC_SIZE, &size),
+        OSSL_PARAM_construct_end()};
+    EXPECT_TRUE(EVP_CIPHER_CTX_set_params(ctx_[side].get(), params));
+  };
+  size_t sizes[2];
+  for (int side = 0; side < 2; ++side) {
+    SCOPED_TRACE(side == 0 ? "aesmux, before a record" : "default, before");
+    EXPECT_EQ(get_mac(side, &sizes[side]), nullptr);
+    EXPECT_EQ(sizes[side], kMac);
+  }
+
+  Result opened[2] = {Update(0, sealed.data, kMac), Update(1, sealed.data, kMac)};
+  ASSERT_EQ(opened[0].ok, 1);
+  ASSERT_EQ(opened[1].ok, 1);
+  EXPECT_EQ(ToHex(opened[0].mac), ToHex(opened[1].mac));
+  EXPECT_EQ(ToHex(opened[0].mac), ToHex(record.data() + 116, kMac));
+
+  for (int side = 0; side < 2; ++side) set_mac_size(side, 1000);
+  const unsigned char *ours = get_mac(0, &sizes[0]);
+  const unsigned char *theirs = get_mac(1, &sizes[1]);
+  EXPECT_NE(theirs, nullptr);
+  EXPECT_EQ(ours, nullptr) << "aesmux offers its MAC with tls-mac-size 1000";
+  EXPECT_EQ(sizes[0], sizes[1]);
+
+  // No record can carry a MAC that large: it fails and leaves no MAC.
+  for (int side = 0; side < 2; ++side) {
+    Result r = Update(side, sealed.data, 0);
+    EXPECT_EQ(r.ok, 0);
+    EXPECT_EQ(get_mac(side, &sizes[side]), nullptr);
+  }
+}
+
+// TLS mode on a stream cipher (CTR), as the default provider's generic
+// stream update has it: decrypting hands the record's last tls-mac-size
+// bytes to tls-mac (a pointer into the output) and leaves them out of the
+// output length; a record shorter than the MAC fails, with nothing on the
+// error queue. Encrypting is plain CTR.
+TEST_P(TlsRecordTest, CtrRecordsLeaveTheirMacOutLikeTheDefaultProvider) {
+  const Bytes key = RandomBytes(rng_, 32), iv = RandomBytes(rng_, 16);
+  for (size_t mac_size : {size_t{0}, size_t{20}, size_t{48}, size_t{100}}) {
+    for (int enc : {1, 0}) {
+      SCOPED_TRACE(testing::Message() << "mac " << mac_size << " enc " << enc);
+      InitCbc("AES-256-CTR", enc, TLS1_2_VERSION, mac_size, key, iv);
+      for (size_t len : {size_t{1}, size_t{19}, size_t{20}, size_t{21},
+                         size_t{100}, size_t{100}, size_t{4096}}) {
+        const Bytes record = RandomBytes(rng_, len);
+        Bytes out[2];
+        int ok[2], out_len[2];
+        ptrdiff_t mac_offset[2] = {-1, -1};
+        std::string errors[2];
+        for (int side = 0; side < 2; ++side) {
+          out[side].assign(len, 0);
+          ok[side] = EVP_CipherUpdate(ctx_[side].get(), out[side].data(),
+                                      &out_len[side], record.data(), len);
+          errors[side] = TakeErrors();
+          unsigned char *mac = nullptr;
+          OSSL_PARAM params[] = {
+              OSSL_PARAM_construct_octet_ptr(OSSL_CIPHER_PARAM_TLS_MAC,
+                                             reinterpret_cast<void **>(&mac),
+                                             0),
+              OSSL_PARAM_construct_end()};
+          EXPECT_TRUE(EVP_CIPHER_CTX_get_params(ctx_[side].get(), params));
+          if (mac != nullptr) mac_offset[side] = mac - out[side].data();
+        }
+        EXPECT_EQ(ok[0], ok[1]) << len;
+        EXPECT_EQ(out_len[0], out_len[1]) << len;
+        EXPECT_EQ(errors[0], errors[1]) << len;
+        EXPECT_EQ(ToHex(out[0]), ToHex(out[1])) << len;
+        EXPECT_EQ(mac_offset[0], mac_offset[1]) << len;
       }
     }
   }
