@@ -54,12 +54,17 @@ std::atomic<openssl::ProviderContext *> g_provider{nullptr};
 // it with memcpy (EVP_CIPHER_CTX_copy, before EVP_CTRL_COPY), so it is
 // plain data.
 struct CipherData {
-  void *algctx;        // the provider context; null before it is needed
-  const uint8_t *iv;   // its running IV (an octet pointer into algctx), or
-                       // null while it has none (GCM before an IV)
-  size_t iv_len;       // the provider context's IV length
-  unsigned int num;    // CTR: the provider's `num` after the last call
-  int encrypt;         // the direction algctx was last initialised for
+  const Functions *fns;  // the algorithm's provider functions
+  void *algctx;          // the provider context; null before it is needed
+  const uint8_t *iv;     // its running IV (an octet pointer into algctx),
+                         // or null while it has none (GCM before an IV)
+  size_t iv_len;         // the provider context's IV length
+  size_t block_size;     // the cipher's: 16 for ECB and CBC, else 1
+  unsigned int num;      // CTR: the provider's `num` after the last call
+  // The EVP_CIPHER_CTX's own IV (ctx->iv, what EVP_CIPHER_CTX_iv returns
+  // for a legacy cipher), asked for once: asking costs more than a small
+  // request's cipher call.
+  unsigned char *evp_iv;
 };
 static_assert(std::is_trivially_copyable_v<CipherData>);
 
@@ -74,22 +79,20 @@ struct Legacy {
   static constexpr bool kGcm = kFamily == Family::kGcm;
   static constexpr bool kCtr = kFamily == Family::kCtr;
 
-  static const Functions &F() { return FunctionsFor(kAlg); }
-
-  static size_t ProviderSize(void *algctx, const char *key) {
+  static size_t ProviderSize(const CipherData *d, const char *key) {
     size_t value = 0;
     OSSL_PARAM params[] = {OSSL_PARAM_construct_size_t(key, &value),
                            OSSL_PARAM_END};
-    return F().get_ctx_params(algctx, params) ? value : 0;
+    return d->fns->get_ctx_params(d->algctx, params) ? value : 0;
   }
 
   static int SetParam(CipherData *d, OSSL_PARAM param) {
     OSSL_PARAM params[] = {param, OSSL_PARAM_END};
-    return F().set_ctx_params(d->algctx, params);
+    return d->fns->set_ctx_params(d->algctx, params);
   }
   static int GetParam(CipherData *d, OSSL_PARAM param) {
     OSSL_PARAM params[] = {param, OSSL_PARAM_END};
-    return F().get_ctx_params(d->algctx, params);
+    return d->fns->get_ctx_params(d->algctx, params);
   }
 
   // The provider context's running IV, which stays where it is for the
@@ -111,68 +114,74 @@ struct Legacy {
                      "aesmux: the ENGINE is not initialised");
       return false;
     }
-    d->algctx = F().newctx(provider);
+    d->fns = &FunctionsFor(kAlg);
+    d->algctx = d->fns->newctx(provider);
     if (d->algctx == nullptr) return false;
+    d->evp_iv = EVP_CIPHER_CTX_iv_noconst(ctx);
     d->iv = nullptr;
-    d->iv_len = ProviderSize(d->algctx, OSSL_CIPHER_PARAM_IVLEN);
+    d->iv_len = ProviderSize(d, OSSL_CIPHER_PARAM_IVLEN);
+    d->block_size = static_cast<size_t>(EVP_CIPHER_CTX_get_block_size(ctx));
     d->num = 0;
-    d->encrypt = -1;
     FindIv(d);
     return true;
   }
 
   // What a legacy caller sees in the EVP_CIPHER_CTX after every call: the
   // running IV (ctx->iv, as OpenSSL's legacy ciphers keep it) and CTR's
-  // `num`.
-  static void SyncOut(EVP_CIPHER_CTX *ctx, CipherData *d) {
+  // `num`. `processed` is the length of the data call just made, if any:
+  // `num` counts the bytes used of the last keystream block, so whole
+  // blocks from a block boundary leave it 0 and it need not be asked for
+  // (asking costs as much as a small request).
+  static constexpr size_t kNoData = ~size_t{0};
+  [[gnu::always_inline]] static void SyncOut(EVP_CIPHER_CTX *ctx,
+                                             CipherData *d,
+                                             size_t processed = kNoData) {
     if (d->iv == nullptr) {
       if (!kGcm) return;
       FindIv(d);
       if (d->iv == nullptr) return;
     }
-    unsigned char *iv = EVP_CIPHER_CTX_iv_noconst(ctx);
-    if (iv != nullptr && d->iv_len != 0 && d->iv_len <= EVP_MAX_IV_LENGTH) {
-      std::memcpy(iv, d->iv, d->iv_len);
+    if (d->evp_iv != nullptr && d->iv_len != 0 &&
+        d->iv_len <= EVP_MAX_IV_LENGTH) {
+      CopyIv(d->evp_iv, d->iv, d->iv_len);
     }
     if constexpr (kCtr) {
+      if (processed != kNoData && d->num == 0 && processed % 16 == 0) return;
       unsigned int num = 0;
-      if (GetParam(d, OSSL_PARAM_construct_uint(OSSL_CIPHER_PARAM_NUM, &num))) {
+      if (GetParam(d, OSSL_PARAM_construct_uint(OSSL_CIPHER_PARAM_NUM, &num)) &&
+          num != d->num) {
         d->num = num;
         EVP_CIPHER_CTX_set_num(ctx, static_cast<int>(num));
       }
     }
   }
 
-  // Before data: the direction, IV and `num` the caller left in the
-  // EVP_CIPHER_CTX, where they differ from the provider context's (a
-  // re-init with an IV only, EVP_CIPHER_CTX_set_num, a write through
-  // EVP_CIPHER_CTX_iv_noconst).
-  static bool SyncIn(EVP_CIPHER_CTX *ctx, CipherData *d) {
+  // Copies an IV; the usual 16 bytes inline (a library call would cost
+  // more than the copy at small request sizes).
+  [[gnu::always_inline]] static void CopyIv(unsigned char *to,
+                                            const uint8_t *from, size_t len) {
+    len == 16 ? std::memcpy(to, from, 16) : std::memcpy(to, from, len);
+  }
+  [[gnu::always_inline]] static bool SameIv(const unsigned char *a,
+                                            const uint8_t *b, size_t len) {
+    return len == 16 ? std::memcmp(a, b, 16) == 0 : std::memcmp(a, b, len) == 0;
+  }
+
+  // Before data: the IV the caller left in the EVP_CIPHER_CTX, where it
+  // differs from the provider context's (written through
+  // EVP_CIPHER_CTX_iv_noconst, as OpenSSL's legacy ciphers allow; every
+  // EVP init reaches Init, so direction and `num` agree already).
+  [[gnu::always_inline]] static bool SyncIn(EVP_CIPHER_CTX *ctx,
+                                            CipherData *d) {
+    if (d->iv_len == 0 || (d->iv != nullptr && SameIv(d->evp_iv, d->iv, d->iv_len))) {
+      return true;
+    }
     const int encrypt = EVP_CIPHER_CTX_is_encrypting(ctx);
-    const unsigned char *iv =
-        d->iv_len != 0 ? EVP_CIPHER_CTX_iv_noconst(ctx) : nullptr;
-    if (encrypt != d->encrypt ||
-        (iv != nullptr &&
-         (d->iv == nullptr || std::memcmp(iv, d->iv, d->iv_len) != 0))) {
-      auto *init = encrypt ? F().einit : F().dinit;
-      if (!init(d->algctx, nullptr, 0, iv, iv != nullptr ? d->iv_len : 0,
-                nullptr)) {
-        return false;
-      }
-      d->encrypt = encrypt;
-      d->num = 0;
+    auto *init = encrypt ? d->fns->einit : d->fns->dinit;
+    if (!init(d->algctx, nullptr, 0, d->evp_iv, d->iv_len, nullptr)) {
+      return false;
     }
-    if constexpr (kCtr) {
-      const auto num = static_cast<unsigned int>(EVP_CIPHER_CTX_get_num(ctx));
-      if (num != d->num) {
-        unsigned int value = num;
-        if (!SetParam(d, OSSL_PARAM_construct_uint(OSSL_CIPHER_PARAM_NUM,
-                                                   &value))) {
-          return false;
-        }
-        d->num = num;
-      }
-    }
+    d->num = 0;
     return true;
   }
 
@@ -180,19 +189,20 @@ struct Legacy {
                   const unsigned char *iv, int enc) noexcept {
     CipherData *d = DataOf(ctx);
     if (!Ensure(ctx, d)) return 0;
-    // GCM and XTS keep their IV themselves (EVP_CIPH_CUSTOM_IV); for CBC
-    // and CTR libcrypto has put the IV to use in ctx->iv (the given one, or
-    // CBC's original one again).
+    // Every EVP init comes here (EVP_CIPH_ALWAYS_CALL_INIT), with or
+    // without a key or IV. GCM and XTS keep their IV themselves
+    // (EVP_CIPH_CUSTOM_IV); for CBC and CTR libcrypto has put the IV to use
+    // in ctx->iv (the given one, CBC's original one again, or CTR's running
+    // counter) and set ctx->num to 0, as the provider's init sets its own.
     const unsigned char *use_iv =
         kGcm || kFamily == Family::kXts
             ? iv
-            : (d->iv_len != 0 ? EVP_CIPHER_CTX_iv_noconst(ctx) : nullptr);
+            : (d->iv_len != 0 ? d->evp_iv : nullptr);
     const int key_len = key != nullptr ? EVP_CIPHER_CTX_get_key_length(ctx) : 0;
-    auto *init = enc ? F().einit : F().dinit;
+    auto *init = enc ? d->fns->einit : d->fns->dinit;
     const int ok =
         init(d->algctx, key, key_len > 0 ? static_cast<size_t>(key_len) : 0,
              use_iv, use_iv != nullptr ? d->iv_len : 0, nullptr);
-    d->encrypt = ok ? enc : -1;
     d->num = 0;
     SyncOut(ctx, d);
     return ok;
@@ -206,12 +216,10 @@ struct Legacy {
                       const unsigned char *in, size_t inl) noexcept {
     CipherData *d = DataOf(ctx);
     if (!Ensure(ctx, d) || !SyncIn(ctx, d)) return 0;
-    const auto block_size =
-        static_cast<size_t>(EVP_CIPHER_CTX_get_block_size(ctx));
     size_t outl = 0;
-    const int ok = F().cipher(d->algctx, out, &outl,
-                              block_size > 1 ? inl + block_size : inl, in, inl);
-    SyncOut(ctx, d);
+    const size_t room = d->block_size > 1 ? inl + d->block_size : inl;
+    const int ok = d->fns->cipher(d->algctx, out, &outl, room, in, inl);
+    SyncOut(ctx, d, ok ? inl : kNoData);
     return ok;
   }
 
@@ -223,8 +231,8 @@ struct Legacy {
     if (!Ensure(ctx, d)) return -1;
     size_t outl = 0;
     const int ok = in == nullptr
-                       ? F().final(d->algctx, out, &outl, 0)
-                       : F().update(d->algctx, out, &outl, len, in, len);
+                       ? d->fns->final(d->algctx, out, &outl, 0)
+                       : d->fns->update(d->algctx, out, &outl, len, in, len);
     SyncOut(ctx, d);
     return ok ? static_cast<int>(outl) : -1;
   }
@@ -232,7 +240,7 @@ struct Legacy {
   static int Cleanup(EVP_CIPHER_CTX *ctx) noexcept {
     CipherData *d = DataOf(ctx);
     if (d != nullptr && d->algctx != nullptr) {
-      F().freectx(d->algctx);  // wipes keys and IVs
+      d->fns->freectx(d->algctx);  // wipes keys and IVs
       d->algctx = nullptr;
       d->iv = nullptr;
     }
@@ -245,8 +253,9 @@ struct Legacy {
     CipherData *copy = DataOf(out);
     copy->algctx = nullptr;
     copy->iv = nullptr;
+    copy->evp_iv = EVP_CIPHER_CTX_iv_noconst(out);
     if (d->algctx == nullptr) return 1;
-    copy->algctx = F().dupctx(d->algctx);
+    copy->algctx = d->fns->dupctx(d->algctx);
     if (copy->algctx == nullptr) return 0;
     FindIv(copy);
     return 1;
@@ -265,7 +274,7 @@ struct Legacy {
         size_t value = size;
         const int ok = SetParam(d, OSSL_PARAM_construct_size_t(
                                        OSSL_CIPHER_PARAM_AEAD_IVLEN, &value));
-        d->iv_len = ProviderSize(d->algctx, OSSL_CIPHER_PARAM_IVLEN);
+        d->iv_len = ProviderSize(d, OSSL_CIPHER_PARAM_IVLEN);
         return ok;
       }
       case EVP_CTRL_AEAD_SET_TAG:
@@ -294,7 +303,7 @@ struct Legacy {
           return 0;
         }
         return static_cast<int>(
-            ProviderSize(d->algctx, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD));
+            ProviderSize(d, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD));
       default:
         return -1;
     }
@@ -316,11 +325,17 @@ struct Legacy {
     return -1;  // EVP_CTRL_RET_UNSUPPORTED
   }
 
-  // A cipher with the flags of OpenSSL's own legacy AES cipher of this mode,
-  // plus EVP_CIPH_CUSTOM_COPY.
+  // A cipher with the flags of OpenSSL's own legacy AES cipher of this
+  // mode, plus EVP_CIPH_CUSTOM_COPY (the context holds a provider context,
+  // which a memcpy must not share) and EVP_CIPH_ALWAYS_CALL_INIT (an init
+  // without a key resets the provider context's IV and `num` as libcrypto
+  // resets the EVP_CIPHER_CTX's; without it, Init would see key changes
+  // only and every data call would have to compare `num`, which costs a
+  // quarter of a 16-byte CTR request).
   static EVP_CIPHER *Make(int nid) {
     const openssl::FamilyConstants c = openssl::ConstantsOf(kFamily);
-    unsigned long flags = c.mode | EVP_CIPH_CUSTOM_COPY;
+    unsigned long flags =
+        c.mode | EVP_CIPH_CUSTOM_COPY | EVP_CIPH_ALWAYS_CALL_INIT;
     switch (kFamily) {
       case Family::kEcb:
       case Family::kCbc:

@@ -84,10 +84,13 @@ TEST_F(EngineTest, OffersTheFourteenCiphersWithOpenSslsLegacyFlags) {
     EXPECT_EQ(EVP_CIPHER_get_key_length(mine),
               EVP_CIPHER_get_key_length(openssl));
     EXPECT_EQ(EVP_CIPHER_get_iv_length(mine), EVP_CIPHER_get_iv_length(openssl));
-    // OpenSSL's own flags, plus a custom copy: the context holds a provider
-    // context that a memcpy must not share.
+    // OpenSSL's own flags, plus a custom copy (the context holds a
+    // provider context that a memcpy must not share) and init on every
+    // EVP init (engine_compat/legacy_cipher.cc says why); every
+    // EVP_CIPH_FLAG_* flag as OpenSSL's.
     EXPECT_EQ(EVP_CIPHER_get_flags(mine),
-              EVP_CIPHER_get_flags(openssl) | EVP_CIPH_CUSTOM_COPY)
+              EVP_CIPHER_get_flags(openssl) | EVP_CIPH_CUSTOM_COPY |
+                  EVP_CIPH_ALWAYS_CALL_INIT)
         << std::hex << EVP_CIPHER_get_flags(mine) << " vs "
         << EVP_CIPHER_get_flags(openssl);
   }
@@ -202,6 +205,50 @@ TEST_F(EngineTest, CiphersNeedTheEngineInitialised) {
   EXPECT_FALSE(EVP_EncryptInit_ex(ctx.get(), cipher, nullptr, key.data(),
                                   nullptr));
   EXPECT_NE(TakeErrors().find("not initialised"), std::string::npos);
+}
+
+// What a legacy caller changes in the EVP_CIPHER_CTX between calls reaches
+// the provider context, as with the default provider: an init without key
+// or IV (CTR: the counter goes on, `num` restarts), and an IV written
+// through EVP_CIPHER_CTX_iv_noconst (CBC).
+TEST_F(EngineTest, CallerStateReachesTheProviderContext) {
+  Configure(BestConfig());
+  ProviderEnv env;
+  const Bytes key(16, 0x6b), iv(16, 0x76), data(64, 0x64);
+  for (const char *name : {"AES-128-CTR", "AES-128-CBC"}) {
+    SCOPED_TRACE(name);
+    CipherPtr reference = env.Default(name);
+    const EVP_CIPHER *legacy = EVP_get_cipherbyname(name);
+    Bytes out[2];
+    for (int side = 0; side < 2; ++side) {
+      CipherCtxPtr ctx = NewCipherCtx();
+      ASSERT_TRUE(EVP_EncryptInit_ex(ctx.get(),
+                                     side == 0 ? legacy : reference.get(),
+                                     side == 0 ? e() : nullptr, key.data(),
+                                     iv.data()));
+      Bytes buffer(64);
+      int len = 0;
+      ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), buffer.data(), &len,
+                                    data.data(), 16));
+      out[side].insert(out[side].end(), buffer.begin(), buffer.begin() + len);
+      if (std::string(name) == "AES-128-CTR") {
+        ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), buffer.data(), &len,
+                                      data.data(), 5));
+        out[side].insert(out[side].end(), buffer.begin(), buffer.begin() + len);
+        ASSERT_TRUE(EVP_EncryptInit_ex(ctx.get(), nullptr, nullptr, nullptr,
+                                       nullptr));
+        EXPECT_EQ(EVP_CIPHER_CTX_get_num(ctx.get()), 0);
+      } else {
+        unsigned char *running = EVP_CIPHER_CTX_iv_noconst(ctx.get());
+        ASSERT_NE(running, nullptr);
+        running[3] ^= 0x80;
+      }
+      ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), buffer.data(), &len,
+                                    data.data(), 32));
+      out[side].insert(out[side].end(), buffer.begin(), buffer.begin() + len);
+    }
+    EXPECT_EQ(ToHex(out[0]), ToHex(out[1]));
+  }
 }
 
 // ---------------------------------------------------------------------------
