@@ -123,6 +123,14 @@ struct Legacy {
     d->block_size = static_cast<size_t>(EVP_CIPHER_CTX_get_block_size(ctx));
     d->num = 0;
     FindIv(d);
+    // ECB/CBC: libcrypto pads, and holds back the last block to unpad; the
+    // provider context never does (so its update is its `cipher` on whole
+    // blocks).
+    if (d->block_size > 1) {
+      unsigned int padding = 0;
+      return SetParam(d, OSSL_PARAM_construct_uint(OSSL_CIPHER_PARAM_PADDING,
+                                                   &padding)) == 1;
+    }
     return true;
   }
 
@@ -208,17 +216,26 @@ struct Legacy {
     return ok;
   }
 
-  // ECB, CBC, CTR, XTS: the provider's `cipher` function (EVP_Cipher's),
-  // 1 or 0. libcrypto hands ECB/CBC whole blocks except through EVP_Cipher,
-  // whose output room for a trailing partial block is a whole block, as
-  // EVP gives providers.
+  // ECB, CBC, CTR, XTS: 1 or 0. libcrypto hands ECB and CBC whole blocks,
+  // except through EVP_Cipher. Whole blocks go to the provider's update,
+  // the path it keeps short for small requests (without padding the same
+  // as its `cipher`; callgrind, `openssl speed -evp aes-128-ecb` of 256
+  // bytes: 671 instructions a request through `cipher`, 552 through
+  // update, 433 through the provider); a
+  // trailing partial block to its `cipher` (EVP_Cipher's), with a whole
+  // block of output room for it, as EVP gives providers. The stream modes
+  // go to `cipher`.
   static int DoCipher(EVP_CIPHER_CTX *ctx, unsigned char *out,
                       const unsigned char *in, size_t inl) noexcept {
     CipherData *d = DataOf(ctx);
     if (!Ensure(ctx, d) || !SyncIn(ctx, d)) return 0;
     size_t outl = 0;
-    const size_t room = d->block_size > 1 ? inl + d->block_size : inl;
-    const int ok = d->fns->cipher(d->algctx, out, &outl, room, in, inl);
+    const bool block = d->block_size > 1;
+    const size_t room = block ? inl + d->block_size : inl;
+    const int ok =
+        block && inl % d->block_size == 0
+            ? d->fns->update(d->algctx, out, &outl, room, in, inl)
+            : d->fns->cipher(d->algctx, out, &outl, room, in, inl);
     SyncOut(ctx, d, ok ? inl : kNoData);
     return ok;
   }
