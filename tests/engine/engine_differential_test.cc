@@ -692,25 +692,37 @@ bool StreamRunner::Run(const Message &m, bool *completed) {
 
 // ---------------------------------------------------------------------------
 
-class EngineDifferentialTest
-    : public testing::TestWithParam<std::tuple<KernelConfig, route::AlgInfo>> {
+// Skips a test whose kernel configuration this CPU cannot run; else
+// initialises the ENGINE under it for the test.
+template <typename Param>
+class EngineFixture : public testing::TestWithParam<Param> {
  protected:
+  virtual const KernelConfig &config() const = 0;
+
   void SetUp() override {
-    const KernelConfig &config = std::get<0>(GetParam());
-    if (const std::string reason = UnsupportedReason(config); !reason.empty()) {
+    if (const std::string reason = UnsupportedReason(config());
+        !reason.empty()) {
       GTEST_SKIP() << reason;
     }
     std::string error;
     engine_.reset(AesmuxEngine(&error));
     ASSERT_NE(engine_, nullptr) << error;
     config_ = std::make_unique<EngineConfig>(engine_.get(),
-                                             EngineCommands(config));
+                                             EngineCommands(config()));
     ASSERT_TRUE(config_->ok()) << config_->error();
   }
   void TearDown() override { config_.reset(); }
 
   EnginePtr engine_;
   std::unique_ptr<EngineConfig> config_;
+};
+
+class EngineDifferentialTest
+    : public EngineFixture<std::tuple<KernelConfig, route::AlgInfo>> {
+ protected:
+  const KernelConfig &config() const override {
+    return std::get<0>(GetParam());
+  }
 };
 
 constexpr size_t kStreams = 1000;  // per direction
@@ -752,24 +764,9 @@ INSTANTIATE_TEST_SUITE_P(Kernels, EngineDifferentialTest,
                                           testing::ValuesIn(route::kAlgs)),
                          TestName);
 
-class EngineGcmTest : public testing::TestWithParam<KernelConfig> {
+class EngineGcmTest : public EngineFixture<KernelConfig> {
  protected:
-  void SetUp() override {
-    if (const std::string reason = UnsupportedReason(GetParam());
-        !reason.empty()) {
-      GTEST_SKIP() << reason;
-    }
-    std::string error;
-    engine_.reset(AesmuxEngine(&error));
-    ASSERT_NE(engine_, nullptr) << error;
-    config_ = std::make_unique<EngineConfig>(engine_.get(),
-                                             EngineCommands(GetParam()));
-    ASSERT_TRUE(config_->ok()) << config_->error();
-  }
-  void TearDown() override { config_.reset(); }
-
-  EnginePtr engine_;
-  std::unique_ptr<EngineConfig> config_;
+  const KernelConfig &config() const override { return GetParam(); }
 };
 
 // Every GCM IV length from 1 to 128 bytes and every tag length, both
