@@ -692,31 +692,6 @@ bool StreamRunner::Run(const Message &m, bool *completed) {
 
 // ---------------------------------------------------------------------------
 
-// Skips a test whose kernel configuration this CPU cannot run; else
-// initialises the ENGINE under it for the test.
-template <typename Param>
-class EngineFixture : public testing::TestWithParam<Param> {
- protected:
-  virtual const KernelConfig &config() const = 0;
-
-  void SetUp() override {
-    if (const std::string reason = UnsupportedReason(config());
-        !reason.empty()) {
-      GTEST_SKIP() << reason;
-    }
-    std::string error;
-    engine_.reset(AesmuxEngine(&error));
-    ASSERT_NE(engine_, nullptr) << error;
-    config_ = std::make_unique<EngineConfig>(engine_.get(),
-                                             EngineCommands(config()));
-    ASSERT_TRUE(config_->ok()) << config_->error();
-  }
-  void TearDown() override { config_.reset(); }
-
-  EnginePtr engine_;
-  std::unique_ptr<EngineConfig> config_;
-};
-
 class EngineDifferentialTest
     : public EngineFixture<std::tuple<KernelConfig, route::AlgInfo>> {
  protected:

@@ -9,10 +9,12 @@
 #ifndef AESMUX_TESTS_ENGINE_ENGINE_ENV_H_
 #define AESMUX_TESTS_ENGINE_ENGINE_ENV_H_
 
+#include <gtest/gtest.h>
 #include <openssl/engine.h>
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,6 +73,31 @@ EngineStats ReadEngineStats(ENGINE *e);
 // Requests of `algorithm` the ENGINE served on any path between two reads.
 uint64_t EngineRequests(const EngineStats &before, const EngineStats &after,
                         std::string_view algorithm);
+
+// Skips a test whose kernel configuration this CPU cannot run; else
+// initialises the ENGINE under it for the test.
+template <typename Param>
+class EngineFixture : public testing::TestWithParam<Param> {
+ protected:
+  virtual const KernelConfig &config() const = 0;
+
+  void SetUp() override {
+    if (const std::string reason = UnsupportedReason(config());
+        !reason.empty()) {
+      GTEST_SKIP() << reason;
+    }
+    std::string error;
+    engine_.reset(AesmuxEngine(&error));
+    ASSERT_NE(engine_, nullptr) << error;
+    config_ = std::make_unique<EngineConfig>(engine_.get(),
+                                             EngineCommands(config()));
+    ASSERT_TRUE(config_->ok()) << config_->error();
+  }
+  void TearDown() override { config_.reset(); }
+
+  EnginePtr engine_;
+  std::unique_ptr<EngineConfig> config_;
+};
 
 }  // namespace aesmux::test
 
