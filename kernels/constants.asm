@@ -91,11 +91,28 @@ CONST aesmux_vaes_gcm_inc4_x4, 64
 %rep 4
         dd      4, 0, 0, 0
 %endrep
-;; GCM counter increments on big-endian counter blocks: byte 15 (the low
-;; byte of the 32-bit counter) plus k, for VPADDD when no carry leaves it.
-CONST aesmux_vaes_gcm_be_inc, 64
-%assign k 0
-%rep 33
-        dd      0, 0, 0, k << 24
-%assign k k + 1
+;; GCM counter steps on big-endian counter blocks: row i adds i vectors'
+;; worth of blocks to byte 15 (the low byte of the 32-bit counter) of every
+;; lane, for VPADDD when no carry leaves that byte; one row per vector of a
+;; group and one for the next group (vaes_gcm.inc, VGCM_COUNTERS_FAST).
+CONST aesmux_vaes_gcm_be_step_x4, 64
+%assign i 0
+%rep 9
+%rep 4
+        dd      0, 0, 0, (4*i) << 24
+%endrep
+%assign i i + 1
+%endrep
+CONST aesmux_vaes_gcm_be_step_x2, 64
+%assign i 0
+%rep 9
+%rep 2
+        dd      0, 0, 0, (2*i) << 24
+%endrep
+%assign i i + 1
+%endrep
+;; The byte reversal in every lane of a vector, for memory operands.
+CONST aesmux_vaes_bswap_x4, 64
+%rep 4
+        db      15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0
 %endrep

@@ -1,10 +1,27 @@
 #include "kernels/tiers.h"
 
+#if defined(__x86_64__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 #include <string>
 
 namespace aesmux::kernels {
+namespace {
+
+constexpr std::pair<CpuFeature, std::string_view> kFeatureNames[] = {
+    {kSse41, "sse4.1"},   {kAesni, "aesni"},         {kPclmulqdq, "pclmulqdq"},
+    {kAvx, "avx"},        {kAvx2, "avx2"},           {kBmi2, "bmi2"},
+    {kVaes, "vaes"},      {kVpclmulqdq, "vpclmulqdq"}, {kAvx512f, "avx512f"},
+    {kAvx512bw, "avx512bw"}, {kAvx512vl, "avx512vl"}, {kArmAes, "aes"},
+    {kArmPmull, "pmull"},
+};
+
+}  // namespace
+
+#if defined(__x86_64__)
 namespace {
 
 // XCR0 bits: the OS saves these register states on context switch.
@@ -16,13 +33,6 @@ uint64_t ReadXcr0() {
   __asm__("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
   return (uint64_t{edx} << 32) | eax;
 }
-
-constexpr std::pair<CpuFeature, std::string_view> kFeatureNames[] = {
-    {kSse41, "sse4.1"},   {kAesni, "aesni"},         {kPclmulqdq, "pclmulqdq"},
-    {kAvx, "avx"},        {kAvx2, "avx2"},           {kBmi2, "bmi2"},
-    {kVaes, "vaes"},      {kVpclmulqdq, "vpclmulqdq"}, {kAvx512f, "avx512f"},
-    {kAvx512bw, "avx512bw"}, {kAvx512vl, "avx512vl"},
-};
 
 }  // namespace
 
@@ -52,6 +62,25 @@ CpuFeatures DetectCpuFeatures() {
     if (ebx & bit_AVX512VL) features |= kAvx512vl;
   }
   return features;
+}
+#elif defined(__aarch64__)
+CpuFeatures DetectCpuFeatures() {
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  CpuFeatures features = 0;
+  if (hwcap & HWCAP_AES) features |= kArmAes;
+  if (hwcap & HWCAP_PMULL) features |= kArmPmull;
+  return features;
+}
+#else
+CpuFeatures DetectCpuFeatures() { return 0; }
+#endif
+
+std::string_view TargetProcessor() { return AESMUX_TARGET_PROCESSOR; }
+
+std::string WhyNoTiers() {
+  if (!kTiers.empty()) return {};
+  return "aesmux's kernels are x86-64 code and this build is for " +
+         std::string(TargetProcessor());
 }
 
 std::string DescribeCpuFeatures(CpuFeatures features) {

@@ -4,6 +4,17 @@
 #ifndef AESMUX_KERNELS_TIERS_H_
 #define AESMUX_KERNELS_TIERS_H_
 
+// The kernels are x86-64 assembly, which kernels/CMakeLists.txt builds for
+// x86-64 targets only. For any other target this library has no tiers:
+// kTiers and mb::kMbTiers are empty, so no key gets a tier, and the router
+// serves every request on the afalg or fallback path; the provider's code
+// is the same for every target.
+#if defined(__x86_64__)
+#define AESMUX_HAVE_KERNELS 1
+#else
+#define AESMUX_HAVE_KERNELS 0
+#endif
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -26,14 +37,35 @@ enum CpuFeature : uint32_t {
   kAvx512f = 1u << 8,  // includes OS support for zmm/opmask state (XCR0)
   kAvx512bw = 1u << 9,
   kAvx512vl = 1u << 10,
+  // AArch64's AES and PMULL instructions (the Crypto Extensions): no tier
+  // uses them, but OpenSSL's own code, the fallback path, does.
+  kArmAes = 1u << 16,
+  kArmPmull = 1u << 17,
 };
 using CpuFeatures = uint32_t;
 
-// What this CPU (and its OS) supports, read once with CPUID/XGETBV.
+// What this CPU (and its OS) supports: on x86-64 read once with
+// CPUID/XGETBV, on AArch64 from the kernel's hardware capabilities (AT_HWCAP),
+// elsewhere nothing.
 CpuFeatures DetectCpuFeatures();
 
 // Names of the features in `features`, space separated ("aesni pclmulqdq …").
 std::string DescribeCpuFeatures(CpuFeatures features);
+
+// Whether `features` include AES instructions, so that AES runs at a few
+// cycles per byte on the CPU whichever code uses them (aesmux's kernels or
+// OpenSSL's own).
+inline bool HasAesInstructions(CpuFeatures features) {
+  return (features & (kAesni | kArmAes)) != 0;
+}
+
+// The processor this library was built for, as CMake names it ("x86_64",
+// "aarch64", …).
+std::string_view TargetProcessor();
+
+// Why kTiers is empty in this build ("aesmux's kernels are x86-64 code and
+// this build is for aarch64"); empty when it is not.
+std::string WhyNoTiers();
 
 // One tier's entry points. Every tier implements every operation.
 struct TierOps {
@@ -73,6 +105,7 @@ struct Tier {
 };
 
 // Every tier built into this library, best first.
+#if AESMUX_HAVE_KERNELS
 inline constexpr std::array kTiers = {
     Tier{"vaes_avx512",
          kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |
@@ -102,6 +135,9 @@ inline constexpr std::array kTiers = {
                  aesmux_ghash_aesni, aesmux_gcm_encrypt_aesni,
                  aesmux_gcm_decrypt_aesni}},
 };
+#else
+inline constexpr std::array<Tier, 0> kTiers{};
+#endif
 
 // The best tier whose requirements `available` meets, or nullptr.
 const Tier *BestTier(CpuFeatures available);

@@ -29,6 +29,29 @@ install_deps() {
       "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"; }
 }
 
+# The arm64 cross build (test-arm64.sh, test-afalg-vm-arm64.sh): Debian's
+# cross toolchain, the arm64 development packages through multiarch, and
+# qemu's user emulation, which runs the arm64 test programs here.
+AESMUX_ARM64_BUILD=${AESMUX_ARM64_BUILD:-$AESMUX_ROOT/build-arm64}
+
+install_arm64_deps() {
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    log "adding the arm64 architecture (multiarch)"
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    "${sudo[@]}" dpkg --add-architecture arm64
+    "${sudo[@]}" apt-get update >/dev/null
+  fi
+  install_deps g++-aarch64-linux-gnu qemu-user-static libssl-dev:arm64 \
+    liburing-dev:arm64 libgtest-dev:arm64 libstdc++6:arm64 "$@"
+}
+
+# Configures (once) and builds the arm64 cross build.
+build_arm64() {
+  build_in "$AESMUX_ARM64_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_TOOLCHAIN_FILE="$AESMUX_ROOT/cmake/aarch64-linux-gnu.cmake" "$@"
+}
+
 # Configures (once) and builds into $AESMUX_BUILD.
 build() {
   build_in "$AESMUX_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"

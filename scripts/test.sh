@@ -2,56 +2,177 @@
 # Installs what is missing, builds aesmux and runs every test: the unit,
 # EVP, command-line and integration suites on the normal build, the
 # provider's core suites in a build without ENGINE support, the afalg
-# suite on Debian's kernel under qemu, the unit and EVP suites again under
-# AddressSanitizer and UBSan, and the threaded suites under ThreadSanitizer.
+# suite on Debian's kernel under qemu, the arm64 cross build's suites under
+# qemu (user emulation, and Debian's arm64 kernel for the afalg suite), the
+# unit and EVP suites again under AddressSanitizer and UBSan, and the
+# threaded suites under ThreadSanitizer.
+# Ends by printing how long each stage took and which kernel tiers the
+# suites tested (and which they skipped because this CPU lacks them); fails
+# if a tier this CPU runs was not tested (unless ctest options given as
+# arguments chose the tests).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 install_deps qemu-system-x86 busybox-static cpio
-build
 
-log "running the test suites"
-ctest --test-dir "$AESMUX_BUILD" --output-on-failure --timeout 900 \
-  -j "$(nproc)" "$@"
+# Each stage's wall-clock time, printed at the end (also when a stage
+# fails), so that CI time can be watched.
+stage_times=()
+stage_name='' stage_start=0
+stage() {  # stage NAME COMMAND...: runs COMMAND as the stage NAME
+  stage_name=$1 stage_start=$SECONDS
+  shift
+  log "$stage_name"
+  "$@"
+  stage_times+=("$(printf '%6d s  %s' $((SECONDS - stage_start)) "$stage_name")")
+  stage_name=''
+}
+
+# Test results (ctest --output-junit) per build, for the tier summary.
+junit_files=()
+run_ctest() {  # run_ctest BUILD_DIR [ctest options...]
+  local dir=$1
+  shift
+  junit_files+=("$dir/ctest-junit.xml")
+  ctest --test-dir "$dir" --output-on-failure --output-junit "$dir/ctest-junit.xml" "$@"
+}
+
+# Which kernel tiers the suites ran: the tests whose GoogleTest parameter is
+# a tier's name (AllTiers/EcbTest.X/aesni, Kernels/KatTest.Cbc/aesni_route64,
+# …) per result, against what tests/kernels/tier_list says this CPU runs.
+# "none" (no kernels: every request on the fallback path) runs everywhere.
+# Returns non-zero if no test of a tier this CPU runs passed.
+tier_summary() {
+  local tier_list=$AESMUX_BUILD/tests/kernels/tier_list
+  if [ ! -x "$tier_list" ]; then
+    echo "  no kernel tiers in this build ($tier_list is not built)"
+    return 0
+  fi
+  TIERS="$("$tier_list"; echo "none yes")" \
+    python3 - "${junit_files[@]}" <<'PY'
+import os, sys, xml.etree.ElementTree as ET
+
+tiers = []  # (name, runs here, what the CPU lacks)
+for line in os.environ["TIERS"].splitlines():
+    name, runs, *lacks = line.split()
+    tiers.append((name, runs == "yes", " ".join(lacks)))
+
+def tier_of(test_name):
+    """The tier a test is parameterised with, or None."""
+    param = test_name.split("  #")[0].rsplit("/", 1)
+    if len(param) != 2:
+        return None
+    matches = [t for t, _, _ in tiers
+               if param[1] == t or param[1].startswith(t + "_")]
+    return max(matches, key=len) if matches else None
+
+def skip_reason(case):
+    out = (case.findtext("system-out") or "").splitlines()
+    for i, line in enumerate(out):
+        if line.endswith(": Skipped") and i + 1 < len(out):
+            return out[i + 1].strip()
+    return "?"
+
+untested = []
+for junit in sys.argv[1:]:
+    if not os.path.exists(junit):
+        continue
+    counts = {t: {"run": 0, "notrun": 0, "fail": 0} for t, _, _ in tiers}
+    reasons = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        tier = tier_of(case.get("name"))
+        if tier is None:
+            continue
+        status = case.get("status")
+        counts[tier][status if status in ("run", "fail") else "notrun"] += 1
+        if status not in ("run", "fail"):
+            reasons.setdefault(tier, skip_reason(case))
+    print(f"  {os.path.dirname(junit)}:")
+    for name, runs, lacks in tiers:
+        c = counts[name]
+        ran = f"{c['run']} passed" + (f", {c['fail']} failed" if c["fail"] else "")
+        skipped = f"{c['notrun']} skipped ({reasons.get(name)})"
+        if runs and c["run"] + c["fail"] == 0:
+            untested.append(name)
+            line = f"NOT TESTED, though this CPU runs it: {skipped}"
+        elif runs:
+            line = "ran: " + ran + (", " + skipped if c["notrun"] else "")
+        else:
+            line = f"skipped, this CPU lacks {lacks}: {c['notrun']} skipped"
+            if c["run"] + c["fail"]:
+                line += f", {ran} (they need no {name} kernels)"
+        print(f"    {name:<12} {line}")
+if untested:
+    print("  tiers this CPU runs that the suites did not test: "
+          + " ".join(sorted(set(untested))))
+    sys.exit(1)
+PY
+}
+
+report() {
+  local status=$?
+  if [ -n "$stage_name" ]; then
+    stage_times+=("$(printf '%6d s  %s (failed)' $((SECONDS - stage_start)) "$stage_name")")
+  fi
+  log "stage durations"
+  printf '%s\n' "${stage_times[@]}"
+  printf '%6d s  in all\n' "$SECONDS"
+  if [ ${#junit_files[@]} -ne 0 ]; then
+    log "kernel tiers tested (test results by tier parameter)"
+    if ! tier_summary && [ "$filtered" = 0 ]; then status=1; fi
+  fi
+  exit "$status"
+}
+trap report EXIT
+filtered=$(( $# > 0 ))
+
+stage "build" build
+
+stage "test suites" run_ctest "$AESMUX_BUILD" --timeout 900 -j "$(nproc)" "$@"
 
 # OpenSSL 4.0 and no-engine builds of 3.x have no ENGINEs: their headers
 # define OPENSSL_NO_ENGINE. Defining it here, the build must leave the
 # ENGINE out and say so, and the provider alone must pass its known-answer,
-# pipeline and configuration suites. (A few minutes: only those targets,
-# without link-time optimisation.)
+# pipeline and configuration suites (only those targets, without link-time
+# optimisation: a few minutes).
 noengine_build=${AESMUX_NOENGINE_BUILD:-$AESMUX_ROOT/build-noengine}
-log "the provider alone, as with an OpenSSL without ENGINEs"
-if [ ! -f "$noengine_build/build.ninja" ]; then
-  mkdir -p "$noengine_build"
-  cmake -S "$AESMUX_ROOT" -B "$noengine_build" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
-    -DCMAKE_C_FLAGS=-DOPENSSL_NO_ENGINE -DCMAKE_CXX_FLAGS=-DOPENSSL_NO_ENGINE |
-    tee "$noengine_build/configure.log"
-  grep -q 'building the provider alone' "$noengine_build/configure.log"
-fi
-[ ! -e "$noengine_build/engine_compat" ]
-cmake --build "$noengine_build" --target aesmux kat_test pipeline_test config_test
-ctest --test-dir "$noengine_build" --output-on-failure --timeout 900 -j "$(nproc)" \
-  -R '^(Kernels/(KatTest|PipelineTest)|LoadSettings|ParseByteCount|SettingNames|ProviderLoad)'
+noengine_suites() {
+  if [ ! -f "$noengine_build/build.ninja" ]; then
+    mkdir -p "$noengine_build"
+    cmake -S "$AESMUX_ROOT" -B "$noengine_build" -G Ninja \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
+      -DCMAKE_C_FLAGS=-DOPENSSL_NO_ENGINE -DCMAKE_CXX_FLAGS=-DOPENSSL_NO_ENGINE |
+      tee "$noengine_build/configure.log"
+    grep -q 'building the provider alone' "$noengine_build/configure.log"
+  fi
+  [ ! -e "$noengine_build/engine_compat" ]
+  cmake --build "$noengine_build" --target aesmux kat_test pipeline_test config_test
+  run_ctest "$noengine_build" --timeout 900 -j "$(nproc)" \
+    -R '^(Kernels/(KatTest|PipelineTest)|LoadSettings|ParseByteCount|SettingNames|ProviderLoad)'
+}
+stage "the provider without ENGINE support" noengine_suites
 
 # The afalg path on a real kernel (this machine's may have no AF_ALG: the
 # host suite skips there), booted under qemu.
-log "the afalg suite on Debian's kernel under qemu"
-"$(dirname "$0")/test-afalg-vm.sh"
+stage "afalg suite on Debian's kernel under qemu" \
+  "$(dirname "$0")/test-afalg-vm.sh"
+
+# The build for targets without aesmux's kernels (README: Arm and other
+# architectures), cross-built for arm64 and run under qemu.
+stage "arm64 build under qemu" "$(dirname "$0")/test-arm64.sh"
 
 sanitize_build=${AESMUX_SANITIZE_BUILD:-$AESMUX_ROOT/build-sanitize}
-build_in "$sanitize_build" -DCMAKE_BUILD_TYPE=Debug -DAESMUX_SANITIZE=ON
-log "running the suites under AddressSanitizer and UBSan"
+stage "sanitizer build" \
+  build_in "$sanitize_build" -DCMAKE_BUILD_TYPE=Debug -DAESMUX_SANITIZE=ON
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  ctest --test-dir "$sanitize_build" --output-on-failure --timeout 1800 \
-  -j "$(nproc)" "$@"
+  stage "suites under ASan and UBSan" \
+  run_ctest "$sanitize_build" --timeout 1800 -j "$(nproc)" "$@"
 
 # The suites that run requests from many threads at once (batching, the
 # per-thread statistics), again under ThreadSanitizer.
 tsan_build=${AESMUX_TSAN_BUILD:-$AESMUX_ROOT/build-tsan}
-build_in "$tsan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_TSAN=ON
-log "running the threaded suites under ThreadSanitizer"
+stage "ThreadSanitizer build" \
+  build_in "$tsan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_TSAN=ON
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir "$tsan_build" --output-on-failure --timeout 1800 \
-  -R 'BatchTest|RoutingTest' "$@"
-
+  stage "threaded suites under TSan" \
+  run_ctest "$tsan_build" --timeout 1800 -R 'BatchTest|RoutingTest' "$@"

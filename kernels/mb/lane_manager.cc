@@ -144,8 +144,8 @@ void CbcLaneManager::RunBusyLanes() {
       const unsigned lane = std::countr_zero(m);
       const CbcJob *job = lane_job_[lane];
       uint8_t *iv = (unloaded_ >> lane) & 1 ? job->iv : lanes_.iv[lane];
-      aesmux_cbc_encrypt_aesni(job->key, iv, lanes_.out[lane], lanes_.in[lane],
-                               shortest);
+      tier_.cbc_encrypt_one(job->key, iv, lanes_.out[lane], lanes_.in[lane],
+                            shortest);
       lanes_.in[lane] += shortest;
       lanes_.out[lane] += shortest;
     }

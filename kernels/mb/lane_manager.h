@@ -34,6 +34,31 @@ struct MbKernel {
   MbCbcEncryptFn cbc_encrypt;
 };
 
+// One tier of multi-buffer kernels. Names match the single-stream tiers of
+// tiers.h with the same CPU requirements, so one tier name selects both.
+struct MbTier {
+  std::string_view name;
+  CpuFeatures required;
+  size_t lanes;      // the widest kernel's: 8 or 16
+  size_t min_lanes;  // fewer busy lanes run one by one on cbc_encrypt_one
+  std::span<const MbKernel> kernels;  // narrowest first, widest last
+  // The single-stream kernel for those (aesni's, see below).
+  void (*cbc_encrypt_one)(const aesmux_aes_key *enc, uint8_t iv[16],
+                          uint8_t *out, const uint8_t *in, size_t len);
+
+  const MbKernel &widest() const { return kernels.back(); }
+  // The narrowest kernel that runs every lane of `lane_mask` (bits at or
+  // above `lanes` are ignored).
+  const MbKernel &KernelFor(uint32_t lane_mask) const {
+    const size_t needed = std::bit_width(lane_mask);
+    for (const MbKernel &kernel : kernels) {
+      if (kernel.lanes >= needed) return kernel;
+    }
+    return widest();
+  }
+};
+
+#if AESMUX_HAVE_KERNELS
 // One tier's kernels, narrowest first. A narrower kernel costs less per
 // call (fewer vectors per step) when only low lanes are busy.
 inline constexpr MbKernel kVaesAvx512Kernels[] = {
@@ -51,27 +76,6 @@ inline constexpr MbKernel kAesniKernels[] = {
     {8, aesmux_cbc_encrypt_x8_aesni},
 };
 
-// One tier of multi-buffer kernels. Names match the single-stream tiers of
-// tiers.h with the same CPU requirements, so one tier name selects both.
-struct MbTier {
-  std::string_view name;
-  CpuFeatures required;
-  size_t lanes;      // the widest kernel's: 8 or 16
-  size_t min_lanes;  // fewer busy lanes run one by one on aesni (see below)
-  std::span<const MbKernel> kernels;  // narrowest first, widest last
-
-  const MbKernel &widest() const { return kernels.back(); }
-  // The narrowest kernel that runs every lane of `lane_mask` (bits at or
-  // above `lanes` are ignored).
-  const MbKernel &KernelFor(uint32_t lane_mask) const {
-    const size_t needed = std::bit_width(lane_mask);
-    for (const MbKernel &kernel : kernels) {
-      if (kernel.lanes >= needed) return kernel;
-    }
-    return widest();
-  }
-};
-
 // Every multi-buffer tier built into this library, best first.
 //
 // A kernel call costs about the same whatever the number of its busy lanes,
@@ -86,11 +90,12 @@ inline constexpr std::array kMbTiers = {
     MbTier{"vaes_avx512",
            kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |
                kVpclmulqdq | kAvx512f | kAvx512bw | kAvx512vl,
-           16, 2, kVaesAvx512Kernels},
+           16, 2, kVaesAvx512Kernels, aesmux_cbc_encrypt_aesni},
     MbTier{"vaes_avx2",
            kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kVaes | kVpclmulqdq,
-           16, 2, kVaesAvx2Kernels},
-    MbTier{"aesni", kSse41 | kAesni | kPclmulqdq, 8, 2, kAesniKernels},
+           16, 2, kVaesAvx2Kernels, aesmux_cbc_encrypt_aesni},
+    MbTier{"aesni", kSse41 | kAesni | kPclmulqdq, 8, 2, kAesniKernels,
+           aesmux_cbc_encrypt_aesni},
 };
 
 // Widths ascend and the last is the tier's.
@@ -104,6 +109,9 @@ constexpr bool KernelsAscendTo(const MbTier &tier) {
 }
 static_assert(KernelsAscendTo(kMbTiers[0]) && KernelsAscendTo(kMbTiers[1]) &&
               KernelsAscendTo(kMbTiers[2]));
+#else
+inline constexpr std::array<MbTier, 0> kMbTiers{};  // tiers.h: no kernels
+#endif
 
 // The best multi-buffer tier whose requirements `available` meets, or
 // nullptr.
@@ -179,7 +187,7 @@ class CbcLaneManager {
   // pending. The busy lanes run on the tier's narrowest kernel that has
   // them all (they are moved down into free lanes first where that allows
   // a narrower one). Fewer than tier().min_lanes busy lanes run one by one
-  // on the single-stream aesni kernel instead.
+  // on the tier's single-stream kernel instead.
   CbcJob *Flush();
 
   // What ran, summed since construction: kernel calls (batches; each

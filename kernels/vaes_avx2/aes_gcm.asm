@@ -7,6 +7,10 @@
 
 section .text
 
+;; Local helper of the entry points below: completes the table of powers of
+;; H on the first call that needs all of it.
+VGCM_COMPLETE_FUNC
+
 ;; void aesmux_gcm_init_vaes_avx2(aesmux_gcm_key *gkey,
 ;;                                const aesmux_aes_key *enc);
 FUNC_BEGIN aesmux_gcm_init_vaes_avx2

@@ -8,8 +8,8 @@
 
 section .text
 
-;; Local helper of the entry points below (AVX-512 only): completes the
-;; table of powers of H on the first call that needs all of it.
+;; Local helper of the entry points below: completes the table of powers of
+;; H on the first call that needs all of it.
 VGCM_COMPLETE_FUNC
 
 ;; void aesmux_gcm_init_vaes_avx512(aesmux_gcm_key *gkey,

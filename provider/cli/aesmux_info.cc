@@ -1,9 +1,10 @@
 // aesmux-info: what aesmux would do on this machine, and where its work went.
 //
-//   aesmux-info                 provider, kernel tier, CPU features and
-//                               whether the afalg path serves each family, as
-//                               loaded by OpenSSL with the current
-//                               configuration (OPENSSL_CONF, AESMUX_*)
+//   aesmux-info                 the paths this build has, provider, kernel
+//                               tier, CPU features and whether the afalg
+//                               path serves each family, as loaded by
+//                               OpenSSL with the current configuration
+//                               (OPENSSL_CONF, AESMUX_*)
 //   aesmux-info --stats PREFIX  sums the statistics files PREFIX.<pid>
 //                               written by processes that ran aesmux
 #include <dirent.h>
@@ -34,8 +35,19 @@ std::string Param(OSSL_PROVIDER *provider, const char *key) {
   return value;
 }
 
+// The paths this build has, and why any is missing.
+std::string PathsBuilt() {
+  if (aesmux::kernels::kTiers.empty()) {
+    return "afalg fallback (no simd or mb: " + aesmux::kernels::WhyNoTiers() +
+           ")";
+  }
+  return "simd mb afalg fallback";
+}
+
 int ShowProvider() {
-  std::cout << "CPU features: "
+  std::cout << "architecture: " << aesmux::kernels::TargetProcessor() << "\n"
+            << "paths:        " << PathsBuilt() << "\n"
+            << "CPU features: "
             << aesmux::kernels::DescribeCpuFeatures(
                    aesmux::kernels::DetectCpuFeatures())
             << "\n";
@@ -53,6 +65,7 @@ int ShowProvider() {
             << "kernel tier:  " << Param(provider, "tier") << " ("
             << Param(provider, "tier-reason") << ")\n"
             << "tiers built:  ";
+  if (aesmux::kernels::kTiers.empty()) std::cout << "none";
   for (const auto &tier : aesmux::kernels::kTiers) {
     const bool usable = aesmux::kernels::Supported(
         tier, aesmux::kernels::DetectCpuFeatures());

@@ -32,7 +32,7 @@ Router::Router(Settings settings, const fallback::FallbackLibrary *fallback)
       continue;
     }
     const uint64_t min_len = config.afalg_min_len.value_or(
-        force ? 0 : kDefaultAutoAfalgMinLen);
+        force ? 0 : settings_.auto_afalg_min_len);
     afalg_min_len_[f] = min_len;
     afalg_state_[f] = "on (" + policy + ") from " + std::to_string(min_len) +
                       " bytes: " + status.Describe();

@@ -43,11 +43,18 @@ bool ChooseTier(std::string_view requested, kernels::CpuFeatures cpu,
   if (requested == "auto") {
     settings->tier = kernels::BestTier(cpu);
     settings->tier_reason =
-        settings->tier != nullptr
-            ? "auto: best tier for this CPU"
+        settings->tier != nullptr ? "auto: best tier for this CPU"
+        : kernels::kTiers.empty()
+            ? "auto: no kernels in this build (" + kernels::WhyNoTiers() + ")"
             : "auto: this CPU has none of the features of any tier (has: " +
                   kernels::DescribeCpuFeatures(cpu) + ")";
     return true;
+  }
+  if (kernels::kTiers.empty()) {
+    *error = std::string(source) + " = '" + std::string(requested) +
+             "': no kernels in this build (" + kernels::WhyNoTiers() +
+             "); expected auto|none";
+    return false;
   }
   const kernels::Tier *tier = kernels::TierByName(requested);
   if (tier == nullptr) {
@@ -135,6 +142,9 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
   if (settings.tier != nullptr) {
     settings.mb_tier = kernels::mb::MbTierByName(settings.tier->name);
   }
+  settings.auto_afalg_min_len = kernels::HasAesInstructions(cpu)
+                                    ? kDefaultAutoAfalgMinLen
+                                    : kDefaultAutoAfalgMinLenWithoutAes;
   settings.families[static_cast<size_t>(Family::kCbc)].mb_max_len =
       kDefaultCbcMbMaxLen;
 

@@ -20,8 +20,9 @@
 //
 // afalg policies: off (never), auto (only when the kernel's implementation
 // is an offload driver, not CPU software), force (whatever binds). Requests
-// of at least afalg_min_len bytes go to the afalg path; unset, it is 4K
-// under auto and 0 (every non-empty request) under force.
+// of at least afalg_min_len bytes go to the afalg path; unset, it is 16K
+// under auto on a CPU with AES instructions, 2K on one without, and 0
+// (every non-empty request) under force.
 #ifndef AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 #define AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 
@@ -55,12 +56,22 @@ struct FamilySettings {
   uint64_t mb_max_len = 0;
 };
 
-// afalg_min_len when unset, under auto (an offload driver was found).
-// There are no measurements on offload hardware behind it: it is biased
-// towards the CPU, as the kernel's own drivers bias theirs (docs: qce's
-// aes_sw_max_len), since each AF_ALG request also costs a round trip
-// through io_uring and the CPU path is fast on machines with AES-NI.
-inline constexpr uint64_t kDefaultAutoAfalgMinLen = 4096;
+// afalg_min_len when unset, under auto (an offload driver was found), by
+// whether the CPU has AES instructions (AES-NI, the ARMv8 Crypto
+// Extensions), which aesmux's kernels or OpenSSL's own code then use. No
+// offload hardware was measured: each is the request length from which an
+// offload engine that cost the CPU nothing per byte would beat the CPU's
+// path, given what an AF_ALG request costs (afalg_bench --vs-cpu on
+// Debian's arm64 kernel under qemu TCG, BENCHMARKS.md: emulation numbers,
+// a starting point), to a power of two. A real engine also takes time per
+// byte, which moves its break-even up; an engine also spares the CPU,
+// which the kernel's own drivers weigh too (docs: qce's aes_sw_max_len).
+// With AES instructions: break-even measured at 13 KiB (CTR) to 20 KiB
+// (CBC) on arm64, 5.3 to 7.4 KiB on amd64 (where it was 4K before).
+inline constexpr uint64_t kDefaultAutoAfalgMinLen = 16 * 1024;
+// Without (Arm boards without the Crypto Extensions, where OpenSSL runs its
+// NEON code): break-even at 1.3 KiB (CTR) to 1.8 KiB (CBC).
+inline constexpr uint64_t kDefaultAutoAfalgMinLenWithoutAes = 2 * 1024;
 
 inline constexpr uint64_t kDefaultCbcMbMaxLen = 64 * 1024;
 
@@ -78,6 +89,9 @@ struct Settings {
   // Whether a forked child may set up its own AF_ALG sockets and io_uring
   // ring (afalg_fork = rebuild) or keeps the afalg path off (off).
   bool afalg_fork_rebuild = false;
+  // afalg_min_len of the families that leave it unset, under auto: one of
+  // the defaults above, for this CPU.
+  uint64_t auto_afalg_min_len = kDefaultAutoAfalgMinLen;
 
   const FamilySettings &family(Family f) const {
     return families[static_cast<size_t>(f)];

@@ -17,6 +17,19 @@
 #include <cstring>
 
 namespace aesmux::test {
+namespace {
+
+// The architecture whose system calls a filter looks at: a filter that
+// checked another would let every call through.
+#if defined(__x86_64__)
+constexpr uint32_t kAuditArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
+#else
+#error "InstallSeccompFilter needs this architecture's AUDIT_ARCH_*"
+#endif
+
+}  // namespace
 
 std::string AfalgUnavailableReason() {
   static const std::string reason = [] () -> std::string {
@@ -80,7 +93,7 @@ bool InstallSeccompFilter(Deny action, bool af_alg_socket,
                             : SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
   std::vector<sock_filter> program = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
   };
@@ -101,6 +114,21 @@ bool InstallSeccompFilter(Deny action, bool af_alg_socket,
                    program.data()};
   return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
          prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) == 0;
+}
+
+std::string SeccompUnavailableReason() {
+  static const std::string reason = [] {
+    // In a child: a filter lasts for the rest of the process.
+    const std::string result = RunInChild([] {
+      return InstallSeccompFilter(Deny::kEperm, false, {}) ? 0 : errno;
+    });
+    const std::string exited = "child exited with ";
+    if (!result.starts_with(exited)) return result;
+    // qemu's user emulation, for one, refuses PR_SET_SECCOMP (EINVAL).
+    return "prctl(PR_SET_SECCOMP): " +
+           std::string(std::strerror(std::atoi(result.c_str() + exited.size())));
+  }();
+  return reason;
 }
 
 std::vector<long> AfalgSyscalls() {

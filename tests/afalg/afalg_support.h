@@ -41,6 +41,17 @@ std::string RunInChild(const std::function<int()> &body);
 enum class Deny { kKill, kEperm };
 bool InstallSeccompFilter(Deny action, bool af_alg_socket,
                           const std::vector<long> &syscalls);
+// Why this process cannot install a seccomp filter (empty if it can).
+std::string SeccompUnavailableReason();
+
+#define SKIP_WITHOUT_SECCOMP()                                                \
+  do {                                                                        \
+    if (const std::string reason = ::aesmux::test::SeccompUnavailableReason(); \
+        !reason.empty()) {                                                    \
+      GTEST_SKIP() << "no seccomp filters here: " << reason;                 \
+    }                                                                         \
+  } while (0)
+
 // Every syscall the afalg path can make after init other than socket():
 // io_uring_*, accept/accept4, bind, setsockopt, eventfd2, sendmsg/recvmsg.
 std::vector<long> AfalgSyscalls();

@@ -46,6 +46,25 @@ Bytes ReferenceCbc(const Bytes &key, const Bytes &iv, const Bytes &plain) {
   return out;
 }
 
+// AES-128-GCM sealing by the default provider (the reference): the
+// ciphertext followed by the 16-byte tag.
+Bytes ReferenceGcm(const Bytes &key, const Bytes &iv, const Bytes &aad,
+                   const Bytes &plain) {
+  auto ctx = NewCipherCtx();
+  Bytes out(plain.size() + 16);
+  int len = 0;
+  EVP_EncryptInit_ex2(ctx.get(), EVP_aes_128_gcm(), key.data(), iv.data(),
+                      nullptr);
+  EVP_EncryptUpdate(ctx.get(), nullptr, &len, aad.data(),
+                    static_cast<int>(aad.size()));
+  EVP_EncryptUpdate(ctx.get(), out.data(), &len, plain.data(),
+                    static_cast<int>(plain.size()));
+  EVP_EncryptFinal_ex(ctx.get(), out.data() + len, &len);
+  EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, 16,
+                      out.data() + plain.size());
+  return out;
+}
+
 class AfalgFaultTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -197,6 +216,9 @@ TEST_F(AfalgFaultTest, GcmFailureInPlaceLosesNothing) {
   ASSERT_TRUE(sealer.Aad(aad));
   ASSERT_TRUE(sealer.Crypt(data.data(), data.data(), data.size()));
   ASSERT_TRUE(sealer.Finish(tag, 16));
+  Bytes sealed = data;
+  sealed.insert(sealed.end(), tag, tag + 16);
+  ASSERT_EQ(ToHex(sealed), ToHex(ReferenceGcm(key, iv, aad, plain)));
 
   const uint64_t busy = Count(Alg::kAes128Gcm, Handoff::kBusy);
   afalg::InjectFault(Fault::kCompletionError, 1, -EBUSY);

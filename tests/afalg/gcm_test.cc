@@ -209,46 +209,62 @@ TEST_F(AfalgGcmTest, AadOnlyMessages) {
 }
 
 // TLS 1.2 record mode: one in-place call carries explicit IV, payload and
-// tag, so the kernel gets whole records in both directions.
+// tag, so the kernel gets whole records in both directions. Records sealed
+// by aesmux open with the default provider and records the default
+// provider seals open with aesmux, byte for byte.
 TEST_F(AfalgGcmTest, TlsRecordsInPlace) {
   std::mt19937_64 rng(13);
-  CipherPtr cipher = env_->Aesmux("AES-256-GCM");
+  CipherPtr ours = env_->Aesmux("AES-256-GCM");
+  CipherPtr theirs = env_->Default("AES-256-GCM");
   const Bytes key = RandomBytes(rng, 32), fixed = RandomBytes(rng, 4);
-  auto seal = NewCipherCtx(), open = NewCipherCtx();
-  ASSERT_TRUE(EVP_EncryptInit_ex2(seal.get(), cipher.get(), key.data(), nullptr,
-                                  nullptr));
-  ASSERT_TRUE(EVP_DecryptInit_ex2(open.get(), cipher.get(), key.data(), nullptr,
-                                  nullptr));
-  ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(seal.get(), EVP_CTRL_GCM_SET_IV_FIXED, 4,
-                                  const_cast<uint8_t *>(fixed.data())));
-  ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(open.get(), EVP_CTRL_GCM_SET_IV_FIXED, 4,
-                                  const_cast<uint8_t *>(fixed.data())));
+  // [0]: aesmux seals, the default provider opens; [1]: the other way.
+  CipherCtxPtr seal[2] = {NewCipherCtx(), NewCipherCtx()};
+  CipherCtxPtr open[2] = {NewCipherCtx(), NewCipherCtx()};
+  for (int way = 0; way < 2; ++way) {
+    const EVP_CIPHER *sealer = way == 0 ? ours.get() : theirs.get();
+    const EVP_CIPHER *opener = way == 0 ? theirs.get() : ours.get();
+    ASSERT_TRUE(EVP_EncryptInit_ex2(seal[way].get(), sealer, key.data(),
+                                    nullptr, nullptr));
+    ASSERT_TRUE(EVP_DecryptInit_ex2(open[way].get(), opener, key.data(),
+                                    nullptr, nullptr));
+    ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(seal[way].get(), EVP_CTRL_GCM_SET_IV_FIXED,
+                                    4, const_cast<uint8_t *>(fixed.data())));
+    ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(open[way].get(), EVP_CTRL_GCM_SET_IV_FIXED,
+                                    4, const_cast<uint8_t *>(fixed.data())));
+  }
   const uint64_t before = Stat("AES-256-GCM", "afalg");
   for (int record = 0; record < 8; ++record) {
     const size_t payload = 1 + rng() % 16000;
     const Bytes plain = RandomBytes(rng, payload);
-    Bytes buf(8 + payload + 16);
-    std::copy(plain.begin(), plain.end(), buf.begin() + 8);
-    // The record length in the AAD: explicit IV and payload when sealing,
-    // and the tag too when opening (as libssl passes them).
-    uint8_t aad[13] = {0, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(record),
-                       23, 3, 3};
-    aad[11] = static_cast<uint8_t>((payload + 8) >> 8);
-    aad[12] = static_cast<uint8_t>(payload + 8);
-    ASSERT_EQ(EVP_CIPHER_CTX_ctrl(seal.get(), EVP_CTRL_AEAD_TLS1_AAD, 13, aad),
-              16);
-    aad[11] = static_cast<uint8_t>((payload + 24) >> 8);
-    aad[12] = static_cast<uint8_t>(payload + 24);
-    ASSERT_EQ(EVP_Cipher(seal.get(), buf.data(), buf.data(),
-                         static_cast<unsigned>(buf.size())),
-              static_cast<int>(buf.size()));
-    ASSERT_EQ(EVP_CIPHER_CTX_ctrl(open.get(), EVP_CTRL_AEAD_TLS1_AAD, 13, aad),
-              16);
-    // (The default provider's cipher function reports the whole record.)
-    ASSERT_GT(EVP_Cipher(open.get(), buf.data(), buf.data(),
-                         static_cast<unsigned>(buf.size())),
-              0);
-    EXPECT_EQ(ToHex(buf.data() + 8, payload), ToHex(plain));
+    for (int way = 0; way < 2; ++way) {
+      SCOPED_TRACE(::testing::Message()
+                   << "record " << record << ", sealed by "
+                   << (way == 0 ? "aesmux" : "the default provider"));
+      Bytes buf(8 + payload + 16);
+      std::copy(plain.begin(), plain.end(), buf.begin() + 8);
+      // The record length in the AAD: explicit IV and payload when sealing,
+      // and the tag too when opening (as libssl passes them).
+      uint8_t aad[13] = {0, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(record),
+                         23, 3, 3};
+      aad[11] = static_cast<uint8_t>((payload + 8) >> 8);
+      aad[12] = static_cast<uint8_t>(payload + 8);
+      ASSERT_EQ(EVP_CIPHER_CTX_ctrl(seal[way].get(), EVP_CTRL_AEAD_TLS1_AAD,
+                                    13, aad),
+                16);
+      aad[11] = static_cast<uint8_t>((payload + 24) >> 8);
+      aad[12] = static_cast<uint8_t>(payload + 24);
+      ASSERT_EQ(EVP_Cipher(seal[way].get(), buf.data(), buf.data(),
+                           static_cast<unsigned>(buf.size())),
+                static_cast<int>(buf.size()));
+      ASSERT_EQ(EVP_CIPHER_CTX_ctrl(open[way].get(), EVP_CTRL_AEAD_TLS1_AAD,
+                                    13, aad),
+                16);
+      // (The default provider's cipher function reports the whole record.)
+      ASSERT_GT(EVP_Cipher(open[way].get(), buf.data(), buf.data(),
+                           static_cast<unsigned>(buf.size())),
+                0);
+      EXPECT_EQ(ToHex(buf.data() + 8, payload), ToHex(plain));
+    }
   }
   EXPECT_EQ(Stat("AES-256-GCM", "afalg"), before + 16);
 }

@@ -39,6 +39,7 @@ int EveryAlgorithmAgrees(const ProviderEnv &env) {
 }
 
 TEST(AfalgSandbox, DefaultConfigurationMakesNoAfalgSyscallAfterInit) {
+  SKIP_WITHOUT_SECCOMP();
   {
     auto env = LoadAfalgEnv({});
     ASSERT_TRUE(env->loaded()) << env->error();
@@ -64,6 +65,7 @@ TEST(AfalgSandbox, DefaultConfigurationMakesNoAfalgSyscallAfterInit) {
 }
 
 TEST(AfalgSandbox, AfAlgDeniedBeforeLoad) {
+  SKIP_WITHOUT_SECCOMP();
   const std::string result = RunInChild([] {
     if (!InstallSeccompFilter(Deny::kEperm, true, {})) return 3;
     auto env = LoadAfalgEnv({"afalg = force"});
@@ -80,6 +82,7 @@ TEST(AfalgSandbox, AfAlgDeniedBeforeLoad) {
 
 TEST(AfalgSandbox, IoUringDeniedBeforeLoad) {
   SKIP_WITHOUT_AFALG();
+  SKIP_WITHOUT_SECCOMP();
   const std::string result = RunInChild([] {
     if (!InstallSeccompFilter(Deny::kEperm, false, {__NR_io_uring_setup})) {
       return 3;
@@ -98,6 +101,7 @@ TEST(AfalgSandbox, IoUringDeniedBeforeLoad) {
 
 TEST(AfalgSandbox, AfAlgDeniedAfterLoad) {
   SKIP_WITHOUT_AFALG();
+  SKIP_WITHOUT_SECCOMP();
   const std::string result = RunInChild([] {
     auto env = LoadAfalgEnv({"afalg = force"});
     if (!env->loaded()) return 2;

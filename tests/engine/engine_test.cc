@@ -159,9 +159,12 @@ TEST_F(EngineTest, SettingsAfterInitAreRefused) {
 // the statistics show (one request per EVP_Cipher call, its bytes).
 TEST_F(EngineTest, StatisticsShowWhichPathServed) {
   const KernelConfig best = BestConfig();
-  for (const KernelConfig &config :
-       {best, KernelConfig{"none", "none", 0},
-        KernelConfig{best.name + "_route64", best.kernels, 64}}) {
+  std::vector<KernelConfig> configs = {{"none", "none", 0}};
+  if (best.kernels != "none") {  // a CPU with a tier
+    configs.push_back(best);
+    configs.push_back({best.name + "_route64", best.kernels, 64});
+  }
+  for (const KernelConfig &config : configs) {
     SCOPED_TRACE(config.name);
     Configure(config);
     const EVP_CIPHER *cipher = ENGINE_get_cipher(e(), NID_aes_128_ctr);

@@ -75,9 +75,9 @@ TEST_P(AbiTest, EveryKernelPreservesRegistersAndClearsVectors) {
     aesmux_gcm_key gkey{};
     CallChecked("gcm_init", ops().gcm_init, &gkey, &enc);
 
-    // 67 blocks: two 32-block groups and a tail of 3 (AVX-512 GCM), eight
-    // 8-vector loops of ymm plus a partial vector, and so on for every
-    // tier's loop and tail steps.
+    // 67 blocks: eight 8-vector loops of ymm plus a partial vector, four
+    // 16-block loops of zmm and a tail of 3, and so on for every tier's
+    // loop and tail steps.
     const size_t len = 16 * 67;
     Bytes in = rng_.RandomBytes(len + 5), out(len + 5);
     uint8_t iv[16] = {}, xi[16] = {};
@@ -97,11 +97,17 @@ TEST_P(AbiTest, EveryKernelPreservesRegistersAndClearsVectors) {
       CallChecked("xts_decrypt", ops().xts_decrypt, &dec, &tweak, iv,
                   out.data(), in.data(), xts_len);
     }
-    CallChecked("ghash", ops().ghash, &gkey, xi, in.data(), len);
-    CallChecked("gcm_encrypt", ops().gcm_encrypt, &enc, &gkey, iv, xi,
-                out.data(), in.data(), len);
-    CallChecked("gcm_decrypt", ops().gcm_decrypt, &enc, &gkey, iv, xi,
-                out.data(), in.data(), len);
+    // GCM also through each of its paths on AVX-512: one block, a run of
+    // one 4-vector step, 16-block groups, 32-block groups (round keys in
+    // zmm21..31) and a run of 2-, 1- and partial-vector steps after them.
+    Bytes long_in = rng_.RandomBytes(16 * 143), long_out(16 * 143);
+    for (size_t blocks : {1, 16, 67, 143}) {
+      CallChecked("ghash", ops().ghash, &gkey, xi, long_in.data(), 16 * blocks);
+      CallChecked("gcm_encrypt", ops().gcm_encrypt, &enc, &gkey, iv, xi,
+                  long_out.data(), long_in.data(), 16 * blocks);
+      CallChecked("gcm_decrypt", ops().gcm_decrypt, &enc, &gkey, iv, xi,
+                  long_out.data(), long_in.data(), 16 * blocks);
+    }
   }
 }
 

@@ -172,16 +172,48 @@ TEST_P(GcmTest, RandomMessagesMatchOpenSsl) {
   });
 }
 
-// Every whole-block count through the stitched loop and its tails, with and
-// without a partial last block.
-TEST_P(GcmTest, EveryBlockCountUpTo40) {
+// Every whole-block count through the stitched loops and their final runs,
+// with and without a partial last block: past three groups of the widest
+// loop (32 blocks on AVX-512, 16 on AVX2), so every way of splitting a
+// message into groups of four and eight vectors and a run of 4-, 2- and
+// 1-vector steps and a partial vector is taken, in both directions.
+TEST_P(GcmTest, EveryBlockCountUpTo140) {
   for (size_t key_len : kKeySizes) {
-    for (size_t blocks = 0; blocks <= 40; ++blocks) {
+    for (size_t blocks = 0; blocks <= 140; ++blocks) {
       for (size_t extra : {size_t{0}, size_t{5}}) {
         CheckRandom(key_len, 12, blocks, 16 * blocks + extra,
                     Placement{0, 0, blocks % 2 == 1});
         if (HasFatalFailure()) return;
       }
+    }
+  }
+}
+
+// Every byte length up to 600 (a partial last block at every position,
+// every short run), with TLS's 13 bytes of AAD, alternately in place and
+// out of place at odd offsets.
+TEST_P(GcmTest, EveryLengthUpTo600Bytes) {
+  for (size_t key_len : {size_t{16}, size_t{32}}) {
+    for (size_t len = 0; len <= 600; ++len) {
+      const Placement placement =
+          len % 2 ? Placement{0, 0, true} : Placement{len % 7, len % 5, false};
+      CheckRandom(key_len, 12, 13, len, placement);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// Long messages (the stitched loops for many groups, both group widths on
+// AVX-512) at and around record and page sizes.
+TEST_P(GcmTest, LongMessages) {
+  const size_t lengths[] = {1024, 1344, 2047, 2048, 4096 + 48, 8192, 16383,
+                            16384, 16384 + 16 * 37 + 9, 65536 + 3};
+  for (size_t key_len : kKeySizes) {
+    for (size_t len : lengths) {
+      CheckRandom(key_len, 12, 13, len, Placement{0, 0, rng_.Coin()});
+      CheckRandom(key_len, 12, 13, len,
+                  Placement{rng_.Uniform(1, 15), rng_.Uniform(1, 15), false});
+      if (HasFatalFailure()) return;
     }
   }
 }

@@ -8,23 +8,18 @@
 // (one EVP_CipherUpdate per message, key set once), so the OpenSSL column
 // includes EVP's per-call overhead, which dominates at 16 bytes.
 //
-// --cycles prints core clock cycles per byte at 1 and 16 KiB next to the
-// lower bound of the tier on this class of CPU (see Bound()): the minimum
-// over --calls single calls timed with RDTSC (the minimum, because on a
-// shared machine a call can only be slowed down, never sped up, by its
-// neighbours), the timing overhead subtracted. The TSC does not count core
-// cycles (2.3 GHz on the test machine, while the cores run at about
-// 2.9 GHz): the ratio is measured as the fastest run of a chain of dependent
-// 64-bit IMULs, whose latency is 3 cycles on every x86-64 core in
-// question.
+// --cycles prints core clock cycles per byte at every size next to the
+// lower bound of the tier on this class of CPU (see Bound()): the fastest
+// batch of 50 calls out of --calls, timed with RDTSC (the minimum, because
+// on a shared machine a call can only be slowed down, never sped up, by
+// its neighbours). The TSC does not count core cycles: tests/support/
+// cycle_clock.h converts.
 //
 //   kernel_bench [--tier NAME] [--filter SUBSTRING] [--runs N] [--ms M]
 //                [--key-bits 128,192,256] [--cycles] [--calls N]
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/provider.h>
-
-#include <x86intrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +32,7 @@
 #include "kernels/kernels.h"
 #include "kernels/tiers.h"
 #include "tests/support/bench_util.h"
+#include "tests/support/cycle_clock.h"
 
 const char aesmux::test::kBenchName[] = "kernel_bench";
 
@@ -46,6 +42,7 @@ namespace {
 using test::ArgReader;
 using test::Buffer;
 using test::Calibrate;
+using test::CoreCyclesPerTick;
 using test::Die;
 using test::Median;
 using test::Op;
@@ -72,50 +69,21 @@ struct Result {
   double openssl;
 };
 
-// Alternating batches; `reset` runs before each OpenSSL batch (untimed).
-// Core clock cycles per TSC tick: a chain of dependent IMULs (latency 3
-// cycles), fastest of many short runs.
-double CoreCyclesPerTick() {
-  uint64_t best = ~uint64_t{0};
-  constexpr long kIterations = 100'000;
-  for (int t = 0; t < 200; ++t) {
-    long n = kIterations;
-    uint64_t x = 3;
-    _mm_lfence();
-    const uint64_t start = __rdtsc();
-    __asm__ volatile(
-        "1:\n\t"
-        "imul %0, %0\n\t"
-        "imul %0, %0\n\t"
-        "imul %0, %0\n\t"
-        "imul %0, %0\n\t"
-        "dec %1\n\t"
-        "jnz 1b"
-        : "+r"(x), "+r"(n));
-    _mm_lfence();
-    best = std::min<uint64_t>(best, __rdtsc() - start);
-  }
-  return kIterations * 4 * 3.0 / best;
-}
-
-// Minimum TSC ticks of one call of `op`, the timing overhead subtracted.
+// Minimum TSC ticks of one call of `op`: the fastest of batches of
+// kBatch calls, over `calls` calls in all. Batches, not single calls:
+// under KVM the TSC can advance in steps (26 ticks, 37 core cycles, on the
+// Zen 4 test machine), as coarse as a whole short call.
 double MinTicks(const Op &op, int calls) {
-  auto measure = [calls](const Op &f) {
-    uint64_t best = ~uint64_t{0};
-    for (int i = 0; i < calls; ++i) {
-      _mm_lfence();
-      const uint64_t start = __rdtsc();
-      _mm_lfence();
-      f();
-      _mm_lfence();
-      best = std::min<uint64_t>(best, __rdtsc() - start);
-    }
-    return static_cast<double>(best);
-  };
+  constexpr int kBatch = 50;
   for (int i = 0; i < 100; ++i) op();
-  return measure(op) - measure([] {});
+  uint64_t best = ~uint64_t{0};
+  for (int done = 0; done < calls; done += kBatch) {
+    best = std::min<uint64_t>(best, test::BatchTicks(op, kBatch));
+  }
+  return static_cast<double>(best) / kBatch;
 }
 
+// Alternating batches; `reset` runs before each OpenSSL batch (untimed).
 // In --cycles mode: TSC ticks per byte of each side (minimum of single
 // calls).
 Result Compare(const Op &ours, const Op &openssl, const Op &reset,
@@ -200,7 +168,6 @@ class Bench {
               label.find(opt_.filter) == std::string::npos) {
             continue;
           }
-          if (opt_.cycles && size < 1024) continue;
           const Result r = RunOne(name, bits, size);
           if (opt_.cycles) {
             const double ours = r.ours * per_tick;

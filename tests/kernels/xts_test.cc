@@ -126,6 +126,22 @@ TEST_P(XtsTest, EveryLength16To600) {
   }
 }
 
+// Every block count to 130, with and without a stolen tail: one to four
+// iterations of the eight-vector loop (32 blocks with zmm, 16 with ymm;
+// AVX2 enters it from 32 blocks) and every remainder after them through the
+// four-vector, one-vector and partial steps.
+TEST_P(XtsTest, EveryBlockCountTo130) {
+  for (size_t key_len : kKeySizes) {
+    for (size_t blocks = 1; blocks <= 130; ++blocks) {
+      for (size_t tail : {size_t{0}, size_t{9}}) {
+        CheckRandom(key_len, 16 * blocks + tail,
+                    Placement{blocks % 5, 0, blocks % 2 == 1});
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 TEST_P(XtsTest, EveryTailLengthAfterLargeUnits) {
   for (size_t key_len : kKeySizes) {
     for (size_t tail = 0; tail < 16; ++tail) {

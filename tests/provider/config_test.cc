@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
 #include "provider/route/settings.h"
 #include "tests/support/provider_env.h"
@@ -28,6 +29,11 @@ ConfigLookup From(const Values &values) {
 }
 
 constexpr kernels::CpuFeatures kAllFeatures = ~kernels::CpuFeatures{0};
+
+// The best tier of this build, or nullptr in a build without kernels.
+const kernels::Tier *BestBuiltTier() {
+  return kernels::kTiers.empty() ? nullptr : &kernels::kTiers.front();
+}
 
 TEST(ParseByteCount, AcceptsDecimalWithBinarySuffixes) {
   EXPECT_EQ(ParseByteCount("0"), 0u);
@@ -51,7 +57,7 @@ TEST(LoadSettings, DefaultsUseTheBestTierAndNeverFallBack) {
   std::string error;
   auto settings = LoadSettings(From(none), From(none), kAllFeatures, &error);
   ASSERT_TRUE(settings) << error;
-  EXPECT_EQ(settings->tier, &kernels::kTiers.front());
+  EXPECT_EQ(settings->tier, BestBuiltTier());
   for (const FamilySettings &family : settings->families) {
     EXPECT_EQ(family.fallback_max_len, 0u);
   }
@@ -128,8 +134,12 @@ TEST(LoadSettings, CbcBatchingIsOnUpTo64KibByDefaultAndConfigurable) {
   ASSERT_TRUE(settings) << error;
   EXPECT_EQ(settings->family(Family::kCbc).mb_max_len, 64u * 1024);
   EXPECT_EQ(settings->family(Family::kCtr).mb_max_len, 0u);
-  EXPECT_NE(settings->mb_tier, nullptr);
-  EXPECT_EQ(settings->mb_tier->name, settings->tier->name);
+  if (settings->tier != nullptr) {
+    ASSERT_NE(settings->mb_tier, nullptr);
+    EXPECT_EQ(settings->mb_tier->name, settings->tier->name);
+  } else {
+    EXPECT_EQ(settings->mb_tier, nullptr) << "no kernels, no lanes";
+  }
 
   const Values off = {{"cbc.mb_max_len", "0"}};
   const Values env = {{"AESMUX_CBC_MB_MAX_LEN", "1K"}};
@@ -156,7 +166,9 @@ TEST(LoadSettings, EnvironmentOverridesTheConfigFile) {
   auto settings = LoadSettings(From(config), From(env), kAllFeatures, &error);
   ASSERT_TRUE(settings) << error;
   EXPECT_EQ(settings->family(Family::kCbc).fallback_max_len, 48u);
-  EXPECT_NE(settings->tier, nullptr);
+  EXPECT_EQ(settings->tier, BestBuiltTier());
+  EXPECT_TRUE(settings->tier_reason.starts_with("auto"))
+      << settings->tier_reason;
   EXPECT_EQ(settings->stats_file, "/tmp/from-env");
 }
 
@@ -180,6 +192,9 @@ TEST(LoadSettings, UnknownOrUnsupportedTierIsRefused) {
   std::string error;
   EXPECT_FALSE(LoadSettings(From(unknown), From(env), kAllFeatures, &error));
   EXPECT_NE(error.find("turbo"), std::string::npos) << error;
+  if (kernels::kTiers.empty()) {
+    GTEST_SKIP() << "no tier to name or force: " << kernels::WhyNoTiers();
+  }
   EXPECT_NE(error.find("aesni"), std::string::npos) << error;
 
   // Forcing a tier the CPU cannot run must not load (it would SIGILL).
@@ -190,6 +205,9 @@ TEST(LoadSettings, UnknownOrUnsupportedTierIsRefused) {
 }
 
 TEST(LoadSettings, EveryTierCanBeForcedByName) {
+  if (kernels::kTiers.empty()) {
+    GTEST_SKIP() << "no tier to force: " << kernels::WhyNoTiers();
+  }
   const Values env;
   for (const kernels::Tier &tier : kernels::kTiers) {
     const Values config = {{"kernels", std::string(tier.name)}};
@@ -198,6 +216,38 @@ TEST(LoadSettings, EveryTierCanBeForcedByName) {
     ASSERT_TRUE(settings) << error;
     EXPECT_EQ(settings->tier, &tier);
   }
+}
+
+// A build for a target without kernels (not x86-64) runs every request on
+// the afalg and fallback paths: auto means none, and naming a tier refuses
+// to load, saying why.
+TEST(LoadSettings, WithoutKernelsAutoMeansNoneAndATierNameIsRefused) {
+  if (!kernels::kTiers.empty()) {
+    GTEST_SKIP() << "this build has kernels: the tier tests cover it";
+  }
+  EXPECT_EQ(kernels::mb::kMbTiers.size(), 0u);
+  const Values none;
+  std::string error;
+  auto settings = LoadSettings(From(none), From(none), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->tier, nullptr);
+  EXPECT_EQ(settings->mb_tier, nullptr);
+  EXPECT_NE(settings->tier_reason.find(kernels::WhyNoTiers()),
+            std::string::npos)
+      << settings->tier_reason;
+  EXPECT_NE(kernels::WhyNoTiers().find(kernels::TargetProcessor()),
+            std::string::npos);
+
+  const Values forced = {{"kernels", "aesni"}};
+  EXPECT_FALSE(LoadSettings(From(forced), From(none), kAllFeatures, &error));
+  EXPECT_NE(error.find("kernels = 'aesni'"), std::string::npos) << error;
+  EXPECT_NE(error.find("x86-64"), std::string::npos) << error;
+  EXPECT_NE(error.find("auto|none"), std::string::npos) << error;
+
+  test::ProviderEnv env({"kernels = vaes_avx2"});
+  EXPECT_FALSE(env.loaded());
+  EXPECT_NE(env.error().find("kernels = 'vaes_avx2'"), std::string::npos)
+      << env.error();
 }
 
 TEST(LoadSettings, AfalgDefaultsToAutoWithThePolicysThreshold) {
@@ -210,6 +260,28 @@ TEST(LoadSettings, AfalgDefaultsToAutoWithThePolicysThreshold) {
     EXPECT_FALSE(family.afalg_min_len.has_value());
   }
   EXPECT_FALSE(settings->afalg_fork_rebuild);
+}
+
+// Under auto, the threshold for an offload driver depends on how fast AES
+// is on the CPU: with AES instructions (AES-NI, or the ARMv8 Crypto
+// Extensions that OpenSSL's own code uses where aesmux has no kernels) the
+// CPU's path keeps requests up to 16K, without them 2K.
+TEST(LoadSettings, AutoAfalgThresholdFollowsTheCpusAesInstructions) {
+  const Values none;
+  std::string error;
+  for (const auto &[cpu, expected] :
+       std::vector<std::pair<kernels::CpuFeatures, uint64_t>>{
+           {kAllFeatures, 16384},
+           {kernels::kSse41 | kernels::kAesni | kernels::kPclmulqdq, 16384},
+           {kernels::kArmAes | kernels::kArmPmull, 16384},
+           {kernels::kSse41 | kernels::kAvx | kernels::kAvx2, 2048},
+           {kernels::kArmPmull, 2048},
+           {0, 2048}}) {
+    auto settings = LoadSettings(From(none), From(none), cpu, &error);
+    ASSERT_TRUE(settings) << error;
+    EXPECT_EQ(settings->auto_afalg_min_len, expected)
+        << kernels::DescribeCpuFeatures(cpu);
+  }
 }
 
 TEST(LoadSettings, AfalgPolicyPerFamilyOverridesTheGlobalOne) {

@@ -266,6 +266,31 @@ TEST_P(ContractTest, EvpCipherReturnsTheLength) {
   }
 }
 
+// Whether the default provider's EVP_Cipher() encrypts a partial CBC block
+// zero-padded, as its x86-64 AES-NI code does: what it does with a tail is
+// its platform code's choice (AArch64's ignores the tail when encrypting and
+// returns a wrong first block when decrypting). Empty if it does, else what
+// it does instead.
+std::string DefaultPartialCbcBehaviour(const EVP_CIPHER *theirs,
+                                       const Bytes &key, const Bytes &iv) {
+  Bytes in(32, 0), padded(32), partial(32, 0xee);
+  for (size_t i = 0; i < 20; ++i) in[i] = static_cast<uint8_t>(i + 1);
+  auto whole = NewCipherCtx(), cipher = NewCipherCtx();
+  int len = 0;
+  if (!EVP_EncryptInit_ex2(whole.get(), theirs, key.data(), iv.data(),
+                           nullptr) ||
+      !EVP_CIPHER_CTX_set_padding(whole.get(), 0) ||
+      !EVP_EncryptUpdate(whole.get(), padded.data(), &len, in.data(), 32) ||
+      !EVP_EncryptInit_ex2(cipher.get(), theirs, key.data(), iv.data(),
+                           nullptr) ||
+      EVP_Cipher(cipher.get(), partial.data(), in.data(), 20) != 20) {
+    return "EVP calls on the default provider failed";
+  }
+  if (partial == padded) return {};
+  return "EVP_Cipher on 20 bytes wrote " + ToHex(partial) +
+         ", not the zero-padded encryption " + ToHex(padded);
+}
+
 // EVP_Cipher() on a partial CBC block does what the default provider's
 // AES-NI code does when encrypting: the tail is encrypted zero-padded and a
 // whole block is written. When decrypting, OpenSSL reads a whole block past
@@ -276,6 +301,14 @@ TEST_P(ContractTest, EvpCipherPartialCbcBlockMatchesTheDefaultProvider) {
   CipherPtr ours = Fetch("AES-128-CBC");
   CipherPtr theirs = env_->Default("AES-128-CBC");
   const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 16);
+  if (const std::string other =
+          DefaultPartialCbcBehaviour(theirs.get(), key, iv);
+      !other.empty()) {
+    GTEST_SKIP() << "the default provider's CBC code on this CPU handles a "
+                    "partial block otherwise, so there is no behaviour to "
+                    "agree with (README: where aesmux differs): "
+                 << other;
+  }
   for (int enc : {1, 0}) {
     SCOPED_TRACE(enc);
     // The bytes after the 20-byte input are zero, so that the default
@@ -531,11 +564,15 @@ TEST_P(ContractTest, XtsDataUnitsFrom16BytesTo16MiB) {
   ASSERT_TRUE(EVP_EncryptUpdate(ref.get(), expected.data(), &len, in.data(),
                                 kMax));
   EXPECT_TRUE(std::equal(out.begin(), out.begin() + kMax, expected.begin()));
-  // The tweak is not advanced between calls: the same unit twice is equal.
-  Bytes again(64), first(64);
+  // The tweak is not advanced between calls: the same unit twice gives the
+  // default provider's output for it twice.
+  Bytes again(64), first(64), reference(64);
   ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), first.data(), &len, in.data(), 64));
   ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), again.data(), &len, in.data(), 64));
-  EXPECT_EQ(first, again);
+  ASSERT_TRUE(EVP_EncryptUpdate(ref.get(), reference.data(), &len, in.data(),
+                                64));
+  EXPECT_EQ(ToHex(first), ToHex(reference));
+  EXPECT_EQ(ToHex(again), ToHex(reference));
 }
 
 // libssl's TLS 1.3 records: key once, then an IV-only re-init per record

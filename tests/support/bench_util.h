@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -42,6 +43,17 @@ inline std::vector<int> ParseList(const std::string &list) {
     pos = comma + 1;
   }
   return values;
+}
+
+// "gcm,ctr" -> {"gcm", "ctr"}; empty items are dropped.
+inline std::vector<std::string> SplitList(const std::string &list) {
+  std::vector<std::string> items;
+  for (size_t pos = 0; pos <= list.size();) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    if (comma > pos) items.push_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return items;
 }
 
 // Walks argv one option at a time; an option that takes a value reads it
@@ -90,6 +102,20 @@ class ArgReader {
   int index_ = 0;  // argv_[0] is the program
   std::string arg_;
 };
+
+// The CPU's "model name" from /proc/cpuinfo ("unknown CPU" without one),
+// for the machine line every benchmark table carries.
+inline std::string CpuModelName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon != std::string::npos && colon + 2 <= line.size()) {
+      return line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
 
 // One timed operation.
 using Op = std::function<void()>;
