@@ -4,7 +4,10 @@
 #include <openssl/err.h>
 #include <openssl/provider.h>
 
-#include <climits>
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <string_view>
 #include <utility>
 
 namespace aesmux::fallback {
@@ -12,12 +15,42 @@ namespace {
 
 using route::Direction;
 
-// EVP_CipherUpdate takes an int length: feed longer requests in chunks that
-// keep block boundaries (a multiple of 16 bytes).
+// Requests are fed in chunks that keep block boundaries (a multiple of 16
+// bytes), as when they went through EVP_CipherUpdate's int length.
 constexpr size_t kMaxChunk = size_t{1} << 30;
 
-int EncFlag(Direction direction) {
-  return direction == Direction::kEncrypt ? 1 : 0;
+// The default provider's functions for `cipher`, fetched from it: found by
+// name in the provider's algorithm table, once per process (the tables are
+// libcrypto's own, the same in every library context). Null if the
+// provider lacks one.
+const CipherFunctions *DefaultFunctions(const EVP_CIPHER *cipher) {
+  static std::array<CipherFunctions, route::kNumAlgs> table;
+  static std::once_flag once;
+  const OSSL_PROVIDER *provider = EVP_CIPHER_get0_provider(cipher);
+  std::call_once(once, [provider] {
+    int no_cache = 0;
+    const OSSL_ALGORITHM *algorithms =
+        OSSL_PROVIDER_query_operation(provider, OSSL_OP_CIPHER, &no_cache);
+    for (const OSSL_ALGORITHM *a = algorithms;
+         a != nullptr && a->algorithm_names != nullptr; ++a) {
+      const std::string_view names(a->algorithm_names);
+      const std::string_view first = names.substr(0, names.find(':'));
+      for (const route::AlgInfo &info : route::kAlgs) {
+        if (first == info.name) {
+          table[static_cast<size_t>(info.alg)] =
+              CipherFunctionsOf(a->implementation);
+        }
+      }
+    }
+    OSSL_PROVIDER_unquery_operation(provider, OSSL_OP_CIPHER, algorithms);
+  });
+  for (const route::AlgInfo &info : route::kAlgs) {
+    if (EVP_CIPHER_is_a(cipher, std::string(info.name).c_str())) {
+      const CipherFunctions &functions = table[static_cast<size_t>(info.alg)];
+      return functions.complete() ? &functions : nullptr;
+    }
+  }
+  return nullptr;
 }
 
 // The errors OpenSSL raises inside a call are dropped: the OpenSSL edge
@@ -63,17 +96,26 @@ FallbackLibrary::~FallbackLibrary() {
   OSSL_LIB_CTX_free(libctx_);
 }
 
-FallbackContext::~FallbackContext() { EVP_CIPHER_CTX_free(ctx_); }
+FallbackContext::~FallbackContext() { Free(); }
+
+void FallbackContext::Free() {
+  if (ctx_ != nullptr) functions_->freectx(ctx_);  // wipes the key
+  ctx_ = nullptr;
+}
 
 FallbackContext::FallbackContext(FallbackContext &&other) noexcept
-    : ctx_(std::exchange(other.ctx_, nullptr)),
+    : functions_(other.functions_),
+      ctx_(std::exchange(other.ctx_, nullptr)),
+      block_size_(other.block_size_),
       keyed_(std::exchange(other.keyed_, false)),
       direction_(other.direction_) {}
 
 FallbackContext &FallbackContext::operator=(FallbackContext &&other) noexcept {
   if (this != &other) {
-    EVP_CIPHER_CTX_free(ctx_);
+    Free();
+    functions_ = other.functions_;
     ctx_ = std::exchange(other.ctx_, nullptr);
+    block_size_ = other.block_size_;
     keyed_ = std::exchange(other.keyed_, false);
     direction_ = other.direction_;
   }
@@ -81,29 +123,27 @@ FallbackContext &FallbackContext::operator=(FallbackContext &&other) noexcept {
 }
 
 bool FallbackContext::CopyFrom(const FallbackContext &other) {
-  EVP_CIPHER_CTX *copy = nullptr;
-  // Only a keyed context has anything to copy (Reset() empties it).
+  void *copy = nullptr;
+  // Only a keyed context has anything to copy (Reset() frees it).
   if (other.ctx_ != nullptr && other.keyed_) {
-    copy = EVP_CIPHER_CTX_new();
-    if (copy == nullptr || !EVP_CIPHER_CTX_copy(copy, other.ctx_)) {
-      EVP_CIPHER_CTX_free(copy);
-      return false;
-    }
+    copy = other.functions_->dupctx(other.ctx_);
+    if (copy == nullptr) return false;
   }
-  EVP_CIPHER_CTX_free(ctx_);
+  Free();
+  functions_ = other.functions_;
   ctx_ = copy;
-  keyed_ = other.keyed_;
+  block_size_ = other.block_size_;
+  keyed_ = copy != nullptr;
   direction_ = other.direction_;
   return true;
 }
 
 // The old key's schedule lives in the default provider's context: freeing
-// that context now (EVP_CIPHER_CTX_reset; the default provider frees it with
-// OPENSSL_clear_free) wipes it, where waiting for the next key's first
-// request here could keep it until the context is freed, since a new key
-// may never come this way.
+// it now (the default provider frees it with OPENSSL_clear_free) wipes it,
+// where waiting for the next key's first request here could keep it until
+// the context is freed, since a new key may never come this way.
 void FallbackContext::Reset() {
-  if (ctx_ != nullptr) EVP_CIPHER_CTX_reset(ctx_);
+  Free();
   keyed_ = false;
 }
 
@@ -111,29 +151,43 @@ bool FallbackContext::Prepare(const EVP_CIPHER *cipher,
                               std::span<const uint8_t> key,
                               Direction direction) {
   if (keyed_ && direction_ == direction) return true;
-  if (ctx_ == nullptr) {
-    ctx_ = EVP_CIPHER_CTX_new();
-    if (ctx_ == nullptr) return false;
-  }
-  // A fresh init with the cipher resets the context, so the schedule always
-  // matches the direction (a direction-only re-init would keep the old one).
-  if (!EVP_CipherInit_ex(ctx_, cipher, nullptr, key.data(), nullptr,
-                         EncFlag(direction))) {
-    keyed_ = false;
-    return false;
-  }
-  EVP_CIPHER_CTX_set_padding(ctx_, 0);
+  keyed_ = false;
+  functions_ = DefaultFunctions(cipher);
+  if (functions_ == nullptr) return false;
+  // A fresh context for each key and direction, so that the schedule always
+  // matches the direction.
+  Free();
+  ctx_ = functions_->newctx(
+      OSSL_PROVIDER_get0_provider_ctx(EVP_CIPHER_get0_provider(cipher)));
+  if (ctx_ == nullptr) return false;
+  block_size_ = static_cast<size_t>(EVP_CIPHER_get_block_size(cipher));
+  unsigned int padding = 0;
+  const OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_uint(OSSL_CIPHER_PARAM_PADDING, &padding),
+      OSSL_PARAM_construct_end()};
+  auto *init = direction == Direction::kEncrypt ? functions_->einit
+                                                : functions_->dinit;
+  if (!init(ctx_, key.data(), key.size(), nullptr, 0, params)) return false;
   keyed_ = true;
   direction_ = direction;
   return true;
+}
+
+bool FallbackContext::SetIv(const uint8_t *iv, size_t iv_len) {
+  auto *init = direction_ == Direction::kEncrypt ? functions_->einit
+                                                 : functions_->dinit;
+  return init(ctx_, nullptr, 0, iv, iv_len, nullptr) == 1;
 }
 
 bool FallbackContext::Feed(uint8_t *out, const uint8_t *in, size_t len,
                            size_t max_chunk) {
   while (len > 0) {
     const size_t chunk = std::min(len, max_chunk);
-    int out_len = 0;
-    if (!EVP_CipherUpdate(ctx_, out, &out_len, in, static_cast<int>(chunk))) {
+    size_t out_len = 0;
+    // The output room EVP gives a provider: the input and, for block
+    // ciphers, a block.
+    const size_t room = chunk + (block_size_ > 1 ? block_size_ : 0);
+    if (!functions_->update(ctx_, out, &out_len, room, in, chunk)) {
       return false;
     }
     if (out != nullptr) out += chunk;
@@ -149,17 +203,17 @@ bool FallbackContext::Blocks(const EVP_CIPHER *cipher,
                              size_t len) {
   DropErrors drop;
   if (!Prepare(cipher, key, direction)) return false;
-  if (iv != nullptr &&
-      !EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, iv, -1)) {
-    return false;
-  }
+  if (iv != nullptr && !SetIv(iv, 16)) return false;
   // An XTS update is one data unit: it must not be split.
   const int mode = EVP_CIPHER_get_mode(cipher);
   if (!Feed(out, in, len, mode == EVP_CIPH_XTS_MODE ? len : kMaxChunk)) {
     return false;
   }
   if (iv != nullptr && (mode == EVP_CIPH_CBC_MODE || mode == EVP_CIPH_CTR_MODE)) {
-    return EVP_CIPHER_CTX_get_updated_iv(ctx_, iv, 16) == 1;
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_octet_string(
+                               OSSL_CIPHER_PARAM_UPDATED_IV, iv, 16),
+                           OSSL_PARAM_construct_end()};
+    return functions_->get_ctx_params(ctx_, params) == 1;
   }
   return true;
 }
@@ -174,21 +228,21 @@ bool FallbackContext::GcmStart(const EVP_CIPHER *cipher,
   OSSL_PARAM params[] = {
       OSSL_PARAM_construct_size_t(OSSL_CIPHER_PARAM_AEAD_IVLEN, &iv_len),
       OSSL_PARAM_construct_end()};
-  return EVP_CIPHER_CTX_set_params(ctx_, params) == 1 &&
-         EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, iv.data(),
-                           EncFlag(direction)) == 1;
+  return functions_->set_ctx_params(ctx_, params) == 1 &&
+         SetIv(iv.data(), iv.size());
 }
 
 bool FallbackContext::GcmAad(std::span<const uint8_t> aad) {
   DropErrors drop;
-  // EVP_Cipher, unlike EVP_CipherUpdate, takes empty AAD to the provider,
-  // which refuses it after the payload, as GCM in OpenSSL does.
+  // The cipher function (EVP_Cipher's), unlike update, takes empty AAD to
+  // GCM, which refuses it after the payload, as GCM in OpenSSL does.
   static constexpr uint8_t kNone[1] = {};
   const uint8_t *in = aad.empty() ? kNone : aad.data();
   size_t len = aad.size();
   do {
     const size_t chunk = std::min(len, kMaxChunk);
-    if (EVP_Cipher(ctx_, nullptr, in, static_cast<unsigned int>(chunk)) < 0) {
+    size_t out_len = 0;
+    if (functions_->cipher(ctx_, nullptr, &out_len, chunk, in, chunk) != 1) {
       return false;
     }
     in += chunk;
@@ -204,28 +258,31 @@ bool FallbackContext::GcmCrypt(uint8_t *out, const uint8_t *in, size_t len) {
 
 bool FallbackContext::GcmSwitchDirection(Direction direction) {
   DropErrors drop;
-  return EVP_CipherInit_ex(ctx_, nullptr, nullptr, nullptr, nullptr,
-                           EncFlag(direction)) == 1;
+  auto *init =
+      direction == Direction::kEncrypt ? functions_->einit : functions_->dinit;
+  if (init(ctx_, nullptr, 0, nullptr, 0, nullptr) != 1) return false;
+  direction_ = direction;
+  return true;
 }
 
 bool FallbackContext::GcmFinish(Direction direction, uint8_t tag[16],
                                 size_t tag_len) {
   DropErrors drop;
-  int out_len = 0;
+  size_t out_len = 0;
   uint8_t unused[16];
   if (direction == Direction::kDecrypt) {
     OSSL_PARAM params[] = {
         OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag,
                                           tag_len),
         OSSL_PARAM_construct_end()};
-    return EVP_CIPHER_CTX_set_params(ctx_, params) == 1 &&
-           EVP_CipherFinal_ex(ctx_, unused, &out_len) == 1;
+    return functions_->set_ctx_params(ctx_, params) == 1 &&
+           functions_->final(ctx_, unused, &out_len, 0) == 1;
   }
   OSSL_PARAM params[] = {
       OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, 16),
       OSSL_PARAM_construct_end()};
-  return EVP_CipherFinal_ex(ctx_, unused, &out_len) == 1 &&
-         EVP_CIPHER_CTX_get_params(ctx_, params) == 1;
+  return functions_->final(ctx_, unused, &out_len, 0) == 1 &&
+         functions_->get_ctx_params(ctx_, params) == 1;
 }
 
 }  // namespace aesmux::fallback

@@ -5,6 +5,10 @@
 // provider and never sees aesmux, so nothing fetched here can recurse into
 // aesmux whatever the application's configuration prefers. Ciphers are
 // fetched once, with "provider=default", when the library is created.
+// Contexts call the default provider's cipher functions directly, not
+// through EVP: OpenSSL 3 hands any cipher, a fetched one too, to an ENGINE
+// set as the default for its algorithm (ENGINE_set_default_ciphers,
+// openssl.cnf's default_algorithms), and the ENGINE aesmux falls back here.
 //
 // Errors: functions return false; what OpenSSL raised inside them is dropped
 // from the queue, so that the caller raises the default provider's errors.
@@ -20,6 +24,7 @@
 #include <span>
 #include <string>
 
+#include "provider/fallback/cipher_functions.h"
 #include "provider/route/algorithm.h"
 
 namespace aesmux::fallback {
@@ -45,17 +50,17 @@ class FallbackLibrary {
   std::array<EVP_CIPHER *, route::kNumAlgs> ciphers_{};
 };
 
-// One EVP_CIPHER_CTX of the fallback library, keyed on demand. The caller
-// keeps the raw key and passes it to every call; the context is (re)keyed
-// only when it has not been keyed yet for that direction, so steady-state
-// calls only set the IV.
+// One default-provider cipher context of the fallback library, keyed on
+// demand. The caller keeps the raw key and passes it to every call; the
+// context is (re)keyed only when it has not been keyed yet for that
+// direction, so steady-state calls only set the IV.
 class FallbackContext {
  public:
   FallbackContext() = default;
   ~FallbackContext();
   FallbackContext(FallbackContext &&other) noexcept;
   FallbackContext &operator=(FallbackContext &&other) noexcept;
-  // Deep copy (EVP_CIPHER_CTX_copy); returns false if that fails.
+  // Deep copy (the provider's dupctx); returns false if that fails.
   bool CopyFrom(const FallbackContext &other);
 
   // Forgets the key, wiping its schedule: the next call rekeys.
@@ -81,11 +86,16 @@ class FallbackContext {
  private:
   bool Prepare(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
                route::Direction direction);
-  // EVP_CipherUpdate over `len` bytes in chunks of at most `max_chunk`
-  // (`out` null: AAD).
+  // The provider's update over `len` bytes in chunks of at most
+  // `max_chunk` (`out` null: AAD).
   bool Feed(uint8_t *out, const uint8_t *in, size_t len, size_t max_chunk);
+  // Sets the IV (key and direction unchanged).
+  bool SetIv(const uint8_t *iv, size_t iv_len);
+  void Free();
 
-  EVP_CIPHER_CTX *ctx_ = nullptr;
+  const CipherFunctions *functions_ = nullptr;
+  void *ctx_ = nullptr;  // the provider's cipher context
+  size_t block_size_ = 1;
   bool keyed_ = false;
   route::Direction direction_ = route::Direction::kEncrypt;
 };

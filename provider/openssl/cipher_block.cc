@@ -300,12 +300,12 @@ int BlockCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
   return 1;
 }
 
-#ifdef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
 // OpenSSL 3.5's cipher pipeline API for CBC encryption: `numpipes`
 // independent streams under one key, each with its own IV, encrypted
 // together in multi-buffer lanes. Each update takes whole blocks per pipe;
-// with padding on, final adds one padding block per pipe. (Debian 12's
-// OpenSSL 3.0 has no pipeline API: this is compiled out there.)
+// with padding on, final adds one padding block per pipe. Compiled on every
+// build (dispatch.h defines the ids older headers lack); OpenSSL 3.0 never
+// calls it, the tests call it through the dispatch table.
 constexpr size_t kMaxPipes = 32;  // EVP_MAX_PIPES
 
 int PipelineEncryptInit(void *vctx, const unsigned char *key, size_t key_len,
@@ -413,29 +413,20 @@ int PipelineFinal(void *vctx, size_t numpipes, unsigned char **out,
   for (size_t i = 0; i < numpipes; ++i) outl[i] = kAesBlock;
   return 1;
 }
-#endif  // OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
 
 struct BlockFamily : GenericFamily {
   static constexpr auto Update = BlockUpdate;
   static constexpr auto Final = BlockFinal;
   static constexpr auto Cipher = BlockCipher;
-#ifdef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
   static constexpr auto PipelineEncryptInit = openssl::PipelineEncryptInit;
   static constexpr auto PipelineUpdate = openssl::PipelineUpdate;
   static constexpr auto PipelineFinal = openssl::PipelineFinal;
-#endif
 };
 
-// CBC encryption can also pipeline where OpenSSL offers the API.
-#ifdef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
+// CBC encryption can also pipeline (OpenSSL 3.5+).
 template <Alg kAlg>
 inline const OSSL_DISPATCH *const kCbcDispatch =
     kCipherPipelineDispatch<kAlg, BlockFamily>;
-#else
-template <Alg kAlg>
-inline const OSSL_DISPATCH *const kCbcDispatch =
-    kCipherDispatch<kAlg, BlockFamily>;
-#endif
 
 }  // namespace
 

@@ -8,6 +8,17 @@
 #include "provider/openssl/params.h"
 #include "provider/route/algorithm.h"
 
+// OpenSSL 3.5's cipher pipeline functions. Their ids are ABI numbers, fixed
+// since 3.5 (core_dispatch.h); older headers lack them, so they are defined
+// here and the pipeline is compiled on every build. A libcrypto before 3.5
+// ignores the ids it does not know.
+#ifndef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
+#define OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT 15
+#define OSSL_FUNC_CIPHER_PIPELINE_DECRYPT_INIT 16
+#define OSSL_FUNC_CIPHER_PIPELINE_UPDATE 17
+#define OSSL_FUNC_CIPHER_PIPELINE_FINAL 18
+#endif
+
 namespace aesmux::openssl {
 
 // `Family` supplies static members: template NewCtx<Alg>, FreeCtx, DupCtx,
@@ -35,9 +46,8 @@ inline const OSSL_DISPATCH kCipherDispatch[] = {
      DispatchFn(Family::SettableCtxParams)},
     {0, nullptr}};
 
-#ifdef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
-// OpenSSL 3.5+ headers: the classic functions plus the cipher pipeline
-// (`Family` adds PipelineEncryptInit, PipelineUpdate, PipelineFinal).
+// The classic functions plus the cipher pipeline (`Family` adds
+// PipelineEncryptInit, PipelineUpdate, PipelineFinal).
 template <route::Alg kAlg, typename Family>
 inline const OSSL_DISPATCH kCipherPipelineDispatch[] = {
     {OSSL_FUNC_CIPHER_NEWCTX,
@@ -62,7 +72,6 @@ inline const OSSL_DISPATCH kCipherPipelineDispatch[] = {
     {OSSL_FUNC_CIPHER_PIPELINE_UPDATE, DispatchFn(Family::PipelineUpdate)},
     {OSSL_FUNC_CIPHER_PIPELINE_FINAL, DispatchFn(Family::PipelineFinal)},
     {0, nullptr}};
-#endif
 
 }  // namespace aesmux::openssl
 

@@ -103,11 +103,14 @@ struct GenericFamily {
   static constexpr auto SettableCtxParams = GenericSettableCtxParams;
 };
 
-// Per-family dispatch tables, for the algorithm table in provider.cc.
+// Per-family dispatch tables.
 const OSSL_DISPATCH *BlockDispatch(route::Alg alg);  // ECB, CBC
 const OSSL_DISPATCH *CtrDispatch(route::Alg alg);
 const OSSL_DISPATCH *XtsDispatch(route::Alg alg);
 const OSSL_DISPATCH *GcmDispatch(route::Alg alg);
+// The dispatch table of `alg`, from its family's: the provider's algorithm
+// table and the ENGINE's ciphers are both made of these.
+const OSSL_DISPATCH *CipherDispatch(route::Alg alg);
 
 }  // namespace aesmux::openssl
 

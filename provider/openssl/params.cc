@@ -16,25 +16,6 @@ bool Failed() {
   return false;
 }
 
-struct Constants {
-  unsigned int mode;
-  size_t iv_len;
-  size_t block_size;
-  int aead;
-  int custom_iv;
-};
-
-constexpr Constants FamilyConstants(Family family) {
-  switch (family) {
-    case Family::kEcb: return {EVP_CIPH_ECB_MODE, 0, 16, 0, 0};
-    case Family::kCbc: return {EVP_CIPH_CBC_MODE, 16, 16, 0, 0};
-    case Family::kCtr: return {EVP_CIPH_CTR_MODE, 16, 1, 0, 0};
-    case Family::kXts: return {EVP_CIPH_XTS_MODE, 16, 1, 0, 1};
-    case Family::kGcm: return {EVP_CIPH_GCM_MODE, 12, 1, 1, 1};
-  }
-  return {};
-}
-
 const OSSL_PARAM kAlgorithmGettable[] = {
     OSSL_PARAM_uint(OSSL_CIPHER_PARAM_MODE, nullptr),
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, nullptr),
@@ -48,6 +29,17 @@ const OSSL_PARAM kAlgorithmGettable[] = {
     OSSL_PARAM_END};
 
 }  // namespace
+
+FamilyConstants ConstantsOf(Family family) {
+  switch (family) {
+    case Family::kEcb: return {EVP_CIPH_ECB_MODE, 0, 16, 0, 0};
+    case Family::kCbc: return {EVP_CIPH_CBC_MODE, 16, 16, 0, 0};
+    case Family::kCtr: return {EVP_CIPH_CTR_MODE, 16, 1, 0, 0};
+    case Family::kXts: return {EVP_CIPH_XTS_MODE, 16, 1, 0, 1};
+    case Family::kGcm: return {EVP_CIPH_GCM_MODE, 12, 1, 1, 1};
+  }
+  return {};
+}
 
 bool SetSizeParam(OSSL_PARAM params[], const char *key, size_t value) {
   OSSL_PARAM *p = FindParam(params, key);
@@ -91,7 +83,7 @@ bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
 
 bool SetAlgorithmParams(Alg alg, OSSL_PARAM params[]) {
   const route::AlgInfo &info = route::Info(alg);
-  const Constants c = FamilyConstants(info.family);
+  const FamilyConstants c = ConstantsOf(info.family);
   return SetUintParam(params, OSSL_CIPHER_PARAM_MODE, c.mode) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_AEAD, c.aead) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_CUSTOM_IV, c.custom_iv) &&

@@ -9,16 +9,11 @@
 
 #include <array>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
 
-#include "kernels/tiers.h"
-#include "provider/batch/cbc_batch.h"
 #include "provider/openssl/generic_ctx.h"
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
@@ -57,23 +52,12 @@ constexpr std::array<const char *, route::kNumAlgs> kAlgorithmNames = {
     "AES-256-GCM:id-aes256-GCM:2.16.840.1.101.3.4.1.46",
 };
 
-const OSSL_DISPATCH *DispatchFor(Alg alg) {
-  switch (route::Info(alg).family) {
-    case Family::kEcb:
-    case Family::kCbc: return BlockDispatch(alg);
-    case Family::kCtr: return CtrDispatch(alg);
-    case Family::kXts: return XtsDispatch(alg);
-    case Family::kGcm: return GcmDispatch(alg);
-  }
-  return nullptr;
-}
-
 const OSSL_ALGORITHM *Algorithms() {
   static const auto *table = [] {
     static OSSL_ALGORITHM algorithms[route::kNumAlgs + 1] = {};
     for (const route::AlgInfo &info : route::kAlgs) {
       const auto i = static_cast<size_t>(info.alg);
-      algorithms[i] = {kAlgorithmNames[i], kProperties, DispatchFor(info.alg),
+      algorithms[i] = {kAlgorithmNames[i], kProperties, CipherDispatch(info.alg),
                        "aesmux AES"};
     }
     return algorithms;
@@ -81,53 +65,8 @@ const OSSL_ALGORITHM *Algorithms() {
   return table;
 }
 
-// Statistics are process-wide; the file is written when the last provider
-// instance of the process goes away (normally at OPENSSL_cleanup, at exit),
-// or when the module is unloaded with instances still alive (a library
-// context the application never freed). Trivially destructible, so the
-// module destructor below may use it whatever the order of destruction.
-struct Instances {
-  std::mutex mutex;
-  int count = 0;
-};
-constinit Instances g_instances;
-Instances &TheInstances() { return g_instances; }
-
-void RegisterInstance(const route::Router &router) {
-  // "# afalg <family>: <state>" lines of the latest instance.
-  std::string notes;
-  for (size_t f = 0; f < route::kNumFamilies; ++f) {
-    notes += "# afalg " + std::string(route::kFamilyNames[f]) + ": " +
-             router.afalg_state(static_cast<Family>(f)) + "\n";
-  }
-  Instances &instances = TheInstances();
-  std::lock_guard lock(instances.mutex);
-  ++instances.count;
-  const route::Settings &settings = router.settings();
-  if (!settings.stats_file.empty()) {
-    route::SetStatsFilePrefix(settings.stats_file);
-  }
-  route::SetStatsFileNotes(notes);
-}
-
-void UnregisterInstance() {
-  Instances &instances = TheInstances();
-  std::lock_guard lock(instances.mutex);
-  if (--instances.count == 0) {
-    route::WriteStatsFile();
-    batch::ReleaseIdleCombiner();
-  }
-}
-
-__attribute__((destructor)) void WriteStatsOfLiveInstances() {
-  Instances &instances = TheInstances();
-  std::lock_guard lock(instances.mutex);
-  if (instances.count > 0) route::WriteStatsFile();
-}
-
 void Teardown(void *provctx) noexcept {
-  delete static_cast<ProviderContext *>(provctx);
-  UnregisterInstance();
+  FreeProviderContext(static_cast<ProviderContext *>(provctx));
 }
 
 const OSSL_PARAM *GettableParams(void *) noexcept {
@@ -289,14 +228,6 @@ std::optional<std::string> ConfigValue(const OSSL_CORE_HANDLE *handle,
   return std::string(value);
 }
 
-// An environment variable; unset and empty are the same. secure_getenv:
-// setuid programs ignore the environment, as OpenSSL itself does.
-std::optional<std::string> EnvValue(std::string_view name) {
-  const char *value = secure_getenv(std::string(name).c_str());
-  if (value == nullptr || *value == '\0') return std::nullopt;
-  return std::string(value);
-}
-
 // Refusing to load is reported on the error queue and on stderr: OpenSSL 3.0
 // drops configuration errors unless openssl.cnf sets config_diagnostics = 1,
 // and a silently missing provider is the worst outcome.
@@ -315,26 +246,18 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
   }
 
   std::string error;
-  std::optional<route::Settings> settings = route::LoadSettings(
+  int reason = 0;
+  ProviderContext *context = NewProviderContext(
+      handle,
       [&](std::string_view key) {
         return ConfigValue(handle, core_get_params, key);
       },
-      EnvValue, kernels::DetectCpuFeatures(), &error);
-  if (!settings) {
-    ReportLoadFailure(PROV_R_INVALID_CONFIG_DATA, error);
+      &error, &reason);
+  if (context == nullptr) {
+    ReportLoadFailure(reason, error);
     return 0;
   }
-  std::unique_ptr<fallback::FallbackLibrary> fallback =
-      fallback::FallbackLibrary::Create(&error);
-  if (fallback == nullptr) {
-    ReportLoadFailure(PROV_R_UNABLE_TO_INITIALISE_CIPHERS, error);
-    return 0;
-  }
-  batch::Prepare();
-  auto context = std::make_unique<ProviderContext>(handle, std::move(fallback),
-                                                   std::move(*settings));
-  RegisterInstance(context->router);
-  *provctx = context.release();
+  *provctx = context;
   *out = kProviderDispatch;
   return 1;
 }
@@ -355,6 +278,18 @@ int InitOrRaise(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
 }
 
 }  // namespace
+
+const OSSL_DISPATCH *CipherDispatch(Alg alg) {
+  switch (route::Info(alg).family) {
+    case Family::kEcb:
+    case Family::kCbc: return BlockDispatch(alg);
+    case Family::kCtr: return CtrDispatch(alg);
+    case Family::kXts: return XtsDispatch(alg);
+    case Family::kGcm: return GcmDispatch(alg);
+  }
+  return nullptr;
+}
+
 }  // namespace aesmux::openssl
 
 // <openssl/core.h> declares this without noexcept (clang insists the

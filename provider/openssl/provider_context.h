@@ -1,14 +1,19 @@
-// The state of one loaded aesmux provider instance (one per library context
-// that loads it): its settings-bound router and its fallback library.
+// The state of one aesmux instance: one per library context that loads the
+// provider, and one for the ENGINE while it is initialised. Its settings
+// bind its router; its fallback library is private to it.
 #ifndef AESMUX_PROVIDER_OPENSSL_PROVIDER_CONTEXT_H_
 #define AESMUX_PROVIDER_OPENSSL_PROVIDER_CONTEXT_H_
 
 #include <openssl/core.h>
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "provider/fallback/fallback.h"
 #include "provider/route/router.h"
+#include "provider/route/settings.h"
 
 namespace aesmux::openssl {
 
@@ -20,10 +25,28 @@ struct ProviderContext {
         fallback(std::move(fallback_library)),
         router(std::move(settings), fallback.get()) {}
 
-  const OSSL_CORE_HANDLE *handle;
+  const OSSL_CORE_HANDLE *handle;  // null for the ENGINE
   std::unique_ptr<fallback::FallbackLibrary> fallback;
   route::Router router;
 };
+
+// Makes an instance from the settings in `config` (the provider's
+// openssl.cnf section, or the ENGINE's control commands) and the AESMUX_*
+// environment, and registers it for the statistics file. Returns null when
+// it cannot: `error` says why, `reason` is the PROV_R_* code to raise.
+// Never throws.
+ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
+                                    const route::ConfigLookup &config,
+                                    std::string *error, int *reason);
+
+// Frees an instance from NewProviderContext; the last instance of the
+// process to go writes the statistics file.
+void FreeProviderContext(ProviderContext *context);
+
+// An AESMUX_* environment variable; unset and empty are the same.
+// secure_getenv: setuid programs ignore the environment, as OpenSSL itself
+// does.
+std::optional<std::string> EnvValue(std::string_view name);
 
 }  // namespace aesmux::openssl
 

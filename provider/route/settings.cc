@@ -234,4 +234,27 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
   return settings;
 }
 
+std::vector<SettingName> SettingNames() {
+  // LoadSettings asks the environment, then the configuration, for each key
+  // it knows; answering nothing, it asks for all of them.
+  std::vector<std::string> keys;
+  std::vector<std::string> env_names;
+  std::string error;
+  LoadSettings(
+      [&](std::string_view key) -> std::optional<std::string> {
+        keys.emplace_back(key);
+        return std::nullopt;
+      },
+      [&](std::string_view env_name) -> std::optional<std::string> {
+        env_names.emplace_back(env_name);
+        return std::nullopt;
+      },
+      kernels::CpuFeatures{}, &error);
+  std::vector<SettingName> names;
+  for (size_t i = 0; i < keys.size() && i < env_names.size(); ++i) {
+    names.push_back({keys[i], env_names[i]});
+  }
+  return names;
+}
+
 }  // namespace aesmux::route

@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
@@ -116,6 +117,17 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
                                      const ConfigLookup &env,
                                      kernels::CpuFeatures cpu,
                                      std::string *error);
+
+// A configuration key and the environment variable that overrides it.
+struct SettingName {
+  std::string key;       // "cbc.fallback_max_len"
+  std::string env_name;  // "AESMUX_CBC_FALLBACK_MAX_LEN"
+};
+
+// Every key LoadSettings reads, in its order: for front ends that must list
+// them (the ENGINE's control commands), so that a key added to LoadSettings
+// needs no second list.
+std::vector<SettingName> SettingNames();
 
 // Parses a byte count ("4096", "16K", "1M"); nullopt if malformed.
 std::optional<uint64_t> ParseByteCount(std::string_view text);

@@ -212,7 +212,7 @@ served() {
     $1 == a { requests[$2] += $3; bytes[$2] += $4 }
     END { split("simd fallback afalg mb", paths, " ")
           for (i = 1; i <= 4; i++)
-            printf "%s %d %d\n", paths[i], requests[paths[i]], bytes[paths[i]] }'
+            printf "%s %.0f %.0f\n", paths[i], requests[paths[i]], bytes[paths[i]] }'
 }
 
 # Fails unless processes wrote <prefix>.* files, each with a line for
@@ -270,7 +270,7 @@ expect_served() {
 expect_none() {
   local label=$1 prefix=$2 algorithm=$3 total
   have_stats "$label" "$prefix" "$algorithm" || return 0
-  total=$(served "$prefix" "$algorithm" | awk '{ r += $2; b += $3 } END { print r "/" b }')
+  total=$(served "$prefix" "$algorithm" | awk '{ r += $2; b += $3 } END { printf "%.0f/%.0f\n", r, b }')
   if [ "$total" = 0/0 ]; then
     pass "$label: aesmux loaded and served no $algorithm, as documented"
   else

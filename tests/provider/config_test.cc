@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cctype>
 #include <map>
 #include <string>
 #include <utility>
@@ -61,6 +62,39 @@ TEST(LoadSettings, DefaultsUseTheBestTierAndNeverFallBack) {
     EXPECT_EQ(family.fallback_max_len, 0u);
   }
   EXPECT_TRUE(settings->stats_file.empty());
+}
+
+TEST(SettingNames, ListsEveryKeyWithItsEnvironmentVariable) {
+  const std::vector<SettingName> names = SettingNames();
+  auto find = [&](std::string_view key) -> std::string {
+    for (const SettingName &name : names) {
+      if (name.key == key) return name.env_name;
+    }
+    return "";
+  };
+  EXPECT_EQ(find("kernels"), "AESMUX_KERNELS");
+  EXPECT_EQ(find("stats_file"), "AESMUX_STATS_FILE");
+  EXPECT_EQ(find("afalg"), "AESMUX_AFALG");
+  EXPECT_EQ(find("afalg_fork"), "AESMUX_AFALG_FORK");
+  EXPECT_EQ(find("cbc.mb_max_len"), "AESMUX_CBC_MB_MAX_LEN");
+  for (const char *family : {"ecb", "cbc", "ctr", "xts", "gcm"}) {
+    std::string upper(family);
+    for (char &c : upper) c = static_cast<char>(std::toupper(c));
+    const std::string prefix = std::string(family) + ".";
+    EXPECT_EQ(find(prefix + "fallback_max_len"),
+              "AESMUX_" + upper + "_FALLBACK_MAX_LEN");
+    EXPECT_EQ(find(prefix + "afalg"), "AESMUX_" + upper + "_AFALG");
+    EXPECT_EQ(find(prefix + "afalg_min_len"),
+              "AESMUX_" + upper + "_AFALG_MIN_LEN");
+  }
+  // Every variable is the key in capitals, '.' as '_', after AESMUX_.
+  for (const SettingName &name : names) {
+    std::string expected = "AESMUX_";
+    for (char c : name.key) {
+      expected += c == '.' ? '_' : static_cast<char>(std::toupper(c));
+    }
+    EXPECT_EQ(name.env_name, expected);
+  }
 }
 
 TEST(LoadSettings, NoTierOnACpuWithoutAesni) {

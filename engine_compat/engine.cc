@@ -1,0 +1,249 @@
+// The dynamic ENGINE `aesmux`: its id, ciphers, control commands and the
+// instance (settings, router, fallback library) its ciphers run in, made
+// when the ENGINE is initialised exactly as the provider makes one.
+//
+// Control commands: every setting of the provider, named as its
+// environment variable without AESMUX_ (KERNELS, CBC_FALLBACK_MAX_LEN,
+// GCM_AFALG, STATS_FILE, ...; SettingNames() lists them), taking the same
+// values, given before the ENGINE is initialised (`openssl engine -pre`,
+// lines of openssl.cnf's engine section before `init` or
+// `default_algorithms`); an AESMUX_* variable still overrides them, as it
+// overrides openssl.cnf for the provider. DUMP_STATS (no input) prints the
+// statistics, in the format of the provider's `stats` parameter, on stdout.
+#include <openssl/crypto.h>
+#include <openssl/engine.h>
+#include <openssl/err.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "engine_compat/legacy_cipher.h"
+#include "kernels/tiers.h"
+#include "provider/openssl/provider_context.h"
+#include "provider/route/settings.h"
+#include "provider/route/stats.h"
+
+namespace aesmux::engine {
+namespace {
+
+constexpr const char *kEngineId = "aesmux";
+constexpr const char *kEngineName =
+    "aesmux AES (ECB, CBC, CTR, XTS, GCM) on the aesmux provider's paths";
+
+// The control commands: one per setting, then DUMP_STATS.
+struct Commands {
+  std::vector<route::SettingName> settings;
+  std::vector<std::string> names;
+  std::vector<std::string> descriptions;
+  std::vector<ENGINE_CMD_DEFN> defns;  // ends with an all-zero entry
+  unsigned int dump_stats = 0;
+};
+
+const Commands &TheCommands() {
+  static const Commands *commands = [] {
+    auto *c = new Commands;
+    c->settings = route::SettingNames();
+    for (const route::SettingName &setting : c->settings) {
+      c->names.push_back(setting.env_name.substr(std::strlen("AESMUX_")));
+      c->descriptions.push_back("aesmux setting " + setting.key +
+                                " (see openssl.cnf.example)");
+    }
+    c->names.push_back("DUMP_STATS");
+    c->descriptions.push_back(
+        "print the statistics (requests and bytes per algorithm and path)");
+    for (size_t i = 0; i < c->names.size(); ++i) {
+      const bool setting = i < c->settings.size();
+      c->defns.push_back({static_cast<unsigned int>(ENGINE_CMD_BASE + i),
+                          c->names[i].c_str(), c->descriptions[i].c_str(),
+                          setting ? ENGINE_CMD_FLAG_STRING
+                                  : ENGINE_CMD_FLAG_NO_INPUT});
+    }
+    c->dump_stats =
+        static_cast<unsigned int>(ENGINE_CMD_BASE + c->settings.size());
+    c->defns.push_back({0, nullptr, nullptr, 0});
+    return c;
+  }();
+  return *commands;
+}
+
+// The module's state, shared by every ENGINE bound from it. Never freed:
+// OpenSSL calls the ENGINE's finish and destroy from its own atexit
+// handler, after this module's static destructors would have run.
+struct State {
+  std::mutex mutex;
+  std::map<std::string, std::string, std::less<>> config;  // setting key
+  openssl::ProviderContext *context = nullptr;
+  int initialised = 0;  // ENGINEs of this module with a functional reference
+  std::unique_ptr<LegacyCiphers> ciphers;
+  int bound = 0;
+};
+
+State &TheState() {
+  static State *state = new State;
+  return *state;
+}
+
+route::ConfigLookup ConfigOf(const std::map<std::string, std::string,
+                                            std::less<>> &config) {
+  return [&config](std::string_view key) -> std::optional<std::string> {
+    auto it = config.find(key);
+    if (it == config.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+void ReportError(int reason, const std::string &message) {
+  ERR_raise_data(ERR_LIB_ENGINE, reason, "aesmux: %s", message.c_str());
+}
+
+int Init(ENGINE *) noexcept {
+  State &state = TheState();
+  std::lock_guard lock(state.mutex);
+  if (state.initialised > 0) {
+    ++state.initialised;
+    return 1;
+  }
+  std::string error;
+  int reason = 0;
+  state.context = openssl::NewProviderContext(nullptr, ConfigOf(state.config),
+                                              &error, &reason);
+  if (state.context == nullptr) {
+    // As the provider does: a silently missing ENGINE is the worst outcome.
+    ReportError(ENGINE_R_INIT_FAILED, error);
+    std::fprintf(stderr, "aesmux: ENGINE not initialised: %s\n",
+                 error.c_str());
+    return 0;
+  }
+  SetProviderContext(state.context);
+  state.initialised = 1;
+  return 1;
+}
+
+int Finish(ENGINE *) noexcept {
+  State &state = TheState();
+  std::lock_guard lock(state.mutex);
+  if (state.initialised > 0 && --state.initialised == 0) {
+    SetProviderContext(nullptr);
+    openssl::FreeProviderContext(state.context);
+    state.context = nullptr;
+  }
+  return 1;
+}
+
+int Destroy(ENGINE *) noexcept {
+  State &state = TheState();
+  std::lock_guard lock(state.mutex);
+  if (state.bound > 0 && --state.bound == 0) state.ciphers.reset();
+  return 1;
+}
+
+int Ciphers(ENGINE *, const EVP_CIPHER **cipher, const int **nids,
+            int nid) noexcept {
+  if (cipher == nullptr) {
+    *nids = LegacyCiphers::Nids().data();
+    return static_cast<int>(LegacyCiphers::Nids().size());
+  }
+  State &state = TheState();
+  *cipher = state.ciphers != nullptr ? state.ciphers->ByNid(nid) : nullptr;
+  return *cipher != nullptr ? 1 : 0;
+}
+
+// A setting: checked at once (with the others given so far and the
+// environment), used when the ENGINE is initialised.
+int SetSetting(const route::SettingName &setting, const char *value) {
+  State &state = TheState();
+  std::lock_guard lock(state.mutex);
+  if (value == nullptr) {
+    ReportError(ENGINE_R_INVALID_ARGUMENT, setting.key + ": no value");
+    return 0;
+  }
+  if (state.context != nullptr) {
+    ReportError(ENGINE_R_ALREADY_LOADED,
+                "settings are read when the ENGINE is initialised: " +
+                    setting.env_name.substr(std::strlen("AESMUX_")) +
+                    " comes too late (give it with -pre, or before init / "
+                    "default_algorithms in openssl.cnf)");
+    return 0;
+  }
+  auto config = state.config;
+  config[setting.key] = value;
+  std::string error;
+  if (!route::LoadSettings(ConfigOf(config), openssl::EnvValue,
+                           kernels::DetectCpuFeatures(), &error)) {
+    ReportError(ENGINE_R_INVALID_ARGUMENT, error);
+    return 0;
+  }
+  state.config = std::move(config);
+  return 1;
+}
+
+int DumpStats() {
+  const std::string stats = route::FormatStats(route::ReadStats());
+  const bool ok = std::fputs(stats.c_str(), stdout) >= 0;
+  return std::fflush(stdout) == 0 && ok ? 1 : 0;
+}
+
+int Ctrl(ENGINE *, int cmd, long, void *p, void (*)(void)) noexcept {
+  try {
+    const Commands &commands = TheCommands();
+    const auto index = static_cast<size_t>(cmd - ENGINE_CMD_BASE);
+    if (cmd >= ENGINE_CMD_BASE && index < commands.settings.size()) {
+      return SetSetting(commands.settings[index],
+                        static_cast<const char *>(p));
+    }
+    if (static_cast<unsigned int>(cmd) == commands.dump_stats) {
+      return DumpStats();
+    }
+    ERR_raise(ERR_LIB_ENGINE, ENGINE_R_CTRL_COMMAND_NOT_IMPLEMENTED);
+  } catch (const std::bad_alloc &) {
+    ERR_raise(ERR_LIB_ENGINE, ERR_R_MALLOC_FAILURE);
+  }
+  return 0;
+}
+
+int Bind(ENGINE *e, const char *id) noexcept {
+  if (id != nullptr && std::strcmp(id, kEngineId) != 0) return 0;
+  try {
+    State &state = TheState();
+    std::lock_guard lock(state.mutex);
+    if (state.ciphers == nullptr) {
+      state.ciphers = LegacyCiphers::Create();
+      if (state.ciphers == nullptr) return 0;
+    }
+    if (!ENGINE_set_id(e, kEngineId) || !ENGINE_set_name(e, kEngineName) ||
+        !ENGINE_set_ciphers(e, Ciphers) ||
+        !ENGINE_set_init_function(e, Init) ||
+        !ENGINE_set_finish_function(e, Finish) ||
+        !ENGINE_set_destroy_function(e, Destroy) ||
+        !ENGINE_set_ctrl_function(e, Ctrl) ||
+        !ENGINE_set_cmd_defns(e, TheCommands().defns.data())) {
+      if (state.bound == 0) state.ciphers.reset();
+      return 0;
+    }
+    ++state.bound;
+    return 1;
+  } catch (const std::exception &) {
+    ERR_raise(ERR_LIB_ENGINE, ERR_R_INTERNAL_ERROR);
+    return 0;
+  }
+}
+
+}  // namespace
+}  // namespace aesmux::engine
+
+// The two symbols OpenSSL's dynamic ENGINE loader looks for.
+extern "C" {
+#pragma GCC visibility push(default)
+static int aesmux_bind(ENGINE *e, const char *id) {
+  return aesmux::engine::Bind(e, id);
+}
+IMPLEMENT_DYNAMIC_CHECK_FN()
+IMPLEMENT_DYNAMIC_BIND_FN(aesmux_bind)
+#pragma GCC visibility pop
+}

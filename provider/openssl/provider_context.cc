@@ -1,0 +1,108 @@
+#include "provider/openssl/provider_context.h"
+
+#include <openssl/err.h>
+#include <openssl/proverr.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+
+#include "kernels/tiers.h"
+#include "provider/batch/cbc_batch.h"
+#include "provider/route/stats.h"
+
+namespace aesmux::openssl {
+namespace {
+
+using route::Family;
+
+// Statistics are process-wide; the file is written when the last instance
+// of the process goes away (normally at OPENSSL_cleanup, at exit), or when
+// the module is unloaded with instances still alive (a library context the
+// application never freed). Trivially destructible, so the module
+// destructor below may use it whatever the order of destruction.
+struct Instances {
+  std::mutex mutex;
+  int count = 0;
+};
+constinit Instances g_instances;
+
+void RegisterInstance(const route::Router &router) {
+  // "# afalg <family>: <state>" lines of the latest instance.
+  std::string notes;
+  for (size_t f = 0; f < route::kNumFamilies; ++f) {
+    notes += "# afalg " + std::string(route::kFamilyNames[f]) + ": " +
+             router.afalg_state(static_cast<Family>(f)) + "\n";
+  }
+  std::lock_guard lock(g_instances.mutex);
+  ++g_instances.count;
+  const route::Settings &settings = router.settings();
+  if (!settings.stats_file.empty()) {
+    route::SetStatsFilePrefix(settings.stats_file);
+  }
+  route::SetStatsFileNotes(notes);
+}
+
+void UnregisterInstance() {
+  std::lock_guard lock(g_instances.mutex);
+  if (--g_instances.count == 0) {
+    route::WriteStatsFile();
+    batch::ReleaseIdleCombiner();
+  }
+}
+
+__attribute__((destructor)) void WriteStatsOfLiveInstances() {
+  std::lock_guard lock(g_instances.mutex);
+  if (g_instances.count > 0) route::WriteStatsFile();
+}
+
+ProviderContext *MakeContext(const OSSL_CORE_HANDLE *handle,
+                             const route::ConfigLookup &config,
+                             std::string *error, int *reason) {
+  std::optional<route::Settings> settings = route::LoadSettings(
+      config, EnvValue, kernels::DetectCpuFeatures(), error);
+  if (!settings) {
+    *reason = PROV_R_INVALID_CONFIG_DATA;
+    return nullptr;
+  }
+  std::unique_ptr<fallback::FallbackLibrary> fallback =
+      fallback::FallbackLibrary::Create(error);
+  if (fallback == nullptr) {
+    *reason = PROV_R_UNABLE_TO_INITIALISE_CIPHERS;
+    return nullptr;
+  }
+  batch::Prepare();
+  auto context = std::make_unique<ProviderContext>(handle, std::move(fallback),
+                                                   std::move(*settings));
+  RegisterInstance(context->router);
+  return context.release();
+}
+
+}  // namespace
+
+std::optional<std::string> EnvValue(std::string_view name) {
+  const char *value = secure_getenv(std::string(name).c_str());
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
+                                    const route::ConfigLookup &config,
+                                    std::string *error, int *reason) {
+  try {
+    return MakeContext(handle, config, error, reason);
+  } catch (const std::bad_alloc &) {
+    *error = "out of memory";
+  } catch (const std::exception &e) {
+    *error = e.what();
+  }
+  *reason = ERR_R_INTERNAL_ERROR;
+  return nullptr;
+}
+
+void FreeProviderContext(ProviderContext *context) {
+  delete context;
+  UnregisterInstance();
+}
+
+}  // namespace aesmux::openssl

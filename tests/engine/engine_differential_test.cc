@@ -1,0 +1,775 @@
+// Differential tests of the ENGINE aesmux against OpenSSL's default
+// provider: all 14 algorithms through ENGINE_by_id("aesmux") (that is,
+// EVP_CipherInit_ex with the ENGINE, libcrypto's legacy EVP path and the
+// ENGINE's ciphers), on random streams under every kernel configuration:
+// both directions, inputs cut anywhere, EVP_CipherUpdate and EVP_Cipher, in
+// place and not, padding on and off, corrupted inputs, contexts copied
+// mid-stream and initialised again for the next message, GCM AAD, tags of
+// every length, IVs of every length.
+//
+// Compared after every call: success or failure, the bytes written, and
+// after data calls what a caller reads back: the IV (EVP_CIPHER_CTX_iv: an
+// ENGINE context's ctx->iv, a provider context's running IV) and CTR's
+// `num`; after final the GCM tag. Not compared:
+// - error codes: libcrypto's legacy EVP layer raises its own EVP_R_*
+//   reasons where providers raise PROV_R_*;
+// - EVP_Cipher's return value for the non-AEAD modes: 1 for a legacy
+//   cipher, the length for a provider (libssl and `openssl speed` read it
+//   by the cipher's kind); its output is compared;
+// - calls the legacy EVP layer answers without the cipher, which the streams
+//   do not make: an empty XTS update (the legacy layer succeeds, the
+//   provider refuses an empty data unit);
+// - the CBC IV between the updates of a padded decryption: the legacy EVP
+//   layer decrypts at once the block it holds back for the padding check,
+//   the default provider holds it still encrypted, so the chaining values a
+//   caller reads differ by that block (as with OpenSSL's own legacy
+//   AES-CBC); they are compared after final.
+#include <gtest/gtest.h>
+#include <openssl/engine.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "provider/route/algorithm.h"
+#include "tests/engine/engine_env.h"
+#include "tests/provider/aligned_buffer.h"
+#include "tests/provider/kernel_configs.h"
+#include "tests/support/bytes.h"
+#include "tests/support/provider_env.h"
+
+namespace aesmux::test {
+namespace {
+
+using route::Family;
+
+constexpr size_t kBlock = 16;
+
+bool IsBlockMode(Family family) {
+  return family == Family::kEcb || family == Family::kCbc;
+}
+
+// What one call did on one side.
+struct Observed {
+  bool ok = false;
+  Bytes bytes;  // output, IV or tag
+};
+
+std::string Summary(const Observed &o) {
+  return std::string(o.ok ? "ok" : "failed") + ", " +
+         std::to_string(o.bytes.size()) + " bytes " +
+         ToHex(o.bytes.data(), std::min<size_t>(o.bytes.size(), 32));
+}
+
+// One side of a twin: its context, its buffer (input, overwritten by the
+// output when in place) and how far the stream has gone.
+struct Side {
+  ENGINE *engine = nullptr;  // the ENGINE side's, else null
+  const EVP_CIPHER *cipher = nullptr;
+  CipherCtxPtr ctx;
+  AlignedBuffer buffer{0};
+  size_t in_base = 0, out_base = 0;
+  size_t consumed = 0, produced = 0, aad_consumed = 0;
+
+  uint8_t *in() { return buffer.data() + in_base + consumed; }
+  uint8_t *out() { return buffer.data() + out_base + produced; }
+};
+
+Observed Init(Side &s, bool with_cipher, const uint8_t *key,
+              const uint8_t *iv, int enc) {
+  Observed o;
+  o.ok = EVP_CipherInit_ex(s.ctx.get(), with_cipher ? s.cipher : nullptr,
+                           with_cipher ? s.engine : nullptr, key, iv,
+                           enc) == 1;
+  return o;
+}
+
+Observed Ctrl(Side &s, int type, int arg, const void *ptr) {
+  Observed o;
+  o.ok = EVP_CIPHER_CTX_ctrl(s.ctx.get(), type, arg,
+                             const_cast<void *>(ptr)) > 0;
+  return o;
+}
+
+Observed Update(Side &s, size_t len) {
+  Observed o;
+  uint8_t *out = s.out();
+  int outl = 0;
+  o.ok = EVP_CipherUpdate(s.ctx.get(), out, &outl, s.in(),
+                          static_cast<int>(len)) == 1;
+  if (o.ok) {
+    o.bytes.assign(out, out + outl);
+    s.consumed += len;
+    s.produced += static_cast<size_t>(outl);
+  }
+  return o;
+}
+
+// A non-null pointer for empty AAD: EVP_Cipher(ctx, NULL, NULL, 0) is final.
+const uint8_t *AadAt(const Bytes &aad, size_t offset) {
+  static const uint8_t kNothing = 0;
+  return aad.empty() ? &kNothing : aad.data() + offset;
+}
+
+Observed UpdateAad(Side &s, const Bytes &aad, size_t len, bool via_cipher) {
+  Observed o;
+  int outl = 0;
+  const uint8_t *in = AadAt(aad, s.aad_consumed);
+  o.ok = via_cipher ? EVP_Cipher(s.ctx.get(), nullptr, in,
+                                 static_cast<unsigned>(len)) >= 0
+                    : EVP_CipherUpdate(s.ctx.get(), nullptr, &outl, in,
+                                       static_cast<int>(len)) == 1;
+  if (o.ok) s.aad_consumed += len;
+  return o;
+}
+
+// EVP_Cipher on data: `len` bytes in, `len` bytes out (GCM: its return).
+// It returns, for a legacy cipher, 1 or 0 (a custom one: the length or -1);
+// for a provider's, the length or -1.
+Observed Cipher(Side &s, size_t len, bool custom) {
+  Observed o;
+  uint8_t *out = s.out();
+  const int ret =
+      EVP_Cipher(s.ctx.get(), out, s.in(), static_cast<unsigned>(len));
+  const bool legacy = s.engine != nullptr;
+  o.ok = custom || !legacy ? ret >= 0 : ret > 0;
+  if (o.ok) {
+    const size_t written = custom ? static_cast<size_t>(ret) : len;
+    o.bytes.assign(out, out + written);
+    s.consumed += len;
+    s.produced += written;
+  }
+  return o;
+}
+
+Observed Final(Side &s, bool via_cipher) {
+  Observed o;
+  uint8_t *out = s.out();
+  int outl = 0;
+  o.ok = via_cipher ? EVP_Cipher(s.ctx.get(), nullptr, nullptr, 0) >= 0
+                    : EVP_CipherFinal_ex(s.ctx.get(), out, &outl) == 1;
+  if (o.ok) {
+    o.bytes.assign(out, out + outl);
+    s.produced += static_cast<size_t>(outl);
+  }
+  return o;
+}
+
+Observed GetTag(Side &s, size_t len) {
+  Observed o;
+  uint8_t tag[16] = {};
+  o.ok = EVP_CIPHER_CTX_ctrl(s.ctx.get(), EVP_CTRL_AEAD_GET_TAG,
+                             static_cast<int>(len), tag) > 0;
+  if (o.ok) o.bytes.assign(tag, tag + len);
+  return o;
+}
+
+// Two sides driven in lockstep: [0] the ENGINE, [1] the default provider.
+class Twin {
+ public:
+  Twin(std::array<Side, 2> sides, std::string scenario)
+      : sides_(std::move(sides)), scenario_(std::move(scenario)) {}
+
+  // Makes `call` on both sides and compares what they did; returns whether
+  // it succeeded (false also once they differed: a test failure, after
+  // which the twin makes no further calls).
+  template <typename Call>
+  bool Step(const std::string &what, Call call) {
+    if (diverged_) return false;
+    std::array<Observed, 2> seen;
+    for (size_t i = 0; i < 2; ++i) {
+      ERR_clear_error();
+      seen[i] = call(sides_[i]);
+      ERR_clear_error();
+    }
+    log_ += "  " + what + ": " + Summary(seen[1]) + "\n";
+    if (seen[0].ok == seen[1].ok && seen[0].bytes == seen[1].bytes) {
+      return seen[1].ok;
+    }
+    Diverge(what, seen);
+    return false;
+  }
+
+  // The IV a caller reads back, where the default provider has one to give
+  // (a GCM context before its first IV has none, nor one of more than
+  // EVP_MAX_IV_LENGTH bytes), and CTR's num.
+  bool CheckState(Family family, bool iv = true) {
+    if (diverged_) return false;
+    std::array<Observed, 2> seen;
+    const unsigned char *reference = EVP_CIPHER_CTX_iv(sides_[1].ctx.get());
+    const int iv_len = EVP_CIPHER_CTX_get_iv_length(sides_[1].ctx.get());
+    ERR_clear_error();
+    if (iv && reference != nullptr && iv_len > 0 &&
+        iv_len <= EVP_MAX_IV_LENGTH) {
+      for (size_t i = 0; i < 2; ++i) {
+        const unsigned char *iv = EVP_CIPHER_CTX_iv(sides_[i].ctx.get());
+        seen[i].ok = iv != nullptr;
+        if (iv != nullptr) seen[i].bytes.assign(iv, iv + iv_len);
+      }
+      if (seen[0].ok != seen[1].ok || seen[0].bytes != seen[1].bytes) {
+        Diverge("the IV (EVP_CIPHER_CTX_iv)", seen);
+        return false;
+      }
+    }
+    if (family == Family::kCtr) {
+      const int num[2] = {EVP_CIPHER_CTX_get_num(sides_[0].ctx.get()),
+                          EVP_CIPHER_CTX_get_num(sides_[1].ctx.get())};
+      if (num[0] != num[1]) {
+        seen[0] = {true, {static_cast<uint8_t>(num[0])}};
+        seen[1] = {true, {static_cast<uint8_t>(num[1])}};
+        Diverge("num", seen);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // EVP_CIPHER_CTX_copy of both contexts, as a step; the copy carries on
+  // with copies of the buffers.
+  std::optional<Twin> Copy() {
+    std::array<CipherCtxPtr, 2> copies;
+    size_t i = 0;
+    if (!Step("EVP_CIPHER_CTX_copy", [&](Side &s) {
+          Observed o;
+          copies[i] = NewCipherCtx();
+          o.ok = EVP_CIPHER_CTX_copy(copies[i].get(), s.ctx.get()) == 1;
+          ++i;
+          return o;
+        })) {
+      return std::nullopt;
+    }
+    std::array<Side, 2> sides;
+    for (size_t j = 0; j < 2; ++j) {
+      const Side &from = sides_[j];
+      sides[j] = Side{from.engine,   from.cipher,   std::move(copies[j]),
+                      from.buffer,   from.in_base,  from.out_base,
+                      from.consumed, from.produced, from.aad_consumed};
+    }
+    Twin copy(std::move(sides), scenario_ + " [the copy]");
+    copy.log_ = log_ + "  -- the copy continues --\n";
+    return copy;
+  }
+
+  Side &side(size_t i) { return sides_[i]; }
+  bool diverged() const { return diverged_; }
+
+  // Starts the next message on the same contexts: input and output from
+  // the start of the buffers again.
+  void Rewind(const Bytes &input) {
+    for (Side &s : sides_) {
+      s.consumed = s.produced = s.aad_consumed = 0;
+      std::copy(input.begin(), input.end(), s.buffer.data() + s.in_base);
+    }
+  }
+
+ private:
+  void Diverge(const std::string &what, const std::array<Observed, 2> &seen) {
+    diverged_ = true;
+    ADD_FAILURE() << "the ENGINE and the default provider differ at " << what
+                  << "\n  engine:  " << Summary(seen[0])
+                  << "\n  default: " << Summary(seen[1])
+                  << "\nscenario: " << scenario_
+                  << "\ncalls (with the default provider's results):\n"
+                  << log_;
+  }
+
+  std::array<Side, 2> sides_;
+  std::string scenario_;
+  std::string log_;
+  bool diverged_ = false;
+};
+
+// A twin over `input` (with room for padding and a final block), in place
+// or not, at the given misalignments.
+Twin MakeTwin(ENGINE *e, const EVP_CIPHER *legacy, const EVP_CIPHER *reference,
+              const Bytes &input, bool in_place, size_t in_misalign,
+              size_t out_misalign, std::string scenario) {
+  const size_t room = input.size() + 2 * kBlock;
+  std::array<Side, 2> sides;
+  for (size_t i = 0; i < 2; ++i) {
+    Side &s = sides[i];
+    s.engine = i == 0 ? e : nullptr;
+    s.cipher = i == 0 ? legacy : reference;
+    s.ctx = NewCipherCtx();
+    if (in_place) {
+      s.in_base = s.out_base = out_misalign;
+      s.buffer = AlignedBuffer(out_misalign + room);
+    } else {
+      s.in_base = in_misalign;
+      s.out_base = (in_misalign + input.size() + 63) / 64 * 64 + out_misalign;
+      s.buffer = AlignedBuffer(s.out_base + room);
+    }
+    std::copy(input.begin(), input.end(), s.buffer.data() + s.in_base);
+  }
+  return Twin(std::move(sides), std::move(scenario));
+}
+
+// Cuts `len` into 1..max_pieces pieces (some empty unless `min_piece`),
+// each a multiple of `unit`.
+std::vector<size_t> Splits(std::mt19937_64 &rng, size_t len, size_t max_pieces,
+                           size_t unit = 1, size_t min_piece = 0) {
+  const size_t units = len / unit;
+  const size_t count = std::min<size_t>(
+      1 + rng() % max_pieces,
+      min_piece == 0 ? units + 1 : std::max<size_t>(1, len / min_piece));
+  std::vector<size_t> cuts;
+  for (size_t i = 1; i < count; ++i) cuts.push_back(rng() % (units + 1));
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<size_t> pieces;
+  size_t previous = 0;
+  for (size_t cut : cuts) {
+    pieces.push_back((cut - previous) * unit);
+    previous = cut;
+  }
+  pieces.push_back((units - previous) * unit + len % unit);
+  if (min_piece == 0) return pieces;
+  // XTS data units of at least `min_piece`: merge the short ones.
+  std::vector<size_t> units_out;
+  for (size_t piece : pieces) {
+    if (!units_out.empty() && (piece < min_piece || units_out.back() < min_piece)) {
+      units_out.back() += piece;
+    } else {
+      units_out.push_back(piece);
+    }
+  }
+  return units_out;
+}
+
+// One random message through both sides.
+struct Message {
+  bool encrypt = true;
+  Bytes key, iv, plaintext, aad;
+  std::optional<bool> padding;  // ECB/CBC: set after init
+  bool via_cipher = false;      // EVP_Cipher for the data
+  bool mixed = false;           // CTR/XTS/GCM: EVP_Cipher or update, by call
+  size_t tag_len = 16;
+  bool tag_late = false;
+  bool corrupt = false;
+  int init_style = 0;  // 0: one call; 1: cipher, then key and IV; 2: cipher,
+                       // key, IV in three calls
+  bool in_place = false;
+  size_t in_misalign = 0, out_misalign = 0;
+  bool copy = false;
+  bool next_message = false;  // then a second message on a new IV only
+
+  std::string Describe(const char *algorithm) const {
+    return std::string(algorithm) + (encrypt ? " encrypt" : " decrypt") +
+           ", key " + ToHex(key) + ", iv (" + std::to_string(iv.size()) +
+           ") " + ToHex(iv) + ", " + std::to_string(plaintext.size()) +
+           " bytes, aad " + std::to_string(aad.size()) + ", tag " +
+           std::to_string(tag_len) + (tag_late ? " late" : "") +
+           (padding ? (*padding ? ", padding on" : ", padding off") : "") +
+           (via_cipher ? ", EVP_Cipher" : mixed ? ", mixed" : ", update") +
+           ", init style " + std::to_string(init_style) +
+           (corrupt ? ", corrupted" : "") + (in_place ? ", in place" : "") +
+           (copy ? ", copied" : "") + (next_message ? ", next message" : "");
+  }
+};
+
+class StreamRunner {
+ public:
+  StreamRunner(ENGINE *e, const route::AlgInfo &alg, uint64_t seed)
+      : e_(e),
+        alg_(alg),
+        rng_(seed),
+        legacy_(EVP_get_cipherbyname(std::string(alg.name).c_str())),
+        reference_(env_.Default(alg.name)) {}
+
+  bool ready() const { return legacy_ != nullptr && reference_ != nullptr; }
+  std::mt19937_64 &rng() { return rng_; }
+
+  Message Random(bool encrypt, size_t length);
+  Message Random(bool encrypt) {
+    const size_t r = rng_() % 100;
+    return Random(encrypt, rng_() % (r < 50 ? 257 : r < 95 ? 4097 : 70000));
+  }
+  // False if the sides differed (reported).
+  bool Run(const Message &m, bool *completed = nullptr);
+
+ private:
+  bool Seal(const Message &m, bool padding, const std::vector<size_t> &units,
+            Bytes *ciphertext, Bytes *tag);
+  bool InitTwin(Twin &t, const Message &m, const Bytes &tag);
+  bool Data(Twin &t, const Message &m, const std::vector<size_t> &pieces,
+            const std::vector<bool> &via, size_t from, size_t to);
+  bool Finish(Twin &t, const Message &m, const Bytes &tag, bool final_via);
+
+  Family family() const { return alg_.family; }
+  bool gcm() const { return alg_.family == Family::kGcm; }
+
+  ProviderEnv env_;  // the default provider, for the reference
+  ENGINE *e_;
+  const route::AlgInfo &alg_;
+  std::mt19937_64 rng_;
+  const EVP_CIPHER *legacy_;
+  CipherPtr reference_;
+};
+
+Message StreamRunner::Random(bool encrypt, size_t length) {
+  Message m;
+  m.encrypt = encrypt;
+  m.key = RandomBytes(rng_, alg_.key_len);
+  switch (family()) {
+    case Family::kEcb: break;
+    case Family::kCbc:
+    case Family::kCtr:
+    case Family::kXts: m.iv = RandomBytes(rng_, 16); break;
+    case Family::kGcm: {
+      const size_t r = rng_() % 10;
+      m.iv = RandomBytes(rng_, r < 6 ? 12 : r < 9 ? 1 + rng_() % 16
+                                                  : 17 + rng_() % 112);
+      break;
+    }
+  }
+  if (family() == Family::kCtr && rng_() % 3 == 0) {
+    // A counter about to carry over 64 or 128 bits.
+    std::fill(m.iv.begin() + (rng_() % 2 ? 0 : 8), m.iv.end(), 0xff);
+    m.iv[15] = static_cast<uint8_t>(0xff - rng_() % 8);
+  }
+  if (family() == Family::kXts && length < kBlock) length = kBlock;
+  if (IsBlockMode(family())) {
+    m.via_cipher = rng_() % 4 == 0;
+    if (m.via_cipher) length -= length % kBlock;
+    const size_t padding = rng_() % 3;
+    if (padding != 0 && !m.via_cipher) m.padding = padding == 2;
+    // Without padding only whole blocks can be sealed for decryption.
+    if (!encrypt && m.padding == false) length -= length % kBlock;
+  } else {
+    const size_t api = rng_() % 3;
+    m.via_cipher = api == 0;
+    m.mixed = api == 1;
+  }
+  m.plaintext = RandomBytes(rng_, length);
+  if (gcm()) {
+    m.aad = RandomBytes(rng_, rng_() % 4 == 0 ? rng_() % 2000 : rng_() % 40);
+    m.tag_len = rng_() % 2 ? 16 : 1 + rng_() % 16;
+    m.tag_late = rng_() % 2;
+  }
+  m.corrupt = !encrypt && rng_() % 8 == 0 &&
+              (gcm() || (IsBlockMode(family()) && !m.via_cipher));
+  m.init_style = static_cast<int>(rng_() % 3);
+  m.in_place = rng_() % 2;
+  m.in_misalign = rng_() % 16;
+  m.out_misalign = rng_() % 16;
+  m.copy = rng_() % 4 == 0;
+  m.next_message = family() != Family::kEcb && rng_() % 4 == 0;
+  return m;
+}
+
+// The default provider's encryption of the message (outside any twin).
+bool StreamRunner::Seal(const Message &m, bool padding,
+                        const std::vector<size_t> &units, Bytes *ciphertext,
+                        Bytes *tag) {
+  CipherCtxPtr ctx = NewCipherCtx();
+  bool ok = EVP_CipherInit_ex(ctx.get(), reference_.get(), nullptr, nullptr,
+                              nullptr, 1) == 1;
+  if (ok && gcm()) {
+    ok = EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN,
+                             static_cast<int>(m.iv.size()), nullptr) > 0;
+  }
+  ok = ok &&
+       EVP_CipherInit_ex(ctx.get(), nullptr, nullptr, m.key.data(),
+                         m.iv.empty() ? nullptr : m.iv.data(), 1) == 1 &&
+       EVP_CIPHER_CTX_set_padding(ctx.get(), padding) == 1;
+  int len = 0;
+  if (ok && gcm() && !m.aad.empty()) {
+    ok = EVP_CipherUpdate(ctx.get(), nullptr, &len, m.aad.data(),
+                          static_cast<int>(m.aad.size())) == 1;
+  }
+  ciphertext->assign(m.plaintext.size() + kBlock, 0);
+  size_t done = 0;
+  for (size_t unit : units) {  // XTS: one data unit per call
+    ok = ok && EVP_CipherUpdate(ctx.get(), ciphertext->data() + done, &len,
+                                m.plaintext.data() + done,
+                                static_cast<int>(unit)) == 1;
+    done += static_cast<size_t>(len);
+  }
+  ok = ok && EVP_CipherFinal_ex(ctx.get(), ciphertext->data() + done, &len);
+  done += static_cast<size_t>(len);
+  ciphertext->resize(done);
+  if (ok && gcm()) {
+    tag->assign(16, 0);
+    ok = EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, 16,
+                             tag->data()) > 0;
+  }
+  if (!ok) ADD_FAILURE() << "the default provider failed: " << TakeErrors();
+  return ok;
+}
+
+bool StreamRunner::InitTwin(Twin &t, const Message &m, const Bytes &tag) {
+  const int enc = m.encrypt ? 1 : 0;
+  const uint8_t *iv = m.iv.empty() ? nullptr : m.iv.data();
+  const uint8_t *key = m.key.data();
+  const bool early_tag = gcm() && !m.encrypt && !m.tag_late;
+  auto set_tag = [&] {
+    return t.Step("set tag", [&](Side &s) {
+      return Ctrl(s, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag.size()),
+                  tag.data());
+    });
+  };
+  // A GCM IV of another length than 12 needs the IV length set first.
+  const int style = gcm() && m.iv.size() != 12 && m.init_style == 0
+                        ? 1
+                        : m.init_style;
+  if (style == 0) {
+    if (!t.Step("init(cipher, key, iv, enc)",
+                [&](Side &s) { return Init(s, true, key, iv, enc); })) {
+      return false;
+    }
+  } else {
+    if (!t.Step("init(cipher, -, -, enc)",
+                [&](Side &s) { return Init(s, true, nullptr, nullptr, enc); })) {
+      return false;
+    }
+    if (gcm() && !t.Step("set ivlen", [&](Side &s) {
+          return Ctrl(s, EVP_CTRL_AEAD_SET_IVLEN,
+                      static_cast<int>(m.iv.size()), nullptr);
+        })) {
+      return false;
+    }
+    if (style == 1) {
+      if (!t.Step("init(-, key, iv, -1)",
+                  [&](Side &s) { return Init(s, false, key, iv, -1); })) {
+        return false;
+      }
+    } else if (!t.Step("init(-, key, -, -1)",
+                       [&](Side &s) {
+                         return Init(s, false, key, nullptr, -1);
+                       }) ||
+               !t.Step("init(-, -, iv, -1)", [&](Side &s) {
+                 return Init(s, false, nullptr, iv, -1);
+               })) {
+      return false;
+    }
+  }
+  if (early_tag && !set_tag()) return false;
+  if (m.padding && !t.Step("set padding", [&](Side &s) {
+        Observed o;
+        o.ok = EVP_CIPHER_CTX_set_padding(s.ctx.get(), *m.padding) == 1;
+        return o;
+      })) {
+    return false;
+  }
+  return t.CheckState(family());
+}
+
+bool StreamRunner::Data(Twin &t, const Message &m,
+                        const std::vector<size_t> &pieces,
+                        const std::vector<bool> &via, size_t from, size_t to) {
+  for (size_t i = from; i < to; ++i) {
+    const size_t len = pieces[i];
+    const std::string n = std::to_string(len);
+    const bool ok =
+        via[i] ? t.Step("EVP_Cipher(" + n + ")",
+                        [&](Side &s) { return Cipher(s, len, gcm()); })
+               : t.Step("update(" + n + ")",
+                        [&](Side &s) { return Update(s, len); });
+    const bool held_back = family() == Family::kCbc && !m.encrypt &&
+                           m.padding.value_or(true) && !m.via_cipher;
+    if (!ok || !t.CheckState(family(), !held_back)) return false;
+  }
+  return true;
+}
+
+bool StreamRunner::Finish(Twin &t, const Message &m, const Bytes &tag,
+                          bool final_via) {
+  if (gcm() && !m.encrypt && m.tag_late &&
+      !t.Step("set tag (late)", [&](Side &s) {
+        return Ctrl(s, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag.size()),
+                    tag.data());
+      })) {
+    return false;
+  }
+  // EVP_Cipher callers of the non-AEAD modes never finalise.
+  if (!gcm() && m.via_cipher) return true;
+  if (!t.Step(final_via ? "EVP_Cipher(final)" : "final",
+              [&](Side &s) { return Final(s, final_via); })) {
+    return false;
+  }
+  if (!t.CheckState(family())) return false;
+  if (gcm() && m.encrypt) {
+    return t.Step("get tag", [&](Side &s) { return GetTag(s, m.tag_len); });
+  }
+  return true;
+}
+
+bool StreamRunner::Run(const Message &m, bool *completed) {
+  // Data units (XTS) or cuts of the input; AAD cuts.
+  std::vector<size_t> units;
+  if (family() == Family::kXts) {
+    units = Splits(rng_, m.plaintext.size(), 6, 1, kBlock);
+  }
+  Bytes input = m.plaintext, tag;
+  const bool padding = m.padding.value_or(true) && !m.via_cipher;
+  if (!m.encrypt) {
+    if (!Seal(m, padding, units.empty() ? std::vector<size_t>{m.plaintext.size()}
+                                        : units,
+              &input, &tag)) {
+      return false;
+    }
+    tag.resize(gcm() ? m.tag_len : 0);
+    if (m.corrupt) {
+      Bytes &victim = gcm() ? tag : input;
+      if (!victim.empty()) victim[victim.size() - 1 - rng_() % std::min<size_t>(victim.size(), 16)] ^= 0x01;
+    }
+  }
+  const size_t unit = IsBlockMode(family()) && m.via_cipher ? kBlock : 1;
+  const std::vector<size_t> pieces =
+      family() == Family::kXts ? units : Splits(rng_, input.size(), 8, unit);
+  std::vector<bool> via(pieces.size());
+  for (size_t i = 0; i < via.size(); ++i) {
+    via[i] = m.via_cipher || (m.mixed && rng_() % 2);
+  }
+  const std::vector<size_t> aad_pieces =
+      gcm() ? Splits(rng_, m.aad.size(), 4) : std::vector<size_t>{};
+  const bool aad_via = m.via_cipher || (m.mixed && rng_() % 2);
+  const bool final_via = gcm() && (m.via_cipher || (m.mixed && rng_() % 2));
+  const size_t copy_at = m.copy ? rng_() % (pieces.size() + 1) : pieces.size() + 1;
+
+  Twin t = MakeTwin(e_, legacy_, reference_.get(), input, m.in_place,
+                    m.in_misalign, m.out_misalign, m.Describe(alg_.name.data()));
+  bool ok = InitTwin(t, m, tag);
+  for (size_t i = 0; ok && i < aad_pieces.size(); ++i) {
+    ok = t.Step("aad(" + std::to_string(aad_pieces[i]) + ")", [&](Side &s) {
+      return UpdateAad(s, m.aad, aad_pieces[i], aad_via);
+    });
+  }
+  ok = ok && Data(t, m, pieces, via, 0, std::min(copy_at, pieces.size()));
+  std::optional<Twin> copy;
+  if (ok && m.copy) {
+    copy = t.Copy();
+    ok = copy.has_value();
+  }
+  ok = ok && Data(t, m, pieces, via, std::min(copy_at, pieces.size()),
+                  pieces.size()) &&
+       Finish(t, m, tag, final_via);
+  if (copy) {
+    const bool copy_ok =
+        Data(*copy, m, pieces, via, copy_at, pieces.size()) &&
+        Finish(*copy, m, tag, final_via);
+    EXPECT_EQ(copy_ok, ok) << m.Describe(alg_.name.data());
+    if (copy->diverged()) return false;
+  }
+  if (t.diverged()) return false;
+  if (completed != nullptr) *completed = ok;
+
+  // The next message on the same contexts, on a new IV only (TLS 1.3's
+  // per-record re-init; CBC and CTR restart their chaining).
+  if (ok && m.next_message) {
+    Bytes next_iv = m.iv;
+    next_iv.back() ^= 0x5a;
+    t.Rewind(input);
+    ok = t.Step("init(-, -, new iv, -1)", [&](Side &s) {
+      return Init(s, false, nullptr, next_iv.data(), -1);
+    });
+    if (gcm() && !m.encrypt) {
+      // The tag no longer matches: both must fail in final.
+      ok = ok && t.Step("set tag", [&](Side &s) {
+        return Ctrl(s, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag.size()),
+                    tag.data());
+      });
+    }
+    for (size_t i = 0; ok && i < aad_pieces.size(); ++i) {
+      ok = t.Step("aad", [&](Side &s) {
+        return UpdateAad(s, m.aad, aad_pieces[i], aad_via);
+      });
+    }
+    Message again = m;
+    again.tag_late = false;
+    ok = ok && Data(t, again, pieces, via, 0, pieces.size());
+    if (ok) Finish(t, again, tag, final_via);
+    if (t.diverged()) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+
+class EngineDifferentialTest
+    : public EngineFixture<std::tuple<KernelConfig, route::AlgInfo>> {
+ protected:
+  const KernelConfig &config() const override {
+    return std::get<0>(GetParam());
+  }
+};
+
+constexpr size_t kStreams = 1000;  // per direction
+
+TEST_P(EngineDifferentialTest, RandomStreams) {
+  const route::AlgInfo &alg = std::get<1>(GetParam());
+  const uint64_t seed = std::hash<std::string_view>{}(alg.name) ^ 0x656e67696e65;
+  std::cout << "[ SEED     ] " << alg.name << ": 0x" << std::hex << seed
+            << std::dec << "\n";
+  const EngineStats before = ReadEngineStats(engine_.get());
+  StreamRunner runner(engine_.get(), alg, seed);
+  ASSERT_TRUE(runner.ready()) << TakeErrors();
+  size_t completed = 0;
+  for (bool encrypt : {true, false}) {
+    for (size_t i = 0; i < kStreams; ++i) {
+      const Message m = runner.Random(encrypt);
+      bool done = false;
+      ASSERT_TRUE(runner.Run(m, &done)) << "stream " << i;
+      completed += done;
+    }
+  }
+  EXPECT_GT(completed, kStreams);  // most streams run to the end
+  // The ENGINE served them (the default provider cannot have: it runs in
+  // this process, not in the ENGINE's module).
+  EXPECT_GT(EngineRequests(before, ReadEngineStats(engine_.get()), alg.name),
+            kStreams);
+}
+
+std::string TestName(
+    const testing::TestParamInfo<EngineDifferentialTest::ParamType> &info) {
+  std::string name = std::get<0>(info.param).name + "_" +
+                     std::string(std::get<1>(info.param).name);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, EngineDifferentialTest,
+                         testing::Combine(testing::ValuesIn(AllKernelConfigs()),
+                                          testing::ValuesIn(route::kAlgs)),
+                         TestName);
+
+class EngineGcmTest : public EngineFixture<KernelConfig> {
+ protected:
+  const KernelConfig &config() const override { return GetParam(); }
+};
+
+// Every GCM IV length from 1 to 128 bytes and every tag length, both
+// directions, tags right and wrong.
+TEST_P(EngineGcmTest, IvAndTagLengths) {
+  for (const route::AlgInfo &alg : route::kAlgs) {
+    if (alg.family != Family::kGcm) continue;
+    SCOPED_TRACE(alg.name);
+    StreamRunner runner(engine_.get(), alg, 0x6976);
+    ASSERT_TRUE(runner.ready());
+    for (size_t iv_len = 1; iv_len <= 128; ++iv_len) {
+      for (bool encrypt : {true, false}) {
+        Message m = runner.Random(encrypt, runner.rng()() % 100);
+        m.iv = RandomBytes(runner.rng(), iv_len);
+        m.tag_len = 1 + iv_len % 16;
+        m.corrupt = !encrypt && iv_len % 3 == 0;
+        m.next_message = false;
+        bool done = false;
+        ASSERT_TRUE(runner.Run(m, &done)) << iv_len;
+        EXPECT_EQ(done, !m.corrupt) << m.Describe(alg.name.data());
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, EngineGcmTest,
+                         testing::ValuesIn(AllKernelConfigs()),
+                         KernelConfigName);
+
+}  // namespace
+}  // namespace aesmux::test
