@@ -6,75 +6,54 @@
 namespace aesmux::route {
 namespace {
 
-// The value of `key` from the environment if set there, else from the
-// configuration; `source` names where it came from, for messages.
-std::optional<std::string> Lookup(const ConfigLookup &config,
-                                  const ConfigLookup &env,
-                                  std::string_view key,
-                                  std::string_view env_name,
-                                  std::string *source) {
-  if (auto value = env(env_name)) {
-    *source = std::string(env_name);
-    return value;
-  }
-  if (auto value = config(key)) {
-    *source = std::string(key);
-    return value;
-  }
-  return std::nullopt;
-}
+constexpr std::string_view kExpectedByteCount =
+    "expected a byte count such as 0, 512, 16K or 1M";
+constexpr std::string_view kExpectedPolicy = "expected auto|off|force";
 
-std::string EnvName(std::string_view family, std::string_view suffix) {
-  std::string name = "AESMUX_";
-  for (char c : family) name += static_cast<char>(std::toupper(c));
-  name += '_';
-  name += suffix;
-  return name;
-}
-
-bool ChooseTier(std::string_view requested, kernels::CpuFeatures cpu,
-                std::string_view source, Settings *settings,
-                std::string *error) {
+std::string ChooseTier(std::string_view requested, kernels::CpuFeatures cpu,
+                       Settings *settings) {
   if (requested == "none") {
     settings->tier = nullptr;
-    settings->tier_reason = std::string(source) + "=none";
-    return true;
+    return "";
   }
   if (requested == "auto") {
     settings->tier = kernels::BestTier(cpu);
-    settings->tier_reason =
-        settings->tier != nullptr ? "auto: best tier for this CPU"
-        : kernels::kTiers.empty()
-            ? "auto: no kernels in this build (" + kernels::WhyNoTiers() + ")"
-            : "auto: this CPU has none of the features of any tier (has: " +
-                  kernels::DescribeCpuFeatures(cpu) + ")";
-    return true;
+    return "";
   }
   if (kernels::kTiers.empty()) {
-    *error = std::string(source) + " = '" + std::string(requested) +
-             "': no kernels in this build (" + kernels::WhyNoTiers() +
-             "); expected auto|none";
-    return false;
+    return "no kernels in this build (" + kernels::WhyNoTiers() +
+           "); expected auto|none";
   }
   const kernels::Tier *tier = kernels::TierByName(requested);
   if (tier == nullptr) {
     std::string names;
     for (const kernels::Tier &t : kernels::kTiers) {
-      names += std::string(t.name) + "|";
+      names += "|" + std::string(t.name);
     }
-    *error = std::string(source) + " = '" + std::string(requested) +
-             "': expected auto|none|" + names.substr(0, names.size() - 1);
-    return false;
+    return "expected auto|none" + names;
   }
   if (!kernels::Supported(*tier, cpu)) {
-    *error = std::string(source) + " = '" + std::string(requested) +
-             "': this CPU lacks " +
-             kernels::DescribeCpuFeatures(tier->required & ~cpu);
-    return false;
+    return "this CPU lacks " +
+           kernels::DescribeCpuFeatures(tier->required & ~cpu);
   }
   settings->tier = tier;
-  settings->tier_reason = std::string(source) + "=" + std::string(requested);
-  return true;
+  return "";
+}
+
+// How the tier was chosen, once the source of `kernels` is known.
+std::string TierReason(const Settings &settings, const SettingValue &kernels,
+                       kernels::CpuFeatures cpu) {
+  if (kernels.value == "auto") {
+    if (settings.tier != nullptr) return "auto: best tier for this CPU";
+    if (kernels::kTiers.empty()) {
+      return "auto: no kernels in this build (" + kernels::WhyNoTiers() + ")";
+    }
+    return "auto: this CPU has none of the features of any tier (has: " +
+           kernels::DescribeCpuFeatures(cpu) + ")";
+  }
+  const std::string source =
+      kernels.origin == Origin::kEnvironment ? kernels.source : kernels.key;
+  return source + "=" + kernels.value;
 }
 
 std::optional<AfalgPolicy> ParseAfalgPolicy(std::string_view text) {
@@ -83,6 +62,75 @@ std::optional<AfalgPolicy> ParseAfalgPolicy(std::string_view text) {
   if (text == "force") return AfalgPolicy::kForce;
   return std::nullopt;
 }
+
+FamilySettings &FamilyOf(Settings *settings, Family family) {
+  return settings->families[static_cast<size_t>(family)];
+}
+
+// A byte count into the field `member` of the family's settings.
+template <auto member>
+std::string ApplyFamilyBytes(std::string_view value, Family family,
+                             kernels::CpuFeatures, Settings *settings) {
+  const std::optional<uint64_t> bytes = ParseByteCount(value);
+  if (!bytes) return std::string(kExpectedByteCount);
+  FamilyOf(settings, family).*member = *bytes;
+  return "";
+}
+
+constexpr uint8_t kCbcOnly = 1u << static_cast<unsigned>(Family::kCbc);
+
+// The declaration: every key, in the order they are applied ("afalg" before
+// "<family>.afalg", which overrides it).
+constexpr SettingKey kSettingKeys[] = {
+    {"kernels", 0, "auto", "", "aesni",
+     [](std::string_view value, Family, kernels::CpuFeatures cpu,
+        Settings *settings) { return ChooseTier(value, cpu, settings); }},
+    {"fallback_max_len", kAllFamilies, "0", "", "64",
+     ApplyFamilyBytes<&FamilySettings::fallback_max_len>},
+    {"afalg", 0, "auto", "", "off",
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       const std::optional<AfalgPolicy> policy = ParseAfalgPolicy(value);
+       if (!policy) return std::string(kExpectedPolicy);
+       for (FamilySettings &family : settings->families) {
+         family.afalg = *policy;
+       }
+       return "";
+     }},
+    {"afalg", kAllFamilies, "", "afalg's value", "force",
+     [](std::string_view value, Family family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       const std::optional<AfalgPolicy> policy = ParseAfalgPolicy(value);
+       if (!policy) return std::string(kExpectedPolicy);
+       FamilyOf(settings, family).afalg = *policy;
+       return "";
+     }},
+    {"afalg_min_len", kAllFamilies, "",
+     "16K under auto (2K on a CPU without AES instructions), 0 under force",
+     "64K",
+     [](std::string_view value, Family family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       const std::optional<uint64_t> bytes = ParseByteCount(value);
+       if (!bytes) return std::string(kExpectedByteCount);
+       FamilyOf(settings, family).afalg_min_len = *bytes;
+       return "";
+     }},
+    {"afalg_fork", 0, "off", "", "rebuild",
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       if (value != "off" && value != "rebuild") return "expected off|rebuild";
+       settings->afalg_fork_rebuild = value == "rebuild";
+       return "";
+     }},
+    {"mb_max_len", kCbcOnly, "64K", "", "16K",
+     ApplyFamilyBytes<&FamilySettings::mb_max_len>},
+    {"stats_file", 0, "", "none", "/var/tmp/aesmux/stats",
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       settings->stats_file = std::string(value);
+       return "";
+     }},
+};
 
 }  // namespace
 
@@ -93,6 +141,30 @@ std::string_view AfalgPolicyName(AfalgPolicy policy) {
     case AfalgPolicy::kForce: return "force";
   }
   return "?";
+}
+
+std::string_view OriginName(Origin origin) {
+  switch (origin) {
+    case Origin::kDefault: return "default";
+    case Origin::kConfig: return "openssl.cnf";
+    case Origin::kEnvironment: return "environment";
+  }
+  return "?";
+}
+
+std::span<const SettingKey> SettingKeys() { return kSettingKeys; }
+
+std::string ConfigKeyName(const SettingKey &key, Family family) {
+  if (key.families == 0) return std::string(key.name);
+  return std::string(FamilyName(family)) + "." + std::string(key.name);
+}
+
+std::string EnvironmentName(const SettingKey &key, Family family) {
+  std::string name = "AESMUX_";
+  for (char c : ConfigKeyName(key, family)) {
+    name += c == '.' ? '_' : static_cast<char>(std::toupper(c));
+  }
+  return name;
 }
 
 std::optional<uint64_t> ParseByteCount(std::string_view text) {
@@ -129,98 +201,49 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
                                      kernels::CpuFeatures cpu,
                                      std::string *error) {
   Settings settings;
-  std::string source = "default";
-
-  std::string tier_name = "auto";
-  if (auto value = Lookup(config, env, "kernels", "AESMUX_KERNELS", &source)) {
-    tier_name = *value;
+  for (const SettingKey &key : kSettingKeys) {
+    for (size_t f = 0; f < kNumFamilies; ++f) {
+      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
+      const auto family = static_cast<Family>(f);
+      SettingValue in_force{ConfigKeyName(key, family), "", Origin::kDefault,
+                            ""};
+      const std::string env_name = EnvironmentName(key, family);
+      std::optional<std::string> value;
+      if ((value = env(env_name))) {
+        in_force.origin = Origin::kEnvironment;
+        in_force.source = env_name;
+      } else if ((value = config(in_force.key))) {
+        in_force.origin = Origin::kConfig;
+      } else if (!key.default_value.empty()) {
+        value = std::string(key.default_value);
+      }
+      if (value) {
+        const std::string problem = key.apply(*value, family, cpu, &settings);
+        if (!problem.empty()) {
+          *error = (in_force.origin == Origin::kEnvironment ? env_name
+                                                            : in_force.key) +
+                   " = '" + *value + "': " + problem;
+          return std::nullopt;
+        }
+        in_force.value = *value;
+      } else {
+        in_force.value = "(unset: " + std::string(key.unset_means) + ")";
+      }
+      settings.in_force.push_back(std::move(in_force));
+      if (key.families == 0) break;
+    }
   }
-  if (!ChooseTier(tier_name, cpu, source, &settings, error)) {
-    return std::nullopt;
+  for (const SettingValue &value : settings.in_force) {
+    if (value.key == "kernels") {
+      settings.tier_reason = TierReason(settings, value, cpu);
+    }
   }
-
   if (settings.tier != nullptr) {
     settings.mb_tier = kernels::mb::MbTierByName(settings.tier->name);
   }
   settings.auto_afalg_min_len = kernels::HasAesInstructions(cpu)
                                     ? kDefaultAutoAfalgMinLen
                                     : kDefaultAutoAfalgMinLenWithoutAes;
-  settings.families[static_cast<size_t>(Family::kCbc)].mb_max_len =
-      kDefaultCbcMbMaxLen;
-
-  // A byte count from `key` (or its environment variable) into `*out`.
-  auto read_bytes = [&](const std::string &key, const std::string &env_name,
-                        uint64_t *out) {
-    auto value = Lookup(config, env, key, env_name, &source);
-    if (!value) return true;
-    auto bytes = ParseByteCount(*value);
-    if (!bytes) {
-      *error = source + " = '" + *value +
-               "': expected a byte count such as 0, 512, 16K or 1M";
-      return false;
-    }
-    *out = *bytes;
-    return true;
-  };
-  for (size_t f = 0; f < kNumFamilies; ++f) {
-    const std::string family(kFamilyNames[f]);
-    if (!read_bytes(family + ".fallback_max_len",
-                    EnvName(family, "FALLBACK_MAX_LEN"),
-                    &settings.families[f].fallback_max_len)) {
-      return std::nullopt;
-    }
-  }
-  if (!read_bytes("cbc.mb_max_len", "AESMUX_CBC_MB_MAX_LEN",
-                  &settings.families[static_cast<size_t>(Family::kCbc)]
-                       .mb_max_len)) {
-    return std::nullopt;
-  }
-
-  AfalgPolicy afalg = AfalgPolicy::kAuto;
-  if (auto value = Lookup(config, env, "afalg", "AESMUX_AFALG", &source)) {
-    auto policy = ParseAfalgPolicy(*value);
-    if (!policy) {
-      *error = source + " = '" + *value + "': expected auto|off|force";
-      return std::nullopt;
-    }
-    afalg = *policy;
-  }
-  for (size_t f = 0; f < kNumFamilies; ++f) {
-    const std::string family(kFamilyNames[f]);
-    settings.families[f].afalg = afalg;
-    if (auto value = Lookup(config, env, family + ".afalg",
-                            EnvName(family, "AFALG"), &source)) {
-      auto policy = ParseAfalgPolicy(*value);
-      if (!policy) {
-        *error = source + " = '" + *value + "': expected auto|off|force";
-        return std::nullopt;
-      }
-      settings.families[f].afalg = *policy;
-    }
-    if (auto value = Lookup(config, env, family + ".afalg_min_len",
-                            EnvName(family, "AFALG_MIN_LEN"), &source)) {
-      auto bytes = ParseByteCount(*value);
-      if (!bytes) {
-        *error = source + " = '" + *value +
-                 "': expected a byte count such as 0, 512, 16K or 1M";
-        return std::nullopt;
-      }
-      settings.families[f].afalg_min_len = *bytes;
-    }
-  }
-  if (auto value =
-          Lookup(config, env, "afalg_fork", "AESMUX_AFALG_FORK", &source)) {
-    if (*value != "off" && *value != "rebuild") {
-      *error = source + " = '" + *value + "': expected off|rebuild";
-      return std::nullopt;
-    }
-    settings.afalg_fork_rebuild = *value == "rebuild";
-  }
-
-  if (auto value =
-          Lookup(config, env, "stats_file", "AESMUX_STATS_FILE", &source)) {
-    settings.stats_file = *value;
-  }
   return settings;
 }
 

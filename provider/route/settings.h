@@ -1,28 +1,16 @@
 // Router settings: every configuration key aesmux understands, declared once
-// here, parsed eagerly when the provider loads.
+// (SettingKeys(): name, default, parser), parsed eagerly when the provider
+// loads. openssl.cnf.example documents each key with its default and an
+// example.
 //
 // Sources, in increasing priority: built-in defaults, the provider's section
-// of openssl.cnf (keys as below), environment variables. A value that does
-// not parse makes the provider refuse to load, with a message naming the key.
+// of openssl.cnf, environment variables ("AESMUX_" and the key in capitals,
+// '.' as '_': cbc.fallback_max_len is AESMUX_CBC_FALLBACK_MAX_LEN). A value
+// that does not parse makes the provider refuse to load, with a message
+// naming the key (or the variable) and the value.
 //
-//   key (openssl.cnf)          environment                     default
-//   kernels                    AESMUX_KERNELS                  auto
-//   <family>.fallback_max_len  AESMUX_<FAMILY>_FALLBACK_MAX_LEN 0 (never)
-//   afalg                      AESMUX_AFALG                    auto
-//   <family>.afalg             AESMUX_<FAMILY>_AFALG           (afalg)
-//   <family>.afalg_min_len     AESMUX_<FAMILY>_AFALG_MIN_LEN   (see below)
-//   afalg_fork                 AESMUX_AFALG_FORK               off
-//   cbc.mb_max_len             AESMUX_CBC_MB_MAX_LEN           64K
-//   stats_file                 AESMUX_STATS_FILE               (none)
-//
-// <family> is one of ecb, cbc, ctr, xts, gcm. Byte counts are decimal with an
-// optional K, M or G suffix (powers of 1024).
-//
-// afalg policies: off (never), auto (only when the kernel's implementation
-// is an offload driver, not CPU software), force (whatever binds). Requests
-// of at least afalg_min_len bytes go to the afalg path; unset, it is 16K
-// under auto on a CPU with AES instructions, 2K on one without, and 0
-// (every non-empty request) under force.
+// Per-family keys exist for ecb, cbc, ctr, xts and gcm. Byte counts are
+// decimal with an optional K, M or G suffix (powers of 1024).
 #ifndef AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 #define AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 
@@ -30,8 +18,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
@@ -72,7 +62,20 @@ inline constexpr uint64_t kDefaultAutoAfalgMinLen = 16 * 1024;
 // NEON code): break-even at 1.3 KiB (CTR) to 1.8 KiB (CBC).
 inline constexpr uint64_t kDefaultAutoAfalgMinLenWithoutAes = 2 * 1024;
 
-inline constexpr uint64_t kDefaultCbcMbMaxLen = 64 * 1024;
+// Where the value of a setting in force came from, in increasing priority.
+enum class Origin : uint8_t { kDefault, kConfig, kEnvironment };
+
+// "default", "openssl.cnf", "environment".
+std::string_view OriginName(Origin origin);
+
+// One key's value in force, for people and for the provider's get_params.
+struct SettingValue {
+  std::string key;    // "cbc.fallback_max_len"
+  std::string value;  // as given; for a key left unset, what that means
+  Origin origin = Origin::kDefault;
+  // Which variable, for the environment; empty otherwise.
+  std::string source;
+};
 
 struct Settings {
   // The kernel tier for every key, or nullptr when kernels are off (forced
@@ -91,11 +94,42 @@ struct Settings {
   // afalg_min_len of the families that leave it unset, under auto: one of
   // the defaults above, for this CPU.
   uint64_t auto_afalg_min_len = kDefaultAutoAfalgMinLen;
+  // Every key with its value in force and where it came from, in the order
+  // of SettingKeys() (per-family keys family by family).
+  std::vector<SettingValue> in_force;
 
   const FamilySettings &family(Family f) const {
     return families[static_cast<size_t>(f)];
   }
 };
+
+// The declaration of one configuration key.
+struct SettingKey {
+  // The key; for a per-family key the part after "<family>.".
+  std::string_view name;
+  // A bit per Family (1 << family) that has this key; 0: a global key.
+  uint8_t families;
+  // The value when no source sets it; empty: unset (see unset_means).
+  std::string_view default_value;
+  // For people, what an unset key means ("afalg's value").
+  std::string_view unset_means;
+  // A good value other than the default, as openssl.cnf.example shows.
+  std::string_view example;
+  // Applies a value to `settings` for `family` (ignored by global keys);
+  // returns what is wrong with the value, or "" when it is good.
+  std::string (*apply)(std::string_view value, Family family,
+                       kernels::CpuFeatures cpu, Settings *settings);
+};
+
+inline constexpr uint8_t kAllFamilies = (1u << kNumFamilies) - 1;
+
+// Every key, in the order they are applied.
+std::span<const SettingKey> SettingKeys();
+
+// The openssl.cnf key ("cbc.afalg") and environment variable
+// ("AESMUX_CBC_AFALG") of `key` for `family` (ignored for global keys).
+std::string ConfigKeyName(const SettingKey &key, Family family);
+std::string EnvironmentName(const SettingKey &key, Family family);
 
 // Returns the value of a configuration key, or nullopt when it is unset.
 using ConfigLookup =

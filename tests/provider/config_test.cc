@@ -292,6 +292,111 @@ TEST(LoadSettings, BadAfalgValuesNameTheirSource) {
   EXPECT_NE(error.find("auto|off|force"), std::string::npos) << error;
 }
 
+// Every declared key, each family of a per-family key.
+struct KeyInstance {
+  const SettingKey *key;
+  Family family;
+  std::string name;  // as in openssl.cnf
+  std::string env;   // its environment variable
+};
+
+std::vector<KeyInstance> EveryKey() {
+  std::vector<KeyInstance> keys;
+  for (const SettingKey &key : SettingKeys()) {
+    for (size_t f = 0; f < kNumFamilies; ++f) {
+      const auto family = static_cast<Family>(f);
+      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
+      keys.push_back({&key, family, ConfigKeyName(key, family),
+                      EnvironmentName(key, family)});
+      if (key.families == 0) break;
+    }
+  }
+  return keys;
+}
+
+const SettingValue *InForce(const Settings &settings, std::string_view key) {
+  for (const SettingValue &value : settings.in_force) {
+    if (value.key == key) return &value;
+  }
+  return nullptr;
+}
+
+TEST(SettingKeys, NamesAndEnvironmentVariablesFollowOneRule) {
+  const std::vector<KeyInstance> keys = EveryKey();
+  EXPECT_EQ(keys.size(), 20u);
+  std::map<std::string, int> seen;
+  for (const KeyInstance &key : keys) {
+    EXPECT_EQ(++seen[key.name], 1) << key.name << " declared twice";
+  }
+  EXPECT_EQ(seen.count("cbc.fallback_max_len"), 1u);
+  EXPECT_EQ(seen.count("cbc.mb_max_len"), 1u);
+  EXPECT_EQ(seen.count("gcm.mb_max_len"), 0u);
+  for (const KeyInstance &key : keys) {
+    if (key.name == "gcm.afalg_min_len") {
+      EXPECT_EQ(key.env, "AESMUX_GCM_AFALG_MIN_LEN");
+    }
+    if (key.name == "stats_file") EXPECT_EQ(key.env, "AESMUX_STATS_FILE");
+  }
+}
+
+TEST(LoadSettings, EveryKeyInForceSaysWhereItCameFrom) {
+  const Values none;
+  std::string error;
+  auto defaults = LoadSettings(From(none), From(none), kAllFeatures, &error);
+  ASSERT_TRUE(defaults) << error;
+  EXPECT_EQ(defaults->in_force.size(), EveryKey().size());
+  for (const KeyInstance &key : EveryKey()) {
+    const SettingValue *value = InForce(*defaults, key.name);
+    ASSERT_NE(value, nullptr) << key.name;
+    EXPECT_EQ(value->origin, Origin::kDefault) << key.name;
+    if (!key.key->default_value.empty()) {
+      EXPECT_EQ(value->value, key.key->default_value) << key.name;
+    } else {
+      EXPECT_NE(value->value.find(key.key->unset_means), std::string::npos)
+          << key.name << ": " << value->value;
+    }
+
+    // The example in openssl.cnf, then the environment over it.
+    const Values config = {{key.name, std::string(key.key->example)}};
+    auto configured =
+        LoadSettings(From(config), From(none), kAllFeatures, &error);
+    ASSERT_TRUE(configured) << key.name << ": " << error;
+    value = InForce(*configured, key.name);
+    EXPECT_EQ(value->origin, Origin::kConfig) << key.name;
+    EXPECT_EQ(value->value, key.key->example) << key.name;
+    EXPECT_EQ(OriginName(value->origin), "openssl.cnf");
+
+    const Values config_bad = {{key.name, "!bad!"}};
+    const Values env = {{key.env, std::string(key.key->example)}};
+    auto from_env =
+        LoadSettings(From(config_bad), From(env), kAllFeatures, &error);
+    ASSERT_TRUE(from_env) << key.name << ": " << error;
+    value = InForce(*from_env, key.name);
+    EXPECT_EQ(value->origin, Origin::kEnvironment) << key.name;
+    EXPECT_EQ(value->source, key.env);
+    EXPECT_EQ(value->value, key.key->example) << key.name;
+  }
+}
+
+TEST(LoadSettings, EveryKeyRefusesABadValueNamingKeyAndValue) {
+  const Values none;
+  for (const KeyInstance &key : EveryKey()) {
+    if (key.name == "stats_file") continue;  // any path is a good value
+    std::string error;
+    const Values config = {{key.name, "!bad!"}};
+    EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
+        << key.name;
+    EXPECT_NE(error.find(key.name + " = '!bad!': expected"),
+              std::string::npos)
+        << error;
+    const Values env = {{key.env, "!bad!"}};
+    EXPECT_FALSE(LoadSettings(From(none), From(env), kAllFeatures, &error))
+        << key.env;
+    EXPECT_NE(error.find(key.env + " = '!bad!': expected"), std::string::npos)
+        << error;
+  }
+}
+
 // The same rules through a real load of the module.
 TEST(ProviderLoad, BadValueInOpensslCnfRefusesToLoadWithTheKeyInTheMessage) {
   test::ProviderEnv env({"cbc.fallback_max_len = many"});
