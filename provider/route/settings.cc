@@ -1,6 +1,10 @@
 #include "provider/route/settings.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
 #include <limits>
 
 namespace aesmux::route {
@@ -82,12 +86,20 @@ constexpr uint8_t kCbcOnly = 1u << static_cast<unsigned>(Family::kCbc);
 // The declaration: every key, in the order they are applied ("afalg" before
 // "<family>.afalg", which overrides it).
 constexpr SettingKey kSettingKeys[] = {
-    {"kernels", 0, "auto", "", "aesni",
+    // Read before every other key (LoadSettings), which it may set.
+    {"calibration_file", 0, "", "none", "/etc/ssl/aesmux-calibration.conf",
+     false,
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       settings->calibration_file = std::string(value);
+       return "";
+     }},
+    {"kernels", 0, "auto", "", "aesni", false,
      [](std::string_view value, Family, kernels::CpuFeatures cpu,
         Settings *settings) { return ChooseTier(value, cpu, settings); }},
-    {"fallback_max_len", kAllFamilies, "0", "", "64",
+    {"fallback_max_len", kAllFamilies, "0", "", "64", true,
      ApplyFamilyBytes<&FamilySettings::fallback_max_len>},
-    {"afalg", 0, "auto", "", "off",
+    {"afalg", 0, "auto", "", "off", false,
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        const std::optional<AfalgPolicy> policy = ParseAfalgPolicy(value);
@@ -97,7 +109,7 @@ constexpr SettingKey kSettingKeys[] = {
        }
        return "";
      }},
-    {"afalg", kAllFamilies, "", "afalg's value", "force",
+    {"afalg", kAllFamilies, "", "afalg's value", "force", false,
      [](std::string_view value, Family family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        const std::optional<AfalgPolicy> policy = ParseAfalgPolicy(value);
@@ -107,7 +119,7 @@ constexpr SettingKey kSettingKeys[] = {
      }},
     {"afalg_min_len", kAllFamilies, "",
      "16K under auto (2K on a CPU without AES instructions), 0 under force",
-     "64K",
+     "64K", true,
      [](std::string_view value, Family family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        const std::optional<uint64_t> bytes = ParseByteCount(value);
@@ -115,22 +127,94 @@ constexpr SettingKey kSettingKeys[] = {
        FamilyOf(settings, family).afalg_min_len = *bytes;
        return "";
      }},
-    {"afalg_fork", 0, "off", "", "rebuild",
+    {"afalg_fork", 0, "off", "", "rebuild", false,
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        if (value != "off" && value != "rebuild") return "expected off|rebuild";
        settings->afalg_fork_rebuild = value == "rebuild";
        return "";
      }},
-    {"mb_max_len", kCbcOnly, "64K", "", "16K",
+    {"mb_max_len", kCbcOnly, "64K", "", "16K", true,
      ApplyFamilyBytes<&FamilySettings::mb_max_len>},
-    {"stats_file", 0, "", "none", "/var/tmp/aesmux/stats",
+    {"stats_file", 0, "", "none", "/var/tmp/aesmux/stats", false,
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        settings->stats_file = std::string(value);
        return "";
      }},
 };
+static_assert(kSettingKeys[0].name == "calibration_file",
+              "LoadSettings reads the calibration file first");
+
+
+// A value from the calibration file and where it stands.
+struct CalibrationEntry {
+  std::string value;
+  std::string source;  // "<file>:<line>"
+};
+using Calibration = std::map<std::string, CalibrationEntry, std::less<>>;
+
+std::string_view Trim(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r";
+  const size_t first = text.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
+}
+
+// The keys a calibration file may set, by their openssl.cnf name.
+bool IsCalibratedKey(std::string_view name) {
+  for (const SettingKey &key : kSettingKeys) {
+    if (!key.calibrated) continue;
+    for (size_t f = 0; f < kNumFamilies; ++f) {
+      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
+      if (ConfigKeyName(key, static_cast<Family>(f)) == name) return true;
+      if (key.families == 0) break;
+    }
+  }
+  return false;
+}
+
+// Reads `path` ("key = value" lines, '#' comments); on failure returns
+// nullopt with what is wrong, and where, in `error`.
+std::optional<Calibration> ReadCalibration(const std::string &path,
+                                           std::string *error) {
+  std::ifstream file(path);
+  if (!file) {
+    *error = "cannot read: " + std::string(std::strerror(errno));
+    return std::nullopt;
+  }
+  Calibration calibration;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    const std::string where = path + ":" + std::to_string(number);
+    const std::string_view text = Trim(line);
+    if (text.empty() || text.front() == '#') continue;
+    const size_t equals = text.find('=');
+    const std::string_view key = Trim(text.substr(0, equals));
+    if (equals == std::string_view::npos || key.empty()) {
+      *error = where + ": expected 'key = value', got '" + line + "'";
+      return std::nullopt;
+    }
+    if (!IsCalibratedKey(key)) {
+      *error = where + ": '" + std::string(key) +
+               "' is not a threshold a calibration file may set";
+      return std::nullopt;
+    }
+    const auto [it, added] = calibration.try_emplace(
+        std::string(key),
+        CalibrationEntry{std::string(Trim(text.substr(equals + 1))), where});
+    if (!added) {
+      *error = where + ": '" + std::string(key) + "' again (first at " +
+               it->second.source + ")";
+      return std::nullopt;
+    }
+  }
+  if (file.bad()) {
+    *error = "cannot read: " + std::string(std::strerror(errno));
+    return std::nullopt;
+  }
+  return calibration;
+}
 
 }  // namespace
 
@@ -146,6 +230,7 @@ std::string_view AfalgPolicyName(AfalgPolicy policy) {
 std::string_view OriginName(Origin origin) {
   switch (origin) {
     case Origin::kDefault: return "default";
+    case Origin::kCalibration: return "calibration";
     case Origin::kConfig: return "openssl.cnf";
     case Origin::kEnvironment: return "environment";
   }
@@ -201,28 +286,65 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
                                      kernels::CpuFeatures cpu,
                                      std::string *error) {
   Settings settings;
+  Calibration calibration;
+  // The value of `key` for `family` in force, and where it came from;
+  // nullopt when unset.
+  auto resolve = [&](const SettingKey &key, Family family,
+                     SettingValue *in_force) -> std::optional<std::string> {
+    *in_force = {ConfigKeyName(key, family), "", Origin::kDefault, ""};
+    const std::string env_name = EnvironmentName(key, family);
+    if (std::optional<std::string> value = env(env_name)) {
+      in_force->origin = Origin::kEnvironment;
+      in_force->source = env_name;
+      return value;
+    }
+    if (std::optional<std::string> value = config(in_force->key)) {
+      in_force->origin = Origin::kConfig;
+      return value;
+    }
+    if (auto it = calibration.find(in_force->key); it != calibration.end()) {
+      in_force->origin = Origin::kCalibration;
+      in_force->source = it->second.source;
+      return it->second.value;
+    }
+    if (key.default_value.empty()) return std::nullopt;
+    return std::string(key.default_value);
+  };
+  // "<where> = '<value>': <problem>", where is the key, the variable or the
+  // calibration file's line.
+  auto refuse = [&](const SettingValue &in_force, const std::string &value,
+                    const std::string &problem) {
+    std::string where = in_force.key;
+    if (in_force.origin == Origin::kEnvironment) where = in_force.source;
+    if (in_force.origin == Origin::kCalibration) {
+      where = "calibration file " + in_force.source + ": " + in_force.key;
+    }
+    *error = where + " = '" + value + "': " + problem;
+  };
+
+  // The calibration file first: every key after it may come from there.
+  const SettingKey &calibration_key = kSettingKeys[0];
+  SettingValue file;
+  if (std::optional<std::string> path =
+          resolve(calibration_key, Family::kEcb, &file)) {
+    std::string problem;
+    std::optional<Calibration> read = ReadCalibration(*path, &problem);
+    if (!read) {
+      refuse(file, *path, problem);
+      return std::nullopt;
+    }
+    calibration = std::move(*read);
+  }
+
   for (const SettingKey &key : kSettingKeys) {
     for (size_t f = 0; f < kNumFamilies; ++f) {
       if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
       const auto family = static_cast<Family>(f);
-      SettingValue in_force{ConfigKeyName(key, family), "", Origin::kDefault,
-                            ""};
-      const std::string env_name = EnvironmentName(key, family);
-      std::optional<std::string> value;
-      if ((value = env(env_name))) {
-        in_force.origin = Origin::kEnvironment;
-        in_force.source = env_name;
-      } else if ((value = config(in_force.key))) {
-        in_force.origin = Origin::kConfig;
-      } else if (!key.default_value.empty()) {
-        value = std::string(key.default_value);
-      }
-      if (value) {
+      SettingValue in_force;
+      if (std::optional<std::string> value = resolve(key, family, &in_force)) {
         const std::string problem = key.apply(*value, family, cpu, &settings);
         if (!problem.empty()) {
-          *error = (in_force.origin == Origin::kEnvironment ? env_name
-                                                            : in_force.key) +
-                   " = '" + *value + "': " + problem;
+          refuse(in_force, *value, problem);
           return std::nullopt;
         }
         in_force.value = *value;

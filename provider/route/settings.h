@@ -3,11 +3,18 @@
 // loads. openssl.cnf.example documents each key with its default and an
 // example.
 //
-// Sources, in increasing priority: built-in defaults, the provider's section
-// of openssl.cnf, environment variables ("AESMUX_" and the key in capitals,
-// '.' as '_': cbc.fallback_max_len is AESMUX_CBC_FALLBACK_MAX_LEN). A value
-// that does not parse makes the provider refuse to load, with a message
-// naming the key (or the variable) and the value.
+// Sources, in increasing priority: built-in defaults, a calibration file
+// (thresholds measured by `aesmux calibrate`), the provider's section of
+// openssl.cnf, environment variables ("AESMUX_" and the key in capitals,
+// '.' as '_': cbc.fallback_max_len is AESMUX_CBC_FALLBACK_MAX_LEN). The
+// calibration file is named by the key calibration_file (openssl.cnf or
+// environment). A value that does not parse makes the provider refuse to
+// load, with a message naming the key (or the variable, or the file and
+// line) and the value.
+//
+// The calibration file holds lines "key = value" of the keys marked
+// `calibrated` (thresholds), '#' comments and blank lines; an unknown key,
+// a key it may not set or a key given twice refuses the load.
 //
 // Per-family keys exist for ecb, cbc, ctr, xts and gcm. Byte counts are
 // decimal with an optional K, M or G suffix (powers of 1024).
@@ -63,9 +70,9 @@ inline constexpr uint64_t kDefaultAutoAfalgMinLen = 16 * 1024;
 inline constexpr uint64_t kDefaultAutoAfalgMinLenWithoutAes = 2 * 1024;
 
 // Where the value of a setting in force came from, in increasing priority.
-enum class Origin : uint8_t { kDefault, kConfig, kEnvironment };
+enum class Origin : uint8_t { kDefault, kCalibration, kConfig, kEnvironment };
 
-// "default", "openssl.cnf", "environment".
+// "default", "calibration", "openssl.cnf", "environment".
 std::string_view OriginName(Origin origin);
 
 // One key's value in force, for people and for the provider's get_params.
@@ -73,7 +80,8 @@ struct SettingValue {
   std::string key;    // "cbc.fallback_max_len"
   std::string value;  // as given; for a key left unset, what that means
   Origin origin = Origin::kDefault;
-  // Which variable, for the environment; empty otherwise.
+  // Which variable (environment) or "<file>:<line>" (calibration file);
+  // empty otherwise.
   std::string source;
 };
 
@@ -94,6 +102,8 @@ struct Settings {
   // afalg_min_len of the families that leave it unset, under auto: one of
   // the defaults above, for this CPU.
   uint64_t auto_afalg_min_len = kDefaultAutoAfalgMinLen;
+  // The calibration file read at load; empty: none.
+  std::string calibration_file;
   // Every key with its value in force and where it came from, in the order
   // of SettingKeys() (per-family keys family by family).
   std::vector<SettingValue> in_force;
@@ -115,6 +125,8 @@ struct SettingKey {
   std::string_view unset_means;
   // A good value other than the default, as openssl.cnf.example shows.
   std::string_view example;
+  // Whether a calibration file may set it (measured thresholds only).
+  bool calibrated;
   // Applies a value to `settings` for `family` (ignored by global keys);
   // returns what is wrong with the value, or "" when it is good.
   std::string (*apply)(std::string_view value, Family family,
@@ -135,10 +147,11 @@ std::string EnvironmentName(const SettingKey &key, Family family);
 using ConfigLookup =
     std::function<std::optional<std::string>(std::string_view key)>;
 
-// Builds the settings from the provider's configuration section (`config`)
-// and the environment (`env`, looked up by variable name) for a CPU with
-// `cpu` features. Returns nullopt and a message in `error` when a value is
-// invalid.
+// Builds the settings from the provider's configuration section (`config`),
+// the environment (`env`, looked up by variable name) and the calibration
+// file one of them names, for a CPU with `cpu` features. Returns nullopt
+// and a message in `error` when a value is invalid or the calibration file
+// cannot be read.
 std::optional<Settings> LoadSettings(const ConfigLookup &config,
                                      const ConfigLookup &env,
                                      kernels::CpuFeatures cpu,

@@ -3,6 +3,10 @@
 // the key.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include <map>
 #include <string>
@@ -292,6 +296,24 @@ TEST(LoadSettings, BadAfalgValuesNameTheirSource) {
   EXPECT_NE(error.find("auto|off|force"), std::string::npos) << error;
 }
 
+// A calibration file with `text`, removed when the test ends.
+class CalibrationFile {
+ public:
+  explicit CalibrationFile(const std::string &text) {
+    char path[] = "/tmp/aesmux-calibration-XXXXXX";
+    const int fd = mkstemp(path);
+    EXPECT_GE(fd, 0);
+    if (fd >= 0) close(fd);
+    path_ = path;
+    std::ofstream(path_) << text;
+  }
+  ~CalibrationFile() { std::remove(path_.c_str()); }
+  const std::string &path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Every declared key, each family of a per-family key.
 struct KeyInstance {
   const SettingKey *key;
@@ -323,7 +345,7 @@ const SettingValue *InForce(const Settings &settings, std::string_view key) {
 
 TEST(SettingKeys, NamesAndEnvironmentVariablesFollowOneRule) {
   const std::vector<KeyInstance> keys = EveryKey();
-  EXPECT_EQ(keys.size(), 20u);
+  EXPECT_EQ(keys.size(), 21u);
   std::map<std::string, int> seen;
   for (const KeyInstance &key : keys) {
     EXPECT_EQ(++seen[key.name], 1) << key.name << " declared twice";
@@ -356,25 +378,30 @@ TEST(LoadSettings, EveryKeyInForceSaysWhereItCameFrom) {
           << key.name << ": " << value->value;
     }
 
-    // The example in openssl.cnf, then the environment over it.
-    const Values config = {{key.name, std::string(key.key->example)}};
+    // The example in openssl.cnf, then the environment over it (the
+    // calibration file's example would have to exist).
+    const CalibrationFile empty("");
+    const std::string example = key.name == "calibration_file"
+                                    ? empty.path()
+                                    : std::string(key.key->example);
+    const Values config = {{key.name, example}};
     auto configured =
         LoadSettings(From(config), From(none), kAllFeatures, &error);
     ASSERT_TRUE(configured) << key.name << ": " << error;
     value = InForce(*configured, key.name);
     EXPECT_EQ(value->origin, Origin::kConfig) << key.name;
-    EXPECT_EQ(value->value, key.key->example) << key.name;
+    EXPECT_EQ(value->value, example) << key.name;
     EXPECT_EQ(OriginName(value->origin), "openssl.cnf");
 
     const Values config_bad = {{key.name, "!bad!"}};
-    const Values env = {{key.env, std::string(key.key->example)}};
+    const Values env = {{key.env, example}};
     auto from_env =
         LoadSettings(From(config_bad), From(env), kAllFeatures, &error);
     ASSERT_TRUE(from_env) << key.name << ": " << error;
     value = InForce(*from_env, key.name);
     EXPECT_EQ(value->origin, Origin::kEnvironment) << key.name;
     EXPECT_EQ(value->source, key.env);
-    EXPECT_EQ(value->value, key.key->example) << key.name;
+    EXPECT_EQ(value->value, example) << key.name;
   }
 }
 
@@ -386,13 +413,106 @@ TEST(LoadSettings, EveryKeyRefusesABadValueNamingKeyAndValue) {
     const Values config = {{key.name, "!bad!"}};
     EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
         << key.name;
-    EXPECT_NE(error.find(key.name + " = '!bad!': expected"),
-              std::string::npos)
+    EXPECT_NE(error.find(key.name + " = '!bad!': "), std::string::npos)
         << error;
     const Values env = {{key.env, "!bad!"}};
     EXPECT_FALSE(LoadSettings(From(none), From(env), kAllFeatures, &error))
         << key.env;
-    EXPECT_NE(error.find(key.env + " = '!bad!': expected"), std::string::npos)
+    EXPECT_NE(error.find(key.env + " = '!bad!': "), std::string::npos)
+        << error;
+  }
+}
+
+TEST(Calibration, EveryThresholdFollowsDefaultCalibrationConfigEnvironment) {
+  int calibrated = 0;
+  for (const KeyInstance &key : EveryKey()) {
+    if (!key.key->calibrated) continue;
+    ++calibrated;
+    // Four distinct good values, one per source.
+    const CalibrationFile file("# measured\n\n  " + key.name + " = 48\n");
+    std::string error;
+    Values config = {{"calibration_file", file.path()}};
+    const Values none;
+    auto settings = LoadSettings(From(config), From(none), kAllFeatures, &error);
+    ASSERT_TRUE(settings) << error;
+    const SettingValue *value = InForce(*settings, key.name);
+    EXPECT_EQ(value->value, "48") << key.name;
+    EXPECT_EQ(value->origin, Origin::kCalibration) << key.name;
+    EXPECT_EQ(value->source, file.path() + ":3") << key.name;
+    EXPECT_EQ(OriginName(value->origin), "calibration");
+    EXPECT_EQ(InForce(*settings, "calibration_file")->origin, Origin::kConfig);
+    EXPECT_EQ(settings->calibration_file, file.path());
+
+    config[key.name] = "96";
+    settings = LoadSettings(From(config), From(none), kAllFeatures, &error);
+    ASSERT_TRUE(settings) << error;
+    EXPECT_EQ(InForce(*settings, key.name)->value, "96") << key.name;
+    EXPECT_EQ(InForce(*settings, key.name)->origin, Origin::kConfig);
+
+    const Values env = {{key.env, "128"}};
+    settings = LoadSettings(From(config), From(env), kAllFeatures, &error);
+    ASSERT_TRUE(settings) << error;
+    EXPECT_EQ(InForce(*settings, key.name)->value, "128") << key.name;
+    EXPECT_EQ(InForce(*settings, key.name)->origin, Origin::kEnvironment);
+  }
+  // fallback_max_len and afalg_min_len of every family, cbc.mb_max_len.
+  EXPECT_EQ(calibrated, 11);
+}
+
+TEST(Calibration, ThresholdsFromTheFileReachTheFamilies) {
+  const CalibrationFile file(
+      "ecb.fallback_max_len = 32\ngcm.afalg_min_len=2K\ncbc.mb_max_len = 1K\n");
+  const Values none;
+  const Values env = {{"AESMUX_CALIBRATION_FILE", file.path()}};
+  std::string error;
+  auto settings = LoadSettings(From(none), From(env), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kEcb).fallback_max_len, 32u);
+  EXPECT_EQ(settings->family(Family::kGcm).afalg_min_len, 2048u);
+  EXPECT_EQ(settings->family(Family::kCbc).mb_max_len, 1024u);
+  EXPECT_EQ(InForce(*settings, "calibration_file")->origin,
+            Origin::kEnvironment);
+}
+
+TEST(Calibration, OnlyThresholdsMayComeFromTheFile) {
+  const Values none;
+  for (const KeyInstance &key : EveryKey()) {
+    if (key.key->calibrated) continue;
+    const CalibrationFile file(key.name + " = " +
+                               std::string(key.key->example) + "\n");
+    const Values config = {{"calibration_file", file.path()}};
+    std::string error;
+    EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
+        << key.name;
+    EXPECT_NE(error.find(file.path() + ":1: '" + key.name + "'"),
+              std::string::npos)
+        << error;
+  }
+}
+
+TEST(Calibration, AFileThatIsMissingOrMalformedRefusesTheLoad) {
+  const Values none;
+  std::string error;
+  const Values missing = {{"calibration_file", "/nonexistent/aesmux.cal"}};
+  EXPECT_FALSE(LoadSettings(From(missing), From(none), kAllFeatures, &error));
+  EXPECT_NE(error.find("calibration_file = '/nonexistent/aesmux.cal': "
+                       "cannot read: No such file"),
+            std::string::npos)
+      << error;
+
+  for (const auto &[text, expected] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"ctr.fallback_max_len = 1\nctr.fallback_max_len = 2\n",
+            ":2: 'ctr.fallback_max_len' again (first at "},
+           {"turbo = 1\n", ":1: 'turbo' is not a threshold"},
+           {"\nxts.fallback_max_len 64\n", ":2: expected 'key = value'"},
+           {"# ok\ngcm.fallback_max_len = lots\n",
+            ":2: gcm.fallback_max_len = 'lots': expected a byte count"}}) {
+    const CalibrationFile file(text);
+    const Values config = {{"calibration_file", file.path()}};
+    EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
+        << text;
+    EXPECT_NE(error.find(file.path() + expected), std::string::npos)
         << error;
   }
 }
@@ -427,6 +547,14 @@ TEST(ProviderLoad, EnvironmentOverridesOpensslCnf) {
   EXPECT_EQ(env.ProviderParam("tier"), "none");
   EXPECT_NE(env.ProviderParam("tier-reason").find("AESMUX_KERNELS"),
             std::string::npos);
+}
+
+TEST(ProviderLoad, AMissingCalibrationFileRefusesToLoad) {
+  test::ProviderEnv env({"calibration_file = /nonexistent/aesmux.cal"});
+  EXPECT_FALSE(env.loaded());
+  EXPECT_NE(env.error().find("calibration_file = '/nonexistent/aesmux.cal'"),
+            std::string::npos)
+      << env.error();
 }
 
 TEST(ProviderLoad, BadEnvironmentValueRefusesToLoad) {
