@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -547,6 +548,79 @@ TEST(ProviderLoad, EnvironmentOverridesOpensslCnf) {
   EXPECT_EQ(env.ProviderParam("tier"), "none");
   EXPECT_NE(env.ProviderParam("tier-reason").find("AESMUX_KERNELS"),
             std::string::npos);
+}
+
+TEST(ProviderLoad, ReadsTheCalibrationFileOpensslCnfNames) {
+  const CalibrationFile file("cbc.fallback_max_len = 80\n");
+  test::ProviderEnv env({"calibration_file = " + file.path()});
+  ASSERT_TRUE(env.loaded()) << env.error();
+  const std::string settings = env.ProviderParam("settings");
+  EXPECT_NE(settings.find("cbc.fallback_max_len\t80\tcalibration\t" +
+                          file.path() + ":1\n"),
+            std::string::npos)
+      << settings;
+}
+
+TEST(ProviderLoad, ReportsEverySettingInForceWithItsOrigin) {
+  const CalibrationFile file(
+      "ctr.fallback_max_len = 16\nxts.fallback_max_len = 32\n");
+  ASSERT_EQ(setenv("AESMUX_XTS_FALLBACK_MAX_LEN", "1K", 1), 0);
+  test::ProviderEnv env(
+      {"calibration_file = " + file.path(), "gcm.fallback_max_len = 2K"});
+  unsetenv("AESMUX_XTS_FALLBACK_MAX_LEN");
+  ASSERT_TRUE(env.loaded()) << env.error();
+  const std::string settings = env.ProviderParam("settings");
+  EXPECT_EQ(std::count(settings.begin(), settings.end(), '\n'),
+            static_cast<long>(EveryKey().size()))
+      << settings;
+  for (const KeyInstance &key : EveryKey()) {
+    EXPECT_NE(("\n" + settings).find("\n" + key.name + "\t"),
+              std::string::npos)
+        << key.name;
+  }
+  EXPECT_NE(settings.find("kernels\tauto\tdefault\t\n"), std::string::npos)
+      << settings;
+  EXPECT_NE(settings.find("xts.fallback_max_len\t1K\tenvironment\t"
+                          "AESMUX_XTS_FALLBACK_MAX_LEN\n"),
+            std::string::npos)
+      << settings;
+  EXPECT_EQ(env.ProviderParam("setting.gcm.fallback_max_len"), "2K");
+  EXPECT_EQ(env.ProviderParam("setting.gcm.fallback_max_len.origin"),
+            "openssl.cnf");
+  EXPECT_EQ(env.ProviderParam("setting.ctr.fallback_max_len"), "16");
+  EXPECT_EQ(env.ProviderParam("setting.ctr.fallback_max_len.origin"),
+            "calibration");
+  EXPECT_EQ(env.ProviderParam("setting.ctr.fallback_max_len.source"),
+            file.path() + ":1");
+  EXPECT_EQ(env.ProviderParam("setting.afalg_fork.origin"), "default");
+}
+
+TEST(ProviderLoad, DescribesEachAlgorithmsRoute) {
+  {
+    test::ProviderEnv env({"kernels = none"});
+    ASSERT_TRUE(env.loaded()) << env.error();
+    EXPECT_EQ(env.ProviderParam("route.AES-128-GCM"),
+              "fallback at every length (kernels=none)");
+    EXPECT_EQ(env.ProviderParam("mb-tier"), "none");
+  }
+  const kernels::Tier *best = kernels::BestTier(kernels::DetectCpuFeatures());
+  if (best == nullptr) GTEST_SKIP() << "this CPU has no kernel tier";
+  test::ProviderEnv env({"cbc.fallback_max_len = 64", "afalg = off"});
+  ASSERT_TRUE(env.loaded()) << env.error();
+  const std::string simd = "simd (" + std::string(best->name) + ")";
+  EXPECT_EQ(env.ProviderParam("route.AES-256-CTR"), simd + " at every length");
+  const std::string cbc = env.ProviderParam("route.AES-192-CBC");
+  EXPECT_TRUE(cbc.starts_with("fallback up to 64 B, " + simd +
+                              " above; encryption up to 65536 B in "
+                              "multi-buffer lanes (mb, "))
+      << cbc;
+  EXPECT_NE(env.ProviderParam("mb-tier").find(" lanes)"), std::string::npos);
+  EXPECT_EQ(env.ProviderParam("cpu-features"),
+            kernels::DescribeCpuFeatures(kernels::DetectCpuFeatures()));
+  const std::string tiers = env.ProviderParam("tiers");
+  EXPECT_NE(tiers.find(std::string(best->name) + "\tusable\n"),
+            std::string::npos)
+      << tiers;
 }
 
 TEST(ProviderLoad, AMissingCalibrationFileRefusesToLoad) {
