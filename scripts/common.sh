@@ -4,11 +4,16 @@
 AESMUX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AESMUX_BUILD=${AESMUX_BUILD:-$AESMUX_ROOT/build}
 
-# Debian packages the build and the tests need (the integration tests run
-# nginx, OpenSSH and Python's ssl module against aesmux).
+# Debian packages the build (tests included) and scripts/run.sh need.
+# Nothing here runs a service.
 AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
-                 libssl-dev openssl libgtest-dev liburing-dev
-                 nginx-light curl openssh-server openssh-client python3)
+                 libssl-dev openssl libgtest-dev liburing-dev)
+# What only the tests need, installed by scripts/test.sh: the integration
+# tests run nginx, OpenSSH and Python's ssl module against aesmux (Debian
+# starts the nginx and ssh services when it installs them), the afalg
+# suite boots a kernel under qemu.
+AESMUX_TEST_PACKAGES=(nginx-light curl openssh-server openssh-client python3
+                      qemu-system-x86 busybox-static cpio)
 
 log() { printf '\n==> %s\n' "$*"; }
 
