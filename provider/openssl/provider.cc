@@ -276,15 +276,15 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
       settings.tier != nullptr ? settings.tier->name.data() : "none";
   OSSL_PARAM *p;
   if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME)) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, "aesmux AES provider")) {
+      !SetText(p, "aesmux AES provider")) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_VERSION)) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, AESMUX_VERSION)) {
+      !SetText(p, AESMUX_VERSION)) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_BUILDINFO)) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, "aesmux " AESMUX_VERSION)) {
+      !SetText(p, "aesmux " AESMUX_VERSION)) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS)) != nullptr &&
@@ -292,18 +292,18 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, "tier")) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, tier)) {
+      !SetText(p, tier)) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, "tier-reason")) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, settings.tier_reason.c_str())) {
+      !SetText(p, settings.tier_reason.c_str())) {
     return 0;
   }
   // "afalg.<family>": whether the afalg path serves the family, and why.
   for (size_t f = 0; f < route::kNumFamilies; ++f) {
     const std::string key = "afalg." + std::string(route::kFamilyNames[f]);
     if ((p = OSSL_PARAM_locate(params, key.c_str())) != nullptr &&
-        !OSSL_PARAM_set_utf8_ptr(
+        !SetText(
             p, provctx->router.afalg_state(static_cast<Family>(f)).c_str())) {
       return 0;
     }
