@@ -125,5 +125,5 @@ bench_header() {
   local cpu
   cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
   echo "# $(date -u +%Y-%m-%d) · $cpu · $(nproc) cores · $(openssl version)"
-  echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$AESMUX_BUILD/provider" "$AESMUX_BUILD/provider/aesmux-info" | sed -n 's/^kernel tier: *//p')"
+  echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$AESMUX_BUILD/provider" "$AESMUX_BUILD/provider/aesmux" info | sed -n 's/^tier in use *//p')"
 }

@@ -164,6 +164,15 @@ const std::string &TiersText() {
   return text;
 }
 
+// "paths": the paths this build has, and why any is missing.
+const std::string &PathsText() {
+  static const std::string text =
+      kernels::kTiers.empty()
+          ? "afalg fallback (no simd or mb: " + kernels::WhyNoTiers() + ")"
+          : "simd mb afalg fallback";
+  return text;
+}
+
 // "mb-tier": the multi-buffer kernels in use and their widths.
 std::string MbTierText(const route::Settings &settings) {
   if (settings.mb_tier == nullptr) return "none";
@@ -217,6 +226,8 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("afalg.ctr", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("afalg.xts", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("afalg.gcm", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("architecture", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("paths", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("cpu-features", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("tiers", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("mb-tier", OSSL_PARAM_UTF8_STRING, nullptr, 0),
@@ -315,6 +326,14 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
         !SetText(p, provctx->router.route_description(info.alg).c_str())) {
       return 0;
     }
+  }
+  if ((p = OSSL_PARAM_locate(params, "architecture")) != nullptr &&
+      !SetText(p, kernels::TargetProcessor().data())) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, "paths")) != nullptr &&
+      !SetText(p, PathsText().c_str())) {
+    return 0;
   }
   if ((p = OSSL_PARAM_locate(params, "cpu-features")) != nullptr &&
       !SetText(p, CpuFeaturesText().c_str())) {
