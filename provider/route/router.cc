@@ -66,7 +66,11 @@ std::string Router::DescribeRoute(Alg alg) const {
                : "fallback up to " + std::to_string(config.fallback_max_len) +
                      " B, " + simd + " above";
     if (config.mb_max_len != 0 && settings_.mb_tier != nullptr) {
-      text += "; encryption up to " + std::to_string(config.mb_max_len) +
+      text += "; encryption " +
+              (config.mb_min_len > 1
+                   ? "from " + std::to_string(config.mb_min_len) + " B "
+                   : std::string()) +
+              "up to " + std::to_string(config.mb_max_len) +
               " B in multi-buffer lanes (mb, " +
               std::string(settings_.mb_tier->name) + ", up to " +
               std::to_string(settings_.mb_tier->lanes) +

@@ -134,6 +134,8 @@ constexpr SettingKey kSettingKeys[] = {
        settings->afalg_fork_rebuild = value == "rebuild";
        return "";
      }},
+    {"mb_min_len", kCbcOnly, "0", "", "512", true,
+     ApplyFamilyBytes<&FamilySettings::mb_min_len>},
     {"mb_max_len", kCbcOnly, "64K", "", "16K", true,
      ApplyFamilyBytes<&FamilySettings::mb_max_len>},
     {"stats_file", 0, "", "none", "/var/tmp/aesmux/stats", false,

@@ -47,8 +47,11 @@ struct FamilySettings {
   // Requests of at least this many bytes go to the afalg path (when it is
   // on for the family); unset: the policy's default.
   std::optional<uint64_t> afalg_min_len;
-  // Requests of at most this many bytes may be batched into multi-buffer
-  // lanes with concurrent requests; 0: never. (CBC encryption only.)
+  // Requests of at least mb_min_len and at most mb_max_len bytes may be
+  // batched into multi-buffer lanes with concurrent requests; mb_max_len 0:
+  // never. (CBC encryption only: each request pauses its ASYNC job once,
+  // which costs more than a short request's work.)
+  uint64_t mb_min_len = 0;
   uint64_t mb_max_len = 0;
 };
 

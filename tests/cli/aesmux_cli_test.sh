@@ -97,8 +97,8 @@ mask() {
 export OPENSSL_CONF=$work/openssl.cnf
 golden info.txt < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K "$aesmux" info | mask)
 golden info.json < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K "$aesmux" info --json | mask)
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["settings"]) == 21' \
-  "$work/info.json" && pass "info --json is well-formed JSON with 21 settings" ||
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["settings"]) == 22' \
+  "$work/info.json" && pass "info --json is well-formed JSON with 22 settings" ||
   fail "info --json is not JSON, or not every setting"
 if OPENSSL_CONF=/dev/null "$aesmux" info | grep -q "NOT active in openssl.cnf"; then
   pass "info says when openssl.cnf does not load aesmux"

@@ -346,7 +346,7 @@ const SettingValue *InForce(const Settings &settings, std::string_view key) {
 
 TEST(SettingKeys, NamesAndEnvironmentVariablesFollowOneRule) {
   const std::vector<KeyInstance> keys = EveryKey();
-  EXPECT_EQ(keys.size(), 21u);
+  EXPECT_EQ(keys.size(), 22u);
   std::map<std::string, int> seen;
   for (const KeyInstance &key : keys) {
     EXPECT_EQ(++seen[key.name], 1) << key.name << " declared twice";
@@ -456,8 +456,9 @@ TEST(Calibration, EveryThresholdFollowsDefaultCalibrationConfigEnvironment) {
     EXPECT_EQ(InForce(*settings, key.name)->value, "128") << key.name;
     EXPECT_EQ(InForce(*settings, key.name)->origin, Origin::kEnvironment);
   }
-  // fallback_max_len and afalg_min_len of every family, cbc.mb_max_len.
-  EXPECT_EQ(calibrated, 11);
+  // fallback_max_len and afalg_min_len of every family, cbc.mb_min_len and
+  // cbc.mb_max_len.
+  EXPECT_EQ(calibrated, 12);
 }
 
 TEST(Calibration, ThresholdsFromTheFileReachTheFamilies) {
