@@ -35,11 +35,15 @@ constexpr const char kHelp[] =
     "      path, afalg hand-offs by reason, why the afalg path is off.\n"
     "      Without arguments, the stats_file in force.\n"
     "  bench [--algs LIST] [--sizes LIST] [--decrypt] [--seconds S] [--runs N]\n"
+    "        [--elapsed]\n"
     "      aesmux (as configured) against OpenSSL's default provider, side\n"
     "      by side: alternating runs, medians, ratios. LIST is comma\n"
     "      separated: --algs aes-128-gcm,aes-256-ctr --sizes 16,1K,16K\n"
     "      (defaults: aes-128-gcm, aes-256-gcm, aes-128-cbc, aes-128-ctr,\n"
-    "      aes-128-xts; 16, 256, 1K, 16K; 3 runs of 0.2 s per side).\n"
+    "      aes-128-xts; 16, 256, 1K, 16K; 3 runs of 0.2 s per side). Times\n"
+    "      are this thread's CPU time (what other processes take from a\n"
+    "      shared machine does not count), --elapsed: wall-clock time (for\n"
+    "      an offload engine, whose work is not this thread's).\n"
     "  help, --help\n"
     "      This text.\n";
 

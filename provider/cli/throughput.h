@@ -22,6 +22,16 @@ namespace aesmux::cli {
 
 enum class Direction { kEncrypt, kDecrypt };
 
+// What a measurement's seconds are. The CPU time of the measuring thread
+// leaves out the time the machine gave to other processes, so that results
+// on a shared machine move less; it also leaves out work done off this
+// thread (an offload engine behind the afalg path, io_uring workers), which
+// only wall-clock time counts.
+enum class Clock { kThreadCpu, kWall };
+
+// Now, in seconds, on `clock`.
+double Now(Clock clock);
+
 class Workload {
  public:
   // Keys a context of `cipher` for `direction` and requests of `size`
@@ -37,8 +47,9 @@ class Workload {
   // One operation; false if OpenSSL reports a failure.
   bool Op();
 
-  // Runs operations for about `seconds`; bytes per second, or 0 on failure.
-  double Run(double seconds);
+  // Runs operations for about `seconds` of `clock`; bytes per second of
+  // that clock, or 0 on failure.
+  double Run(double seconds, Clock clock);
 
   size_t size() const { return size_; }
 
@@ -55,9 +66,10 @@ class Workload {
 };
 
 // Bytes per second of `jobs` run as that many OpenSSL ASYNC jobs on this
-// thread for about `seconds`, resumed round robin as `openssl speed
+// thread for about `seconds` of `clock`, resumed round robin as `openssl speed
 // -async_jobs N` does: what multi-buffer batching serves. 0 on failure.
-double RunAsyncJobs(const std::vector<Workload *> &jobs, double seconds);
+double RunAsyncJobs(const std::vector<Workload *> &jobs, double seconds,
+                    Clock clock);
 
 // The median of `values` (the upper middle of an even count); 0 if empty.
 double Median(std::vector<double> values);
