@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "provider/cli/bench.h"
+#include "provider/cli/calibrate.h"
 #include "provider/cli/info.h"
 #include "provider/cli/provider_handle.h"
 #include "provider/cli/stats_report.h"
@@ -44,6 +45,22 @@ constexpr const char kHelp[] =
     "      are this thread's CPU time (what other processes take from a\n"
     "      shared machine does not count), --elapsed: wall-clock time (for\n"
     "      an offload engine, whose work is not this thread's).\n"
+    "  calibrate [--quick] [--output FILE] [--plot FILE.svg] [--cnf]\n"
+    "            [--module PATH] [--streams N] [--margin PERCENT] [--runs N]\n"
+    "            [--seconds S]\n"
+    "      Measures every path aesmux can take here (simd at each kernel\n"
+    "      tier, mb with N streams, afalg where the kernel has AF_ALG,\n"
+    "      fallback) for every algorithm, key size and direction from 16 B\n"
+    "      to 64 KiB, alternating the paths and taking medians; finds where\n"
+    "      each starts to win (by more than --margin, 5 %: the hysteresis\n"
+    "      against noise); writes the thresholds as a calibration file\n"
+    "      (default aesmux-calibration.conf; --cnf: lines for openssl.cnf)\n"
+    "      and the curves as an SVG plot (default aesmux-calibration.svg;\n"
+    "      a PNG beside it when rsvg-convert is installed). --quick takes\n"
+    "      well under a minute, the full run some minutes, with progress\n"
+    "      and time left. --module loads that aesmux.so (a build tree).\n"
+    "      CPU paths are timed in this thread's CPU time, afalg in elapsed\n"
+    "      time: calibrate afalg on an otherwise idle machine.\n"
     "  help, --help\n"
     "      This text.\n";
 
@@ -54,6 +71,7 @@ int main(int argc, char **argv) {
   const std::vector<std::string> args(argv + std::min(argc, 2), argv + argc);
   if (command == "info") return aesmux::cli::RunInfo(args);
   if (command == "bench") return aesmux::cli::RunBench(args);
+  if (command == "calibrate") return aesmux::cli::RunCalibrate(args);
   if (command == "stats") {
     std::string prefix;
     bool named = false;

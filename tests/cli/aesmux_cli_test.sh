@@ -3,7 +3,9 @@
 # files and `aesmux info` on a fixed configuration (one setting from each
 # origin), both as text and --json, against golden files (machine-specific
 # values — OpenSSL's version, CPU features, which tiers this CPU runs — are
-# masked first); `aesmux bench` in a short run.
+# masked first); `aesmux bench` in a short run; `aesmux calibrate --quick`
+# on this machine, its calibration file loaded and its plot checked
+# (check_calibration.py).
 #
 # usage: aesmux_cli_test.sh BUILD_DIR
 #        UPDATE_GOLDEN=1 aesmux_cli_test.sh BUILD_DIR  (rewrites them)
@@ -135,7 +137,54 @@ else
   pass "bench refuses an unknown algorithm"
 fi
 
-# 4. Usage.
+# 4. aesmux calibrate --quick: a calibration file the provider then loads
+# (its thresholds in force, from the calibration, in `aesmux info`), and
+# a well-formed SVG with one curve per path in every panel.
+start=$SECONDS
+if "$aesmux" calibrate --quick --module "$build/provider/aesmux.so" \
+     --output "$work/cal.conf" --plot "$work/cal.svg" >"$work/calibrate" \
+     2>"$work/calibrate-err"; then
+  pass "calibrate --quick took $((SECONDS - start)) s"
+else
+  fail "calibrate --quick failed: $(cat "$work/calibrate-err")"
+fi
+grep -q '^cbc.fallback_max_len = ' "$work/cal.conf" &&
+  pass "the calibration file has the thresholds" ||
+  fail "calibration file: $(cat "$work/cal.conf")"
+grep -q "calibration_file = $work/cal.conf" "$work/calibrate" &&
+  pass "calibrate says how to use the file" || fail "no calibration_file hint"
+cat >"$work/calibrated.cnf" <<CNF
+openssl_conf = init
+[init]
+providers = providers
+[providers]
+default = default_sect
+aesmux = aesmux_sect
+[default_sect]
+activate = 1
+[aesmux_sect]
+module = $build/provider/aesmux.so
+activate = 1
+calibration_file = $work/cal.conf
+CNF
+if OPENSSL_CONF=$work/calibrated.cnf "$aesmux" info --json >"$work/calibrated.json" &&
+   python3 "$here/check_calibration.py" "$work/cal.conf" "$work/cal.svg" \
+     "$work/calibrated.json"; then
+  pass "the provider loads the calibration (every threshold in force from it); the plot is well-formed SVG with one curve per path in each of 28 panels"
+else
+  fail "the calibration file or the plot (above)"
+fi
+if "$aesmux" calibrate --quick --runs 1 --seconds 0.0005 --cnf \
+     --module "$build/provider/aesmux.so" --output "$work/snippet.cnf" \
+     --plot "$work/snippet.svg" >/dev/null 2>&1 &&
+   grep -q "^# Lines for aesmux's section of openssl.cnf" "$work/snippet.cnf" &&
+   grep -q '^gcm.fallback_max_len = ' "$work/snippet.cnf"; then
+  pass "calibrate --cnf writes lines for openssl.cnf"
+else
+  fail "calibrate --cnf: $(cat "$work/snippet.cnf" 2>&1)"
+fi
+
+# 5. Usage.
 "$aesmux" --help >/dev/null && pass "--help" || fail "--help failed"
 if "$aesmux" frobnicate 2>/dev/null; then fail "unknown command accepted"; else
   pass "unknown command refused"; fi
