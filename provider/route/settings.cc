@@ -45,9 +45,9 @@ std::string ChooseTier(std::string_view requested, kernels::CpuFeatures cpu,
 }
 
 // How the tier was chosen, once the source of `kernels` is known.
-std::string TierReason(const Settings &settings, const SettingValue &kernels,
+std::string TierReason(const Settings &settings, const SettingValue &in_force,
                        kernels::CpuFeatures cpu) {
-  if (kernels.value == "auto") {
+  if (in_force.value == "auto") {
     if (settings.tier != nullptr) return "auto: best tier for this CPU";
     if (kernels::kTiers.empty()) {
       return "auto: no kernels in this build (" + kernels::WhyNoTiers() + ")";
@@ -56,8 +56,8 @@ std::string TierReason(const Settings &settings, const SettingValue &kernels,
            kernels::DescribeCpuFeatures(cpu) + ")";
   }
   const std::string source =
-      kernels.origin == Origin::kEnvironment ? kernels.source : kernels.key;
-  return source + "=" + kernels.value;
+      in_force.origin == Origin::kEnvironment ? in_force.source : in_force.key;
+  return source + "=" + in_force.value;
 }
 
 std::optional<AfalgPolicy> ParseAfalgPolicy(std::string_view text) {
@@ -81,6 +81,15 @@ std::string ApplyFamilyBytes(std::string_view value, Family family,
   return "";
 }
 
+// An afalg policy for the family.
+std::string ApplyFamilyPolicy(std::string_view value, Family family,
+                              kernels::CpuFeatures, Settings *settings) {
+  const std::optional<AfalgPolicy> policy = ParseAfalgPolicy(value);
+  if (!policy) return std::string(kExpectedPolicy);
+  FamilyOf(settings, family).afalg = *policy;
+  return "";
+}
+
 constexpr uint8_t kCbcOnly = 1u << static_cast<unsigned>(Family::kCbc);
 
 // The declaration: every key, in the order they are applied ("afalg" before
@@ -100,33 +109,20 @@ constexpr SettingKey kSettingKeys[] = {
     {"fallback_max_len", kAllFamilies, "0", "", "64", true,
      ApplyFamilyBytes<&FamilySettings::fallback_max_len>},
     {"afalg", 0, "auto", "", "off", false,
-     [](std::string_view value, Family, kernels::CpuFeatures,
+     [](std::string_view value, Family, kernels::CpuFeatures cpu,
         Settings *settings) -> std::string {
-       const std::optional<AfalgPolicy> policy = ParseAfalgPolicy(value);
-       if (!policy) return std::string(kExpectedPolicy);
-       for (FamilySettings &family : settings->families) {
-         family.afalg = *policy;
+       for (size_t f = 0; f < kNumFamilies; ++f) {
+         const std::string problem = ApplyFamilyPolicy(
+             value, static_cast<Family>(f), cpu, settings);
+         if (!problem.empty()) return problem;
        }
        return "";
      }},
     {"afalg", kAllFamilies, "", "afalg's value", "force", false,
-     [](std::string_view value, Family family, kernels::CpuFeatures,
-        Settings *settings) -> std::string {
-       const std::optional<AfalgPolicy> policy = ParseAfalgPolicy(value);
-       if (!policy) return std::string(kExpectedPolicy);
-       FamilyOf(settings, family).afalg = *policy;
-       return "";
-     }},
+     ApplyFamilyPolicy},
     {"afalg_min_len", kAllFamilies, "",
      "16K under auto (2K on a CPU without AES instructions), 0 under force",
-     "64K", true,
-     [](std::string_view value, Family family, kernels::CpuFeatures,
-        Settings *settings) -> std::string {
-       const std::optional<uint64_t> bytes = ParseByteCount(value);
-       if (!bytes) return std::string(kExpectedByteCount);
-       FamilyOf(settings, family).afalg_min_len = *bytes;
-       return "";
-     }},
+     "64K", true, ApplyFamilyBytes<&FamilySettings::afalg_min_len>},
     {"afalg_fork", 0, "off", "", "rebuild", false,
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {

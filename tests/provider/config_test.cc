@@ -358,7 +358,9 @@ TEST(SettingKeys, NamesAndEnvironmentVariablesFollowOneRule) {
     if (key.name == "gcm.afalg_min_len") {
       EXPECT_EQ(key.env, "AESMUX_GCM_AFALG_MIN_LEN");
     }
-    if (key.name == "stats_file") EXPECT_EQ(key.env, "AESMUX_STATS_FILE");
+    if (key.name == "stats_file") {
+      EXPECT_EQ(key.env, "AESMUX_STATS_FILE");
+    }
   }
 }
 
