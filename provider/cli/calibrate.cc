@@ -14,7 +14,6 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "provider/cli/bench.h"
 #include "provider/cli/progress.h"
@@ -71,14 +70,6 @@ struct PathUnderTest {
   std::array<bool, kNumFamilies> serves{};
   std::array<std::string, kNumFamilies> label{};  // the name per family
 };
-
-std::vector<std::string> Lines(const std::string &text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
 
 std::string CpuModel() {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -405,7 +396,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
     paths.push_back(std::move(path));
     return true;
   };
-  for (const std::string &line : Lines(plain->Param("tiers"))) {
+  for (const std::string &line : plain->ParamLines("tiers")) {
     const std::string tier = line.substr(0, line.find('\t'));
     if (line.ends_with("\tusable") &&
         !add_path("simd " + tier, {"kernels = " + tier, "afalg = off",

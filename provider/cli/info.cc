@@ -23,14 +23,6 @@ std::vector<std::string> Fields(const std::string &line) {
   return fields;
 }
 
-std::vector<std::string> Lines(const std::string &text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  return lines;
-}
-
 // What `aesmux info` shows, gathered from the provider.
 struct Info {
   std::string version;
@@ -62,7 +54,7 @@ Info Gather(const ProviderHandle &aesmux) {
   info.architecture = aesmux.Param("architecture");
   info.paths = aesmux.Param("paths");
   info.cpu_features = aesmux.Param("cpu-features");
-  for (const std::string &line : Lines(aesmux.Param("tiers"))) {
+  for (const std::string &line : aesmux.ParamLines("tiers")) {
     info.tiers.push_back(Fields(line));
   }
   info.tier = aesmux.Param("tier");
@@ -76,7 +68,7 @@ Info Gather(const ProviderHandle &aesmux) {
     info.afalg.emplace_back(std::string(family),
                             aesmux.Param("afalg." + std::string(family)));
   }
-  for (const std::string &line : Lines(aesmux.Param("settings"))) {
+  for (const std::string &line : aesmux.ParamLines("settings")) {
     std::vector<std::string> fields = Fields(line);
     fields.resize(4);
     info.settings.push_back(std::move(fields));

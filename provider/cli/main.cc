@@ -1,6 +1,6 @@
 // aesmux: what the aesmux provider does on this machine, where its work
 // went, how fast it is, and thresholds measured here. See aesmux(1) (the
-// man page, docs/aesmux.1) and `aesmux --help`.
+// man page, docs/aesmux.1.in) and `aesmux --help`.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>

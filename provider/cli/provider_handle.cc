@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 namespace aesmux::cli {
 
@@ -139,6 +140,13 @@ std::string ProviderHandle::Param(std::string_view key) const {
   if (!OSSL_PROVIDER_get_params(aesmux_, fetch)) return "";
   value.resize(fetch[0].return_size);
   return value;
+}
+
+std::vector<std::string> ProviderHandle::ParamLines(std::string_view key) const {
+  std::vector<std::string> lines;
+  std::istringstream in(Param(key));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
 }
 
 CipherPtr ProviderHandle::Aesmux(std::string_view name) const {

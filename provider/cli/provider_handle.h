@@ -46,6 +46,8 @@ class ProviderHandle {
 
   // A provider parameter of aesmux as text; "" when it has none.
   std::string Param(std::string_view key) const;
+  // A parameter of several lines ("tiers", "settings"), one item a line.
+  std::vector<std::string> ParamLines(std::string_view key) const;
 
   // The cipher from aesmux or from the default provider, or null.
   CipherPtr Aesmux(std::string_view name) const;

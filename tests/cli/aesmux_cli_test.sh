@@ -22,6 +22,18 @@ pass() { echo "ok: $*"; }
 while read -r name; do unset "$name"; done < <(env | sed -n 's/^\(AESMUX_[A-Z_]*\)=.*/\1/p')
 export OPENSSL_MODULES=$build/provider
 
+# aesmux_cnf FILE [LINE...]: an openssl.cnf that loads this build's aesmux
+# with LINEs in its section, next to the default provider.
+aesmux_cnf() {
+  local file=$1
+  shift
+  printf 'openssl_conf = init\n[init]\nproviders = providers\n[providers]\n' >"$file"
+  printf 'default = default_sect\naesmux = aesmux_sect\n[default_sect]\n' >>"$file"
+  printf 'activate = 1\n[aesmux_sect]\nmodule = %s\nactivate = 1\n' \
+    "$build/provider/aesmux.so" >>"$file"
+  printf '%s\n' "$@" >>"$file"
+}
+
 # golden NAME < OUTPUT: compares OUTPUT with golden/NAME (or rewrites it).
 # (Not at the end of a pipe: fail must count in this shell.)
 golden() {
@@ -69,23 +81,8 @@ cat >"$work/calibration.conf" <<CAL
 cbc.fallback_max_len = 80
 gcm.afalg_min_len = 16K
 CAL
-cat >"$work/openssl.cnf" <<CNF
-openssl_conf = init
-[init]
-providers = providers
-[providers]
-default = default_sect
-aesmux = aesmux_sect
-[default_sect]
-activate = 1
-[aesmux_sect]
-module = $build/provider/aesmux.so
-activate = 1
-calibration_file = $work/calibration.conf
-kernels = none
-afalg = off
-gcm.fallback_max_len = 2K
-CNF
+aesmux_cnf "$work/openssl.cnf" "calibration_file = $work/calibration.conf" \
+  "kernels = none" "afalg = off" "gcm.fallback_max_len = 2K"
 # Masks what differs between machines and checkouts.
 mask() {
   sed -E -e "s|$work|@WORK@|g" -e "s|$build|@BUILD@|g" \
@@ -153,20 +150,7 @@ grep -q '^cbc.fallback_max_len = ' "$work/cal.conf" &&
   fail "calibration file: $(cat "$work/cal.conf")"
 grep -q "calibration_file = $work/cal.conf" "$work/calibrate" &&
   pass "calibrate says how to use the file" || fail "no calibration_file hint"
-cat >"$work/calibrated.cnf" <<CNF
-openssl_conf = init
-[init]
-providers = providers
-[providers]
-default = default_sect
-aesmux = aesmux_sect
-[default_sect]
-activate = 1
-[aesmux_sect]
-module = $build/provider/aesmux.so
-activate = 1
-calibration_file = $work/cal.conf
-CNF
+aesmux_cnf "$work/calibrated.cnf" "calibration_file = $work/cal.conf"
 if OPENSSL_CONF=$work/calibrated.cnf "$aesmux" info --json >"$work/calibrated.json" &&
    python3 "$here/check_calibration.py" "$work/cal.conf" "$work/cal.svg" \
      "$work/calibrated.json"; then
