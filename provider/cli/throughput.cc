@@ -94,8 +94,9 @@ double Workload::Run(double seconds, Clock clock) {
   uint64_t ops = 0;
   size_t batch = 1;
   const double start = Now(clock);
+  const double wall_end = Now(Clock::kWall) + kMaxWallFactor * seconds;
   double now = start;
-  while (now - start < seconds) {
+  while (now - start < seconds && Now(Clock::kWall) < wall_end) {
     const double batch_start = now;
     for (size_t i = 0; i < batch; ++i) {
       if (!Op()) return 0;
@@ -104,7 +105,7 @@ double Workload::Run(double seconds, Clock clock) {
     now = Now(clock);
     if (now - batch_start < 50e-6) batch *= 2;
   }
-  return static_cast<double>(ops) * size_ / (now - start);
+  return now > start ? static_cast<double>(ops) * size_ / (now - start) : 0;
 }
 
 namespace {
@@ -112,7 +113,8 @@ namespace {
 struct JobArgs {
   Workload *workload;
   Clock clock;
-  double deadline;
+  double deadline;       // on `clock`
+  double wall_deadline;  // on the wall clock
   const bool *stop;  // set by the scheduler once the deadline has passed
   uint64_t ops = 0;
   bool failed = false;
@@ -130,7 +132,10 @@ int RunJob(void *arg) {
     }
     ++job.ops;
     if (unchecked == 256) {
-      if (Now(job.clock) >= job.deadline) return 1;
+      if (Now(job.clock) >= job.deadline ||
+          Now(Clock::kWall) >= job.wall_deadline) {
+        return 1;
+      }
       unchecked = 0;
     }
   }
@@ -146,6 +151,7 @@ double RunAsyncJobs(const std::vector<Workload *> &jobs, double seconds,
     return 0;
   }
   const double start = Now(clock);
+  const double wall_end = Now(Clock::kWall) + kMaxWallFactor * seconds;
   bool stop = false;
   std::vector<ASYNC_JOB *> handles(jobs.size(), nullptr);
   std::vector<ASYNC_WAIT_CTX *> waits(jobs.size());
@@ -153,11 +159,11 @@ double RunAsyncJobs(const std::vector<Workload *> &jobs, double seconds,
   std::vector<bool> finished(jobs.size(), false);
   for (size_t j = 0; j < jobs.size(); ++j) {
     waits[j] = ASYNC_WAIT_CTX_new();
-    args[j] = {jobs[j], clock, start + seconds, &stop};
+    args[j] = {jobs[j], clock, start + seconds, wall_end, &stop};
   }
   bool failed = false;
   for (size_t running = jobs.size(); running > 0 && !failed;) {
-    stop = Now(clock) >= start + seconds;
+    stop = Now(clock) >= start + seconds || Now(Clock::kWall) >= wall_end;
     for (size_t j = 0; j < jobs.size(); ++j) {
       if (finished[j]) continue;
       int ret = 0;

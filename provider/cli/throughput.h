@@ -32,6 +32,10 @@ enum class Clock { kThreadCpu, kWall };
 // Now, in seconds, on `clock`.
 double Now(Clock clock);
 
+// A measurement of N seconds of CPU time ends after at most this many
+// times N seconds of wall-clock time, having measured fewer operations.
+inline constexpr double kMaxWallFactor = 3;
+
 class Workload {
  public:
   // Keys a context of `cipher` for `direction` and requests of `size`
@@ -47,8 +51,10 @@ class Workload {
   // One operation; false if OpenSSL reports a failure.
   bool Op();
 
-  // Runs operations for about `seconds` of `clock`; bytes per second of
-  // that clock, or 0 on failure.
+  // Runs operations for about `seconds` of `clock` (at most
+  // kMaxWallFactor times that in wall-clock time, so that a machine busy
+  // with other work does not stretch a measurement without end); bytes
+  // per second of that clock, or 0 on failure.
   double Run(double seconds, Clock clock);
 
   size_t size() const { return size_; }
@@ -66,7 +72,8 @@ class Workload {
 };
 
 // Bytes per second of `jobs` run as that many OpenSSL ASYNC jobs on this
-// thread for about `seconds` of `clock`, resumed round robin as `openssl speed
+// thread for about `seconds` of `clock` (at most kMaxWallFactor times that
+// of wall-clock time), resumed round robin as `openssl speed
 // -async_jobs N` does: what multi-buffer batching serves. 0 on failure.
 double RunAsyncJobs(const std::vector<Workload *> &jobs, double seconds,
                     Clock clock);
