@@ -2,15 +2,13 @@
 
 #include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -347,45 +345,36 @@ std::optional<Options> ParseOptions(const std::vector<std::string> &args) {
   return options;
 }
 
-}  // namespace
+// What calibrate measures: the paths this machine has, as provider
+// instances forced onto each.
+struct Plan {
+  std::vector<PathUnderTest> paths;
+  std::string best_tier;   // the simd tier thresholds are measured against
+  std::string version;     // aesmux's
+  int streams = 0;         // of the mb path
+  std::string afalg_note;  // why afalg is not measured, or ""
+};
 
-int RunCalibrate(const std::vector<std::string> &args) {
-  const std::optional<Options> parsed = ParseOptions(args);
-  if (!parsed) {
-    std::fprintf(stderr, "%s", kUsage);
-    return 2;
-  }
-  const Options &options = *parsed;
-  // Every path is forced through explicit settings; the environment would
-  // override them.
-  std::vector<std::string> ignored;
-  for (char **e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    if (entry.starts_with("AESMUX_")) ignored.push_back(entry.substr(0, entry.find('=')));
-  }
-  for (const std::string &name : ignored) {
-    unsetenv(name.c_str());
-    std::fprintf(stderr, "aesmux calibrate: ignoring %s\n", name.c_str());
-  }
-
+// Loads one provider instance per path: simd at every tier this CPU runs,
+// fallback, mb where there are multi-buffer kernels, afalg where AF_ALG
+// binds. False, having said why, if one does not load.
+bool SetUpPaths(const Options &options, Plan *plan) {
   std::string error;
   std::unique_ptr<ProviderHandle> plain =
       ProviderHandle::WithSettings(options.module, {"afalg = off"}, &error);
   if (plain == nullptr) {
     std::fprintf(stderr, "aesmux calibrate: cannot load aesmux:\n%s",
                  error.c_str());
-    return 1;
+    return false;
   }
-  const std::string best_tier = plain->Param("tier");
-  const std::string mb_tier = plain->Param("mb-tier");
-
-  // The paths: simd at every tier this CPU runs, fallback, mb, afalg.
-  std::vector<PathUnderTest> paths;
+  plan->best_tier = plain->Param("tier");
+  plan->version = plain->Param("version");
   auto add_path = [&](const std::string &name,
                       const std::vector<std::string> &settings) -> bool {
     PathUnderTest path;
     path.name = name;
-    path.provider = ProviderHandle::WithSettings(options.module, settings, &error);
+    path.provider =
+        ProviderHandle::WithSettings(options.module, settings, &error);
     if (path.provider == nullptr) {
       std::fprintf(stderr, "aesmux calibrate: %s: %s", name.c_str(),
                    error.c_str());
@@ -393,7 +382,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
     }
     path.serves.fill(true);
     path.label.fill(name);
-    paths.push_back(std::move(path));
+    plan->paths.push_back(std::move(path));
     return true;
   };
   for (const std::string &line : plain->ParamLines("tiers")) {
@@ -401,172 +390,138 @@ int RunCalibrate(const std::vector<std::string> &args) {
     if (line.ends_with("\tusable") &&
         !add_path("simd " + tier, {"kernels = " + tier, "afalg = off",
                                    "cbc.mb_max_len = 0"})) {
-      return 1;
+      return false;
     }
   }
-  if (!add_path("fallback", {"kernels = none", "afalg = off"})) return 1;
-  int streams = options.streams;
+  if (!add_path("fallback", {"kernels = none", "afalg = off"})) return false;
+  const std::string mb_tier = plain->Param("mb-tier");
   if (mb_tier != "none") {
-    if (streams == 0) {
+    plan->streams = options.streams;
+    if (plan->streams == 0) {
       // "vaes_avx512 (4, 8, 16 lanes)": the widest.
       const size_t lanes = mb_tier.rfind(", ");
-      streams = std::atoi(mb_tier.c_str() +
-                          (lanes == std::string::npos ? mb_tier.find('(') + 1
-                                                      : lanes + 2));
+      plan->streams = std::atoi(
+          mb_tier.c_str() + (lanes == std::string::npos
+                                 ? mb_tier.find('(') + 1
+                                 : lanes + 2));
     }
-    if (!add_path("mb x" + std::to_string(streams),
+    if (!add_path("mb x" + std::to_string(plan->streams),
                   {"afalg = off", "cbc.mb_max_len = 64K"})) {
-      return 1;
+      return false;
     }
-    PathUnderTest &mb = paths.back();
+    PathUnderTest &mb = plan->paths.back();
     mb.async = true;
     mb.serves.fill(false);
     mb.serves[static_cast<size_t>(Family::kCbc)] = true;
   }
-  std::string afalg_note;
-  {
-    std::vector<std::string> force = {"afalg = force", "cbc.mb_max_len = 0"};
-    for (std::string_view family : route::kFamilyNames) {
-      force.push_back(std::string(family) + ".afalg_min_len = 0");
-    }
-    std::unique_ptr<ProviderHandle> afalg =
-        ProviderHandle::WithSettings(options.module, force, &error);
-    PathUnderTest path;
-    path.name = "afalg";
-    bool any = false;
-    std::string why_not;
-    for (size_t f = 0; afalg != nullptr && f < kNumFamilies; ++f) {
-      const std::string state =
-          afalg->Param("afalg." + std::string(route::kFamilyNames[f]));
-      path.serves[f] = state.starts_with("on");
-      path.label[f] = "afalg " + DriverOf(state);
-      any = any || path.serves[f];
-      if (!path.serves[f] && why_not.empty()) why_not = state;
-    }
-    if (afalg == nullptr) why_not = "aesmux with afalg = force did not load";
-    if (any) {
-      path.provider = std::move(afalg);
-      paths.push_back(std::move(path));
-    } else {
-      // "off (force): no AF_ALG in this kernel (…)" and the like.
-      afalg_note = "afalg: not measured: " + why_not;
-    }
+  std::vector<std::string> force = {"afalg = force", "cbc.mb_max_len = 0"};
+  for (std::string_view family : route::kFamilyNames) {
+    force.push_back(std::string(family) + ".afalg_min_len = 0");
   }
+  std::unique_ptr<ProviderHandle> afalg =
+      ProviderHandle::WithSettings(options.module, force, &error);
+  PathUnderTest path;
+  path.name = "afalg";
+  bool any = false;
+  std::string why_not = "aesmux with afalg = force did not load";
+  for (size_t f = 0; afalg != nullptr && f < kNumFamilies; ++f) {
+    const std::string state =
+        afalg->Param("afalg." + std::string(route::kFamilyNames[f]));
+    path.serves[f] = state.starts_with("on");
+    path.label[f] = "afalg " + DriverOf(state);
+    if (!path.serves[f] && !any) why_not = state;
+    any = any || path.serves[f];
+  }
+  if (any) {
+    path.provider = std::move(afalg);
+    plan->paths.push_back(std::move(path));
+  } else {
+    // "off (force): no AF_ALG in this kernel (…)" and the like.
+    plan->afalg_note = "afalg: not measured: " + why_not;
+  }
+  return true;
+}
 
-  const std::vector<size_t> sizes = Sizes(options.quick);
-  const std::string reference = "simd " + best_tier;
-  double total = 0;
-  for (const route::AlgInfo &alg : route::kAlgs) {
-    for (const PathUnderTest &path : paths) {
-      if (!path.serves[static_cast<size_t>(alg.family)]) continue;
-      // mb measures encryption only.
-      total += (path.async ? 1 : 2) * sizes.size() * options.runs;
+// Measures every path that serves `alg` in `direction` at every size, the
+// paths taking turns; nullopt, having said why, if OpenSSL refuses.
+std::optional<Measured> MeasureAlgorithm(const route::AlgInfo &alg,
+                                         Direction direction,
+                                         const Plan &plan,
+                                         const std::vector<size_t> &sizes,
+                                         const Options &options,
+                                         Progress *progress) {
+  const auto f = static_cast<size_t>(alg.family);
+  Measured m;
+  m.alg = alg;
+  m.direction = direction;
+  std::vector<const PathUnderTest *> taking;
+  std::vector<CipherPtr> ciphers;
+  for (const PathUnderTest &path : plan.paths) {
+    // mb measures encryption only.
+    if (!path.serves[f] || (path.async && direction == Direction::kDecrypt)) {
+      continue;
+    }
+    taking.push_back(&path);
+    ciphers.push_back(path.provider->Aesmux(alg.name));
+    m.curves.push_back({path.label[f], std::vector<double>(sizes.size())});
+    if (ciphers.back() == nullptr) {
+      std::fprintf(stderr, "aesmux calibrate: %s: no %s\n",
+                   path.name.c_str(), std::string(alg.name).c_str());
+      return std::nullopt;
     }
   }
-  std::printf("aesmux calibrate: %zu paths (", paths.size());
-  for (size_t p = 0; p < paths.size(); ++p) {
-    std::printf("%s%s", p == 0 ? "" : ", ", paths[p].name.c_str());
-  }
-  std::printf("), %zu sizes from 16 B to 64 KiB, %d alternating runs of "
-              "%.3f s each, about %s\n",
-              sizes.size(), options.runs, options.seconds,
-              Progress::FormatDuration(total * options.seconds).c_str());
-  if (!afalg_note.empty()) std::printf("%s\n", afalg_note.c_str());
-  std::fflush(stdout);
-
-  Progress progress("aesmux calibrate", total);
-  std::vector<Measured> results;
-  for (const route::AlgInfo &alg : route::kAlgs) {
-    const auto f = static_cast<size_t>(alg.family);
-    for (const Direction direction :
-         {Direction::kEncrypt, Direction::kDecrypt}) {
-      Measured m;
-      m.alg = alg;
-      m.direction = direction;
-      std::vector<const PathUnderTest *> taking;
-      std::vector<CipherPtr> ciphers;
-      for (const PathUnderTest &path : paths) {
-        if (!path.serves[f] ||
-            (path.async && direction == Direction::kDecrypt)) {
-          continue;
-        }
-        taking.push_back(&path);
-        ciphers.push_back(path.provider->Aesmux(alg.name));
-        m.curves.push_back({path.label[f], std::vector<double>(sizes.size())});
-        if (ciphers.back() == nullptr) {
-          std::fprintf(stderr, "aesmux calibrate: %s: no %s\n",
-                       path.name.c_str(), std::string(alg.name).c_str());
-          return 1;
+  const std::string what =
+      std::string(alg.name) + " " + DirectionName(direction);
+  std::string error;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    // Every path's workloads for this size, then the runs in turn.
+    std::vector<std::vector<std::unique_ptr<Workload>>> workloads;
+    for (size_t p = 0; p < taking.size(); ++p) {
+      workloads.emplace_back();
+      const int count = taking[p]->async ? plan.streams : 1;
+      for (int s = 0; s < count; ++s) {
+        workloads.back().push_back(
+            Workload::Create(ciphers[p].get(), direction, sizes[k], &error));
+        if (workloads.back().back() == nullptr) {
+          std::fprintf(stderr, "aesmux calibrate: %s: %s\n",
+                       taking[p]->name.c_str(), error.c_str());
+          return std::nullopt;
         }
       }
-      const std::string what =
-          std::string(alg.name) + " " + DirectionName(direction);
-      for (size_t k = 0; k < sizes.size(); ++k) {
-        // Every path's workloads for this size, then the runs in turn.
-        std::vector<std::vector<std::unique_ptr<Workload>>> workloads;
-        for (size_t p = 0; p < taking.size(); ++p) {
-          workloads.emplace_back();
-          const int count = taking[p]->async ? streams : 1;
-          for (int s = 0; s < count; ++s) {
-            workloads.back().push_back(
-                Workload::Create(ciphers[p].get(), direction, sizes[k], &error));
-            if (workloads.back().back() == nullptr) {
-              std::fprintf(stderr, "aesmux calibrate: %s: %s\n",
-                           taking[p]->name.c_str(), error.c_str());
-              return 1;
-            }
-          }
+    }
+    std::vector<std::vector<double>> runs(taking.size());
+    for (int run = 0; run < options.runs; ++run) {
+      for (size_t p = 0; p < taking.size(); ++p) {
+        double rate = 0;
+        if (taking[p]->async) {
+          std::vector<Workload *> jobs;
+          for (auto &w : workloads[p]) jobs.push_back(w.get());
+          rate = RunAsyncJobs(jobs, options.seconds, Clock::kThreadCpu);
+        } else {
+          // The afalg path's work happens off this thread: only the
+          // elapsed time counts it.
+          rate = workloads[p].front()->Run(
+              options.seconds,
+              taking[p]->name == "afalg" ? Clock::kWall : Clock::kThreadCpu);
         }
-        std::vector<std::vector<double>> runs(taking.size());
-        for (int run = 0; run < options.runs; ++run) {
-          for (size_t p = 0; p < taking.size(); ++p) {
-            double rate = 0;
-            if (taking[p]->async) {
-              std::vector<Workload *> jobs;
-              for (auto &w : workloads[p]) jobs.push_back(w.get());
-              rate = RunAsyncJobs(jobs, options.seconds, Clock::kThreadCpu);
-            } else {
-              // The afalg path's work happens off this thread: only the
-              // elapsed time counts it.
-              rate = workloads[p].front()->Run(
-                  options.seconds, taking[p]->name == "afalg"
-                                       ? Clock::kWall
-                                       : Clock::kThreadCpu);
-            }
-            runs[p].push_back(rate);
-            progress.Advance(1, what + " " + FormatSize(sizes[k]));
-          }
-        }
-        for (size_t p = 0; p < taking.size(); ++p) {
-          m.curves[p].bytes_per_second[k] = Median(runs[p]);
-        }
+        runs[p].push_back(rate);
+        progress->Advance(1, what + " " + FormatSize(sizes[k]));
       }
-      FindCrossovers(sizes, options.margin, reference, &m);
-      progress.Print("  " + Describe(m));
-      results.push_back(std::move(m));
+    }
+    for (size_t p = 0; p < taking.size(); ++p) {
+      m.curves[p].bytes_per_second[k] = Median(runs[p]);
     }
   }
-  progress.Finish();
+  FindCrossovers(sizes, options.margin, "simd " + plan.best_tier, &m);
+  return m;
+}
 
-  const std::array<FamilyThresholds, kNumFamilies> families = Aggregate(results);
-  char header[1024];
-  std::snprintf(
-      header, sizeof(header),
-      "# aesmux calibration, written by `aesmux calibrate%s` on %s\n"
-      "# %s; OpenSSL %s; aesmux %s, simd tier %s\n"
-      "# Each size: %d alternating runs of %.3f s per path, medians; a path\n"
-      "# wins where it is more than %.0f %% faster. mb: %d streams in ASYNC "
-      "jobs.\n",
-      options.quick ? " --quick" : "", Today().c_str(), CpuModel().c_str(),
-      OpenSSL_version(OPENSSL_VERSION_STRING), plain->Param("version").c_str(),
-      best_tier.c_str(), options.runs, options.seconds, options.margin * 100,
-      streams);
-  if (!WriteThresholds(options, header, results, families, afalg_note)) {
-    std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
-                 options.output.c_str());
-    return 1;
-  }
-
+// The plot: a panel per algorithm and direction, the family's thresholds
+// marked in each.
+PlotData MakePlot(const std::vector<Measured> &results,
+                  const std::array<FamilyThresholds, kNumFamilies> &families,
+                  const std::vector<size_t> &sizes, const Options &options,
+                  const std::string &afalg_note) {
   PlotData plot;
   plot.title = "aesmux calibrate: throughput by request size, per path";
   plot.subtitle = CpuModel() + ", " + Today() + "; " +
@@ -585,6 +540,8 @@ int RunCalibrate(const std::vector<std::string> &args) {
       panel.markers.push_back({family + ".fallback_max_len",
                                "fallback ≤ " + FormatSize(t.fallback_max),
                                t.fallback_max});
+    } else {
+      panel.note = "fallback_max_len = 0: simd at every size";
     }
     if (t.afalg_min) {
       panel.markers.push_back({family + ".afalg_min_len",
@@ -599,11 +556,97 @@ int RunCalibrate(const std::vector<std::string> &args) {
       panel.markers.push_back(
           {family + ".mb_max_len", "mb ≤ " + FormatSize(t.mb_max), t.mb_max});
     }
-    panel.note = t.fallback_max == 0 ? "fallback_max_len = 0: simd at every size"
-                                     : "";
     plot.panels.push_back(std::move(panel));
   }
-  std::ofstream(options.plot) << RenderSvg(plot);
+  return plot;
+}
+
+}  // namespace
+
+int RunCalibrate(const std::vector<std::string> &args) {
+  const std::optional<Options> parsed = ParseOptions(args);
+  if (!parsed) {
+    std::fprintf(stderr, "%s", kUsage);
+    return 2;
+  }
+  const Options &options = *parsed;
+  // Every path is forced through explicit settings; the environment would
+  // override them.
+  std::vector<std::string> ignored;
+  for (char **e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (entry.starts_with("AESMUX_")) {
+      ignored.push_back(entry.substr(0, entry.find('=')));
+    }
+  }
+  for (const std::string &name : ignored) {
+    unsetenv(name.c_str());
+    std::fprintf(stderr, "aesmux calibrate: ignoring %s\n", name.c_str());
+  }
+
+  Plan plan;
+  if (!SetUpPaths(options, &plan)) return 1;
+  const std::vector<size_t> sizes = Sizes(options.quick);
+  double total = 0;  // measurements, each options.seconds long
+  for (const route::AlgInfo &alg : route::kAlgs) {
+    for (const PathUnderTest &path : plan.paths) {
+      if (!path.serves[static_cast<size_t>(alg.family)]) continue;
+      total += (path.async ? 1 : 2) * sizes.size() * options.runs;
+    }
+  }
+  std::printf("aesmux calibrate: %zu paths (", plan.paths.size());
+  for (size_t p = 0; p < plan.paths.size(); ++p) {
+    std::printf("%s%s", p == 0 ? "" : ", ", plan.paths[p].name.c_str());
+  }
+  std::printf("), %zu sizes from 16 B to 64 KiB, %d alternating runs of "
+              "%.3f s each, about %s\n",
+              sizes.size(), options.runs, options.seconds,
+              Progress::FormatDuration(total * options.seconds).c_str());
+  if (!plan.afalg_note.empty()) std::printf("%s\n", plan.afalg_note.c_str());
+  std::fflush(stdout);
+
+  Progress progress("aesmux calibrate", total);
+  std::vector<Measured> results;
+  for (const route::AlgInfo &alg : route::kAlgs) {
+    for (const Direction direction :
+         {Direction::kEncrypt, Direction::kDecrypt}) {
+      std::optional<Measured> m =
+          MeasureAlgorithm(alg, direction, plan, sizes, options, &progress);
+      if (!m) return 1;
+      progress.Print("  " + Describe(*m));
+      results.push_back(std::move(*m));
+    }
+  }
+  progress.Finish();
+
+  const std::array<FamilyThresholds, kNumFamilies> families =
+      Aggregate(results);
+  char header[1024];
+  std::snprintf(
+      header, sizeof(header),
+      "# aesmux calibration, written by `aesmux calibrate%s` on %s\n"
+      "# %s; OpenSSL %s; aesmux %s, simd tier %s\n"
+      "# Each size: %d alternating runs of %.3f s per path, medians; a path\n"
+      "# wins where it is more than %.0f %% faster. mb: %d streams in ASYNC "
+      "jobs.\n",
+      options.quick ? " --quick" : "", Today().c_str(), CpuModel().c_str(),
+      OpenSSL_version(OPENSSL_VERSION_STRING), plan.version.c_str(),
+      plan.best_tier.c_str(), options.runs, options.seconds,
+      options.margin * 100, plan.streams);
+  if (!WriteThresholds(options, header, results, families, plan.afalg_note)) {
+    std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
+                 options.output.c_str());
+    return 1;
+  }
+  std::ofstream svg(options.plot);
+  svg << RenderSvg(MakePlot(results, families, sizes, options,
+                            plan.afalg_note));
+  svg.close();
+  if (!svg) {
+    std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
+                 options.plot.c_str());
+    return 1;
+  }
 
   std::printf("\nthresholds (%s): %s\n",
               options.cnf ? "openssl.cnf lines" : "calibration file",
