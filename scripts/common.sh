@@ -4,13 +4,19 @@
 AESMUX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 AESMUX_BUILD=${AESMUX_BUILD:-$AESMUX_ROOT/build}
 
-# Debian packages the build and the tests need (the integration tests run
-# nginx, OpenSSH and Python's ssl module against aesmux; the fuzz targets
-# are built with clang 14 and its libFuzzer and sanitizer runtimes).
+# Debian packages the build (tests included) and scripts/run.sh need.
+# Nothing here runs a service.
 AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
-                 libssl-dev openssl libgtest-dev liburing-dev
-                 nginx-light curl openssh-server openssh-client python3
-                 clang-14 libclang-rt-14-dev)
+                 libssl-dev openssl libgtest-dev liburing-dev)
+# What only the tests need, installed by scripts/test.sh: the integration
+# tests run nginx, OpenSSH and Python's ssl module against aesmux (Debian
+# starts the nginx and ssh services when it installs them), the afalg
+# suite boots a kernel under qemu, the constant-time checks run under
+# valgrind, and the fuzz targets are built with clang 14 and its libFuzzer
+# and sanitizer runtimes.
+AESMUX_TEST_PACKAGES=(nginx-light curl openssh-server openssh-client python3
+                      qemu-system-x86 busybox-static cpio valgrind
+                      clang-14 libclang-rt-14-dev)
 
 log() { printf '\n==> %s\n' "$*"; }
 
@@ -122,5 +128,5 @@ bench_header() {
   local cpu
   cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
   echo "# $(date -u +%Y-%m-%d) · $cpu · $(nproc) cores · $(openssl version)"
-  echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$AESMUX_BUILD/provider" "$AESMUX_BUILD/provider/aesmux-info" | sed -n 's/^kernel tier: *//p')"
+  echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$AESMUX_BUILD/provider" "$AESMUX_BUILD/provider/aesmux" info | sed -n 's/^tier in use *//p')"
 }

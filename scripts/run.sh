@@ -13,7 +13,7 @@ rm -f "$AESMUX_BUILD"/run-stats.*
 
 log "OpenSSL loads aesmux ($cnf)"
 openssl list -providers | sed -n '/aesmux/,/status/p'
-"$AESMUX_BUILD/provider/aesmux-info"
+"$AESMUX_BUILD/provider/aesmux" info
 
 log "aesmux agrees with the default provider (openssl enc, 1 MiB)"
 work=$(mktemp -d)
@@ -53,4 +53,4 @@ done
 echo "  (one run each on a shared machine; BENCHMARKS.md has medians)"
 
 log "where the work went (statistics of the processes above)"
-"$AESMUX_BUILD/provider/aesmux-info" --stats "$AESMUX_BUILD/run-stats"
+"$AESMUX_BUILD/provider/aesmux" stats "$AESMUX_BUILD/run-stats"

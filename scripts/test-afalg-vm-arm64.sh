@@ -5,7 +5,7 @@
 # drivers (*-ce) besides the generic ones, with the binaries of the arm64
 # cross build (build-arm64, as test-arm64.sh makes it). As on amd64
 # (test-afalg-vm.sh, whose structure afalg-vm-common.sh shares), the suites
-# force the afalg path or keep the default (afalg = auto); aesmux-info shows
+# force the afalg path or keep the default (afalg = auto); `aesmux info` shows
 # each family's state under both policies. Fails if a module does not load,
 # if an algorithm lacks its Crypto Extensions driver, if a policy does not
 # do what it should with them (auto: off, CPU software; force: on, on the
@@ -54,12 +54,12 @@ vm_add_modules af_alg algif_skcipher algif_aead crypto_user gf128mul \
 build=$AESMUX_ARM64_BUILD
 vm_add_binaries "$build/tests/afalg/afalg_test" \
   "$build/tests/afalg/afalg_bench" "$build/provider/aesmux.so" \
-  "$build/provider/aesmux-info"
+  "$build/provider/aesmux"
 
 extra=$(cat <<EOF
 for policy in auto force; do
-  AESMUX_AFALG=\$policy OPENSSL_MODULES=$build/provider $build/provider/aesmux-info |
-    sed -n "s/^afalg \([a-z]*\): */AFALG-VM: policy \$policy \1 /p"
+  AESMUX_AFALG=\$policy OPENSSL_MODULES=$build/provider $build/provider/aesmux info |
+    sed -n "/^afalg probe per family/,/^\$/ s/^  \([a-z]*\)  */AFALG-VM: policy \$policy \1 /p"
 done
 EOF
 )
@@ -78,7 +78,7 @@ vm_boot ttyAMA0 qemu-system-aarch64 -M virt -cpu max -smp 2 -m 1024
 
 vm_report_tests
 
-log "afalg states (aesmux-info) under each policy"
+log "afalg states (aesmux info) under each policy"
 grep '^AFALG-VM: policy' "$vm/console.txt" | sed 's/^AFALG-VM: policy /  /'
 # With only CPU drivers in this kernel, auto must leave every family off
 # for that reason, and force must turn every one on, on the best driver.

@@ -14,7 +14,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-install_deps qemu-system-x86 busybox-static cpio valgrind
+install_deps "${AESMUX_TEST_PACKAGES[@]}"
 
 # Each stage's wall-clock time, printed at the end (also when a stage
 # fails), so that CI time can be watched.

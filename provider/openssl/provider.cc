@@ -69,6 +69,86 @@ void Teardown(void *provctx) noexcept {
   FreeProviderContext(static_cast<ProviderContext *>(provctx));
 }
 
+// Text into a parameter the caller asked for as a pointer or as a string.
+// `text` must outlive the call's result when it is a pointer.
+bool SetText(OSSL_PARAM *p, const char *text) {
+  return p->data_type == OSSL_PARAM_UTF8_PTR
+             ? OSSL_PARAM_set_utf8_ptr(p, text)
+             : OSSL_PARAM_set_utf8_string(p, text);
+}
+
+// What the provider knows about the machine and its settings, for
+// `aesmux info`: computed once per process (the CPU does not change).
+const std::string &CpuFeaturesText() {
+  static const std::string text =
+      kernels::DescribeCpuFeatures(kernels::DetectCpuFeatures());
+  return text;
+}
+
+// One line per tier built in: "<name>\tusable" or "<name>\tlacks <features>".
+const std::string &TiersText() {
+  static const std::string text = [] {
+    const kernels::CpuFeatures cpu = kernels::DetectCpuFeatures();
+    std::string lines;
+    for (const kernels::Tier &tier : kernels::kTiers) {
+      lines += std::string(tier.name) + "\t" +
+               (kernels::Supported(tier, cpu)
+                    ? std::string("usable")
+                    : "lacks " + kernels::DescribeCpuFeatures(
+                                     tier.required & ~cpu)) +
+               "\n";
+    }
+    return lines;
+  }();
+  return text;
+}
+
+// "paths": the paths this build has, and why any is missing.
+const std::string &PathsText() {
+  static const std::string text =
+      kernels::kTiers.empty()
+          ? "afalg fallback (no simd or mb: " + kernels::WhyNoTiers() + ")"
+          : "simd mb afalg fallback";
+  return text;
+}
+
+// "mb-tier": the multi-buffer kernels in use and their widths.
+std::string MbTierText(const route::Settings &settings) {
+  if (settings.mb_tier == nullptr) return "none";
+  std::string text = std::string(settings.mb_tier->name) + " (";
+  for (const kernels::mb::MbKernel &kernel : settings.mb_tier->kernels) {
+    if (text.back() != '(') text += ", ";
+    text += std::to_string(kernel.lanes);
+  }
+  return text + " lanes)";
+}
+
+// "settings": one line per key, "<key>\t<value>\t<origin>\t<source>".
+std::string SettingsText(const route::Settings &settings) {
+  std::string text;
+  for (const route::SettingValue &value : settings.in_force) {
+    text += value.key + "\t" + value.value + "\t" +
+            std::string(route::OriginName(value.origin)) + "\t" +
+            value.source + "\n";
+  }
+  return text;
+}
+
+// "setting.<key>", "setting.<key>.origin" and "setting.<key>.source".
+bool SetSettingParam(OSSL_PARAM *p, const route::Settings &settings) {
+  const std::string_view key = std::string_view(p->key).substr(8);
+  for (const route::SettingValue &value : settings.in_force) {
+    if (!key.starts_with(value.key)) continue;
+    const std::string_view rest = key.substr(value.key.size());
+    if (rest.empty()) return SetText(p, value.value.c_str());
+    if (rest == ".origin") {
+      return SetText(p, route::OriginName(value.origin).data());
+    }
+    if (rest == ".source") return SetText(p, value.source.c_str());
+  }
+  return true;  // unknown keys are left alone
+}
+
 const OSSL_PARAM *GettableParams(void *) noexcept {
   static const OSSL_PARAM kGettable[] = {
       OSSL_PARAM_DEFN(OSSL_PROV_PARAM_NAME, OSSL_PARAM_UTF8_PTR, nullptr, 0),
@@ -85,6 +165,12 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("afalg.ctr", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("afalg.xts", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("afalg.gcm", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("architecture", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("paths", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("cpu-features", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("tiers", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("mb-tier", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("settings", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_END};
   return kGettable;
 }
@@ -133,23 +219,22 @@ bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
   return true;  // unknown keys are left alone
 }
 
-// The provider's parameters; the statistics are formatted as text here, so
-// this allocates, and may throw std::bad_alloc (GetParams catches it).
-int SetProviderParams(ProviderContext *provctx, OSSL_PARAM params[]) {
+// GetParams without its guard: allocation failure throws std::bad_alloc.
+int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
   const route::Settings &settings = provctx->router.settings();
   const char *tier =
       settings.tier != nullptr ? settings.tier->name.data() : "none";
   OSSL_PARAM *p;
   if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME)) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, "aesmux AES provider")) {
+      !SetText(p, "aesmux AES provider")) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_VERSION)) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, AESMUX_VERSION)) {
+      !SetText(p, AESMUX_VERSION)) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_BUILDINFO)) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, "aesmux " AESMUX_VERSION)) {
+      !SetText(p, "aesmux " AESMUX_VERSION)) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS)) != nullptr &&
@@ -157,19 +242,57 @@ int SetProviderParams(ProviderContext *provctx, OSSL_PARAM params[]) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, "tier")) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, tier)) {
+      !SetText(p, tier)) {
     return 0;
   }
   if ((p = OSSL_PARAM_locate(params, "tier-reason")) != nullptr &&
-      !OSSL_PARAM_set_utf8_ptr(p, settings.tier_reason.c_str())) {
+      !SetText(p, settings.tier_reason.c_str())) {
     return 0;
   }
   // "afalg.<family>": whether the afalg path serves the family, and why.
   for (size_t f = 0; f < route::kNumFamilies; ++f) {
     const std::string key = "afalg." + std::string(route::kFamilyNames[f]);
     if ((p = OSSL_PARAM_locate(params, key.c_str())) != nullptr &&
-        !OSSL_PARAM_set_utf8_ptr(
+        !SetText(
             p, provctx->router.afalg_state(static_cast<Family>(f)).c_str())) {
+      return 0;
+    }
+  }
+  // "route.<ALGORITHM>": which path serves which lengths.
+  for (const route::AlgInfo &info : route::kAlgs) {
+    const std::string key = "route." + std::string(info.name);
+    if ((p = OSSL_PARAM_locate(params, key.c_str())) != nullptr &&
+        !SetText(p, provctx->router.route_description(info.alg).c_str())) {
+      return 0;
+    }
+  }
+  if ((p = OSSL_PARAM_locate(params, "architecture")) != nullptr &&
+      !SetText(p, kernels::TargetProcessor().data())) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, "paths")) != nullptr &&
+      !SetText(p, PathsText().c_str())) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, "cpu-features")) != nullptr &&
+      !SetText(p, CpuFeaturesText().c_str())) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, "tiers")) != nullptr &&
+      !SetText(p, TiersText().c_str())) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, "mb-tier")) != nullptr &&
+      !OSSL_PARAM_set_utf8_string(p, MbTierText(settings).c_str())) {
+    return 0;
+  }
+  if ((p = OSSL_PARAM_locate(params, "settings")) != nullptr &&
+      !OSSL_PARAM_set_utf8_string(p, SettingsText(settings).c_str())) {
+    return 0;
+  }
+  for (p = params; p->key != nullptr; ++p) {
+    if (std::strncmp(p->key, "setting.", 8) == 0 &&
+        !SetSettingParam(p, settings)) {
       return 0;
     }
   }
@@ -192,9 +315,9 @@ int SetProviderParams(ProviderContext *provctx, OSSL_PARAM params[]) {
   return 1;
 }
 
-int GetParams(void *provctx, OSSL_PARAM params[]) noexcept {
+int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
   try {
-    return SetProviderParams(static_cast<ProviderContext *>(provctx), params);
+    return GetParamsOrThrow(static_cast<ProviderContext *>(vprovctx), params);
   } catch (const std::bad_alloc &) {
     ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
     return 0;

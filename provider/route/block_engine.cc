@@ -59,6 +59,7 @@ BlockEngine::BlockEngine(const Router &router, Alg alg)
       family_(Info(alg).family),
       simd_min_len_(router.SimdMinLen(alg)),
       afalg_min_len_(router.AfalgMinLen(alg)),
+      mb_min_len_(router.settings().family(family_).mb_min_len),
       mb_max_len_(router.settings().family(family_).mb_max_len),
       mb_tier_(router.settings().mb_tier) {}
 
@@ -78,6 +79,7 @@ bool BlockEngine::CopyFrom(const BlockEngine &other) {
   family_ = other.family_;
   simd_min_len_ = other.simd_min_len_;
   afalg_min_len_ = other.afalg_min_len_;
+  mb_min_len_ = other.mb_min_len_;
   mb_max_len_ = other.mb_max_len_;
   mb_tier_ = other.mb_tier_;
   key_ = other.key_;
@@ -136,7 +138,8 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
     // CBC encryption is serial within a stream: batch it with concurrent
     // streams when there are any.
     if (family_ == Family::kCbc && direction == Direction::kEncrypt &&
-        total <= mb_max_len_ && mb_tier_ != nullptr && segments.size() == 1) {
+        total >= mb_min_len_ && total <= mb_max_len_ && mb_tier_ != nullptr &&
+        segments.size() == 1) {
       const Segment &s = segments[0];
       return EncryptCbcBatched(iv, s.out, s.in, s.len);
     }

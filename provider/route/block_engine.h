@@ -94,7 +94,8 @@ class BlockEngine {
       const Segment segment{out, in, len};
       return Run(direction, iv, std::span(&segment, 1));
     }
-    if (cbc && encrypt && len <= mb_max_len_ && mb_tier_ != nullptr) {
+    if (cbc && encrypt && len >= mb_min_len_ && len <= mb_max_len_ &&
+        mb_tier_ != nullptr) {
       return EncryptCbcBatched(iv, out, in, len);
     }
     if (cbc) {
@@ -135,7 +136,8 @@ class BlockEngine {
   // Requests of at least this many bytes may go to the afalg path.
   uint64_t afalg_min_len_ = ~uint64_t{0};
   // CBC encryptions of at most this many bytes may join multi-buffer
-  // batches on `mb_tier_` (0, or no tier: never).
+  // batches on `mb_tier_` (0, or no tier: never), from mb_min_len_ bytes.
+  uint64_t mb_min_len_ = 0;
   uint64_t mb_max_len_ = 0;
   const kernels::mb::MbTier *mb_tier_ = nullptr;
   RawKey key_;

@@ -39,6 +39,9 @@ Router::Router(Settings settings, const fallback::FallbackLibrary *fallback)
     afalg_state_[f] = "on (" + policy + ") from " + std::to_string(min_len) +
                       " bytes: " + status.Describe();
   }
+  for (const AlgInfo &info : kAlgs) {
+    route_description_[static_cast<size_t>(info.alg)] = DescribeRoute(info.alg);
+  }
 }
 
 Path Router::Choose(Alg alg, uint64_t len) const {
@@ -50,6 +53,36 @@ Path Router::Choose(Alg alg, uint64_t len) const {
     CountHandoff(alg, *refused, len);
   }
   return ChooseCpu(alg, len);
+}
+
+std::string Router::DescribeRoute(Alg alg) const {
+  const Family family = Info(alg).family;
+  const FamilySettings &config = settings_.family(family);
+  std::string text;
+  if (settings_.tier == nullptr) {
+    text = "fallback at every length (" + settings_.tier_reason + ")";
+  } else {
+    const std::string simd = "simd (" + std::string(settings_.tier->name) + ")";
+    text = config.fallback_max_len == 0
+               ? simd + " at every length"
+               : "fallback up to " + std::to_string(config.fallback_max_len) +
+                     " B, " + simd + " above";
+    if (config.mb_max_len != 0 && settings_.mb_tier != nullptr) {
+      text += "; encryption " +
+              (config.mb_min_len > 1
+                   ? "from " + std::to_string(config.mb_min_len) + " B "
+                   : std::string()) +
+              "up to " + std::to_string(config.mb_max_len) +
+              " B in multi-buffer lanes (mb, " +
+              std::string(settings_.mb_tier->name) + ", up to " +
+              std::to_string(settings_.mb_tier->lanes) +
+              " lanes) when concurrent requests are there to batch with";
+    }
+  }
+  if (afalg_on(family)) {
+    text += "; afalg from " + std::to_string(AfalgMinLen(alg)) + " B";
+  }
+  return text;
 }
 
 }  // namespace aesmux::route

@@ -85,6 +85,12 @@ class Router {
     return afalg_state_[static_cast<size_t>(family)];
   }
 
+  // For people: which paths serve `alg` at which lengths, as Choose() and
+  // the engines decide ("fallback up to 64 B, simd (vaes_avx512) above; …").
+  const std::string &route_description(Alg alg) const {
+    return route_description_[static_cast<size_t>(alg)];
+  }
+
  private:
   // Keeps the process-wide afalg::Service alive while this instance is.
   class AfalgServiceHold {
@@ -101,6 +107,9 @@ class Router {
   // Per family: nullopt when the afalg path is off.
   std::array<std::optional<uint64_t>, kNumFamilies> afalg_min_len_{};
   std::array<std::string, kNumFamilies> afalg_state_{};
+  std::array<std::string, kNumAlgs> route_description_{};
+
+  std::string DescribeRoute(Alg alg) const;
 };
 
 }  // namespace aesmux::route

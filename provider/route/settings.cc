@@ -1,80 +1,63 @@
 #include "provider/route/settings.h"
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
 #include <limits>
 
 namespace aesmux::route {
 namespace {
 
-// The value of `key` from the environment if set there, else from the
-// configuration; `source` names where it came from, for messages.
-std::optional<std::string> Lookup(const ConfigLookup &config,
-                                  const ConfigLookup &env,
-                                  std::string_view key,
-                                  std::string_view env_name,
-                                  std::string *source) {
-  if (auto value = env(env_name)) {
-    *source = std::string(env_name);
-    return value;
-  }
-  if (auto value = config(key)) {
-    *source = std::string(key);
-    return value;
-  }
-  return std::nullopt;
-}
+constexpr std::string_view kExpectedByteCount =
+    "expected a byte count such as 0, 512, 16K or 1M";
+constexpr std::string_view kExpectedPolicy = "expected auto|off|force";
 
-std::string EnvName(std::string_view family, std::string_view suffix) {
-  std::string name = "AESMUX_";
-  for (char c : family) name += static_cast<char>(std::toupper(c));
-  name += '_';
-  name += suffix;
-  return name;
-}
-
-bool ChooseTier(std::string_view requested, kernels::CpuFeatures cpu,
-                std::string_view source, Settings *settings,
-                std::string *error) {
+std::string ChooseTier(std::string_view requested, kernels::CpuFeatures cpu,
+                       Settings *settings) {
   if (requested == "none") {
     settings->tier = nullptr;
-    settings->tier_reason = std::string(source) + "=none";
-    return true;
+    return "";
   }
   if (requested == "auto") {
     settings->tier = kernels::BestTier(cpu);
-    settings->tier_reason =
-        settings->tier != nullptr ? "auto: best tier for this CPU"
-        : kernels::kTiers.empty()
-            ? "auto: no kernels in this build (" + kernels::WhyNoTiers() + ")"
-            : "auto: this CPU has none of the features of any tier (has: " +
-                  kernels::DescribeCpuFeatures(cpu) + ")";
-    return true;
+    return "";
   }
   if (kernels::kTiers.empty()) {
-    *error = std::string(source) + " = '" + std::string(requested) +
-             "': no kernels in this build (" + kernels::WhyNoTiers() +
-             "); expected auto|none";
-    return false;
+    return "no kernels in this build (" + kernels::WhyNoTiers() +
+           "); expected auto|none";
   }
   const kernels::Tier *tier = kernels::TierByName(requested);
   if (tier == nullptr) {
     std::string names;
     for (const kernels::Tier &t : kernels::kTiers) {
-      names += std::string(t.name) + "|";
+      names += "|" + std::string(t.name);
     }
-    *error = std::string(source) + " = '" + std::string(requested) +
-             "': expected auto|none|" + names.substr(0, names.size() - 1);
-    return false;
+    return "expected auto|none" + names;
   }
   if (!kernels::Supported(*tier, cpu)) {
-    *error = std::string(source) + " = '" + std::string(requested) +
-             "': this CPU lacks " +
-             kernels::DescribeCpuFeatures(tier->required & ~cpu);
-    return false;
+    return "this CPU lacks " +
+           kernels::DescribeCpuFeatures(tier->required & ~cpu);
   }
   settings->tier = tier;
-  settings->tier_reason = std::string(source) + "=" + std::string(requested);
-  return true;
+  return "";
+}
+
+// How the tier was chosen, once the source of `kernels` is known.
+std::string TierReason(const Settings &settings, const SettingValue &in_force,
+                       kernels::CpuFeatures cpu) {
+  if (in_force.value == "auto") {
+    if (settings.tier != nullptr) return "auto: best tier for this CPU";
+    if (kernels::kTiers.empty()) {
+      return "auto: no kernels in this build (" + kernels::WhyNoTiers() + ")";
+    }
+    return "auto: this CPU has none of the features of any tier (has: " +
+           kernels::DescribeCpuFeatures(cpu) + ")";
+  }
+  const std::string source =
+      in_force.origin == Origin::kEnvironment ? in_force.source : in_force.key;
+  return source + "=" + in_force.value;
 }
 
 std::optional<AfalgPolicy> ParseAfalgPolicy(std::string_view text) {
@@ -82,6 +65,163 @@ std::optional<AfalgPolicy> ParseAfalgPolicy(std::string_view text) {
   if (text == "off") return AfalgPolicy::kOff;
   if (text == "force") return AfalgPolicy::kForce;
   return std::nullopt;
+}
+
+FamilySettings &FamilyOf(Settings *settings, Family family) {
+  return settings->families[static_cast<size_t>(family)];
+}
+
+// A byte count into the field `member` of the family's settings.
+template <auto member>
+std::string ApplyFamilyBytes(std::string_view value, Family family,
+                             kernels::CpuFeatures, Settings *settings) {
+  const std::optional<uint64_t> bytes = ParseByteCount(value);
+  if (!bytes) return std::string(kExpectedByteCount);
+  FamilyOf(settings, family).*member = *bytes;
+  return "";
+}
+
+// An afalg policy for the family.
+std::string ApplyFamilyPolicy(std::string_view value, Family family,
+                              kernels::CpuFeatures, Settings *settings) {
+  const std::optional<AfalgPolicy> policy = ParseAfalgPolicy(value);
+  if (!policy) return std::string(kExpectedPolicy);
+  FamilyOf(settings, family).afalg = *policy;
+  return "";
+}
+
+constexpr uint8_t kCbcOnly = 1u << static_cast<unsigned>(Family::kCbc);
+
+// The declaration: every key, in the order they are applied ("afalg" before
+// "<family>.afalg", which overrides it).
+constexpr SettingKey kSettingKeys[] = {
+    // Read before every other key (LoadSettings), which it may set.
+    {"calibration_file", 0, "", "none", "/etc/ssl/aesmux-calibration.conf",
+     false,
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       settings->calibration_file = std::string(value);
+       return "";
+     }},
+    {"kernels", 0, "auto", "", "aesni", false,
+     [](std::string_view value, Family, kernels::CpuFeatures cpu,
+        Settings *settings) { return ChooseTier(value, cpu, settings); }},
+    {"fallback_max_len", kAllFamilies, "0", "", "64", true,
+     ApplyFamilyBytes<&FamilySettings::fallback_max_len>},
+    {"afalg", 0, "auto", "", "off", false,
+     [](std::string_view value, Family, kernels::CpuFeatures cpu,
+        Settings *settings) -> std::string {
+       for (size_t f = 0; f < kNumFamilies; ++f) {
+         const std::string problem = ApplyFamilyPolicy(
+             value, static_cast<Family>(f), cpu, settings);
+         if (!problem.empty()) return problem;
+       }
+       return "";
+     }},
+    {"afalg", kAllFamilies, "", "afalg's value", "force", false,
+     ApplyFamilyPolicy},
+    {"afalg_min_len", kAllFamilies, "",
+     "16K under auto (2K on a CPU without AES instructions), 0 under force",
+     "64K", true, ApplyFamilyBytes<&FamilySettings::afalg_min_len>},
+    {"afalg_fork", 0, "off", "", "rebuild", false,
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       if (value != "off" && value != "rebuild") return "expected off|rebuild";
+       settings->afalg_fork_rebuild = value == "rebuild";
+       return "";
+     }},
+    {"afalg_max_fds", 0, "", "a quarter of RLIMIT_NOFILE", "64", false,
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       const std::optional<uint64_t> count = ParseByteCount(value);
+       if (!count || *count == 0) {
+         return "expected a number of descriptors such as 16 or 1000";
+       }
+       settings->afalg_max_fds = *count;
+       return "";
+     }},
+    {"mb_min_len", kCbcOnly, "0", "", "512", true,
+     ApplyFamilyBytes<&FamilySettings::mb_min_len>},
+    {"mb_max_len", kCbcOnly, "64K", "", "16K", true,
+     ApplyFamilyBytes<&FamilySettings::mb_max_len>},
+    {"stats_file", 0, "", "none", "/var/tmp/aesmux/stats", false,
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       settings->stats_file = std::string(value);
+       return "";
+     }},
+};
+static_assert(kSettingKeys[0].name == "calibration_file",
+              "LoadSettings reads the calibration file first");
+
+
+// A value from the calibration file and where it stands.
+struct CalibrationEntry {
+  std::string value;
+  std::string source;  // "<file>:<line>"
+};
+using Calibration = std::map<std::string, CalibrationEntry, std::less<>>;
+
+std::string_view Trim(std::string_view text) {
+  constexpr std::string_view kSpace = " \t\r";
+  const size_t first = text.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
+}
+
+// The keys a calibration file may set, by their openssl.cnf name.
+bool IsCalibratedKey(std::string_view name) {
+  for (const SettingKey &key : kSettingKeys) {
+    if (!key.calibrated) continue;
+    for (size_t f = 0; f < kNumFamilies; ++f) {
+      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
+      if (ConfigKeyName(key, static_cast<Family>(f)) == name) return true;
+      if (key.families == 0) break;
+    }
+  }
+  return false;
+}
+
+// Reads `path` ("key = value" lines, '#' comments); on failure returns
+// nullopt with what is wrong, and where, in `error`.
+std::optional<Calibration> ReadCalibration(const std::string &path,
+                                           std::string *error) {
+  std::ifstream file(path);
+  if (!file) {
+    *error = "cannot read: " + std::string(std::strerror(errno));
+    return std::nullopt;
+  }
+  Calibration calibration;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    const std::string where = path + ":" + std::to_string(number);
+    const std::string_view text = Trim(line);
+    if (text.empty() || text.front() == '#') continue;
+    const size_t equals = text.find('=');
+    const std::string_view key = Trim(text.substr(0, equals));
+    if (equals == std::string_view::npos || key.empty()) {
+      *error = where + ": expected 'key = value', got '" + line + "'";
+      return std::nullopt;
+    }
+    if (!IsCalibratedKey(key)) {
+      *error = where + ": '" + std::string(key) +
+               "' is not a threshold a calibration file may set";
+      return std::nullopt;
+    }
+    const auto [it, added] = calibration.try_emplace(
+        std::string(key),
+        CalibrationEntry{std::string(Trim(text.substr(equals + 1))), where});
+    if (!added) {
+      *error = where + ": '" + std::string(key) + "' again (first at " +
+               it->second.source + ")";
+      return std::nullopt;
+    }
+  }
+  if (file.bad()) {
+    *error = "cannot read: " + std::string(std::strerror(errno));
+    return std::nullopt;
+  }
+  return calibration;
 }
 
 }  // namespace
@@ -93,6 +233,44 @@ std::string_view AfalgPolicyName(AfalgPolicy policy) {
     case AfalgPolicy::kForce: return "force";
   }
   return "?";
+}
+
+std::string_view OriginName(Origin origin) {
+  switch (origin) {
+    case Origin::kDefault: return "default";
+    case Origin::kCalibration: return "calibration";
+    case Origin::kConfig: return "openssl.cnf";
+    case Origin::kEnvironment: return "environment";
+  }
+  return "?";
+}
+
+std::span<const SettingKey> SettingKeys() { return kSettingKeys; }
+
+std::string ConfigKeyName(const SettingKey &key, Family family) {
+  if (key.families == 0) return std::string(key.name);
+  return std::string(FamilyName(family)) + "." + std::string(key.name);
+}
+
+std::vector<SettingName> SettingNames() {
+  std::vector<SettingName> names;
+  for (const SettingKey &key : kSettingKeys) {
+    for (size_t f = 0; f < kNumFamilies; ++f) {
+      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
+      const auto family = static_cast<Family>(f);
+      names.push_back({ConfigKeyName(key, family), EnvironmentName(key, family)});
+      if (key.families == 0) break;
+    }
+  }
+  return names;
+}
+
+std::string EnvironmentName(const SettingKey &key, Family family) {
+  std::string name = "AESMUX_";
+  for (char c : ConfigKeyName(key, family)) {
+    name += c == '.' ? '_' : static_cast<char>(std::toupper(c));
+  }
+  return name;
 }
 
 std::optional<uint64_t> ParseByteCount(std::string_view text) {
@@ -129,132 +307,87 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
                                      kernels::CpuFeatures cpu,
                                      std::string *error) {
   Settings settings;
-  std::string source = "default";
+  Calibration calibration;
+  // The value of `key` for `family` in force, and where it came from;
+  // nullopt when unset.
+  auto resolve = [&](const SettingKey &key, Family family,
+                     SettingValue *in_force) -> std::optional<std::string> {
+    *in_force = {ConfigKeyName(key, family), "", Origin::kDefault, ""};
+    const std::string env_name = EnvironmentName(key, family);
+    if (std::optional<std::string> value = env(env_name)) {
+      in_force->origin = Origin::kEnvironment;
+      in_force->source = env_name;
+      return value;
+    }
+    if (std::optional<std::string> value = config(in_force->key)) {
+      in_force->origin = Origin::kConfig;
+      return value;
+    }
+    if (auto it = calibration.find(in_force->key); it != calibration.end()) {
+      in_force->origin = Origin::kCalibration;
+      in_force->source = it->second.source;
+      return it->second.value;
+    }
+    if (key.default_value.empty()) return std::nullopt;
+    return std::string(key.default_value);
+  };
+  // "<where> = '<value>': <problem>", where is the key, the variable or the
+  // calibration file's line.
+  auto refuse = [&](const SettingValue &in_force, const std::string &value,
+                    const std::string &problem) {
+    std::string where = in_force.key;
+    if (in_force.origin == Origin::kEnvironment) where = in_force.source;
+    if (in_force.origin == Origin::kCalibration) {
+      where = "calibration file " + in_force.source + ": " + in_force.key;
+    }
+    *error = where + " = '" + value + "': " + problem;
+  };
 
-  std::string tier_name = "auto";
-  if (auto value = Lookup(config, env, "kernels", "AESMUX_KERNELS", &source)) {
-    tier_name = *value;
-  }
-  if (!ChooseTier(tier_name, cpu, source, &settings, error)) {
-    return std::nullopt;
+  // The calibration file first: every key after it may come from there.
+  const SettingKey &calibration_key = kSettingKeys[0];
+  SettingValue file;
+  if (std::optional<std::string> path =
+          resolve(calibration_key, Family::kEcb, &file)) {
+    std::string problem;
+    std::optional<Calibration> read = ReadCalibration(*path, &problem);
+    if (!read) {
+      refuse(file, *path, problem);
+      return std::nullopt;
+    }
+    calibration = std::move(*read);
   }
 
+  for (const SettingKey &key : kSettingKeys) {
+    for (size_t f = 0; f < kNumFamilies; ++f) {
+      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
+      const auto family = static_cast<Family>(f);
+      SettingValue in_force;
+      if (std::optional<std::string> value = resolve(key, family, &in_force)) {
+        const std::string problem = key.apply(*value, family, cpu, &settings);
+        if (!problem.empty()) {
+          refuse(in_force, *value, problem);
+          return std::nullopt;
+        }
+        in_force.value = *value;
+      } else {
+        in_force.value = "(unset: " + std::string(key.unset_means) + ")";
+      }
+      settings.in_force.push_back(std::move(in_force));
+      if (key.families == 0) break;
+    }
+  }
+  for (const SettingValue &value : settings.in_force) {
+    if (value.key == "kernels") {
+      settings.tier_reason = TierReason(settings, value, cpu);
+    }
+  }
   if (settings.tier != nullptr) {
     settings.mb_tier = kernels::mb::MbTierByName(settings.tier->name);
   }
   settings.auto_afalg_min_len = kernels::HasAesInstructions(cpu)
                                     ? kDefaultAutoAfalgMinLen
                                     : kDefaultAutoAfalgMinLenWithoutAes;
-  settings.families[static_cast<size_t>(Family::kCbc)].mb_max_len =
-      kDefaultCbcMbMaxLen;
-
-  // A byte count from `key` (or its environment variable) into `*out`.
-  auto read_bytes = [&](const std::string &key, const std::string &env_name,
-                        uint64_t *out) {
-    auto value = Lookup(config, env, key, env_name, &source);
-    if (!value) return true;
-    auto bytes = ParseByteCount(*value);
-    if (!bytes) {
-      *error = source + " = '" + *value +
-               "': expected a byte count such as 0, 512, 16K or 1M";
-      return false;
-    }
-    *out = *bytes;
-    return true;
-  };
-  for (size_t f = 0; f < kNumFamilies; ++f) {
-    const std::string family(kFamilyNames[f]);
-    if (!read_bytes(family + ".fallback_max_len",
-                    EnvName(family, "FALLBACK_MAX_LEN"),
-                    &settings.families[f].fallback_max_len)) {
-      return std::nullopt;
-    }
-  }
-  if (!read_bytes("cbc.mb_max_len", "AESMUX_CBC_MB_MAX_LEN",
-                  &settings.families[static_cast<size_t>(Family::kCbc)]
-                       .mb_max_len)) {
-    return std::nullopt;
-  }
-
-  AfalgPolicy afalg = AfalgPolicy::kAuto;
-  if (auto value = Lookup(config, env, "afalg", "AESMUX_AFALG", &source)) {
-    auto policy = ParseAfalgPolicy(*value);
-    if (!policy) {
-      *error = source + " = '" + *value + "': expected auto|off|force";
-      return std::nullopt;
-    }
-    afalg = *policy;
-  }
-  for (size_t f = 0; f < kNumFamilies; ++f) {
-    const std::string family(kFamilyNames[f]);
-    settings.families[f].afalg = afalg;
-    if (auto value = Lookup(config, env, family + ".afalg",
-                            EnvName(family, "AFALG"), &source)) {
-      auto policy = ParseAfalgPolicy(*value);
-      if (!policy) {
-        *error = source + " = '" + *value + "': expected auto|off|force";
-        return std::nullopt;
-      }
-      settings.families[f].afalg = *policy;
-    }
-    if (auto value = Lookup(config, env, family + ".afalg_min_len",
-                            EnvName(family, "AFALG_MIN_LEN"), &source)) {
-      auto bytes = ParseByteCount(*value);
-      if (!bytes) {
-        *error = source + " = '" + *value +
-                 "': expected a byte count such as 0, 512, 16K or 1M";
-        return std::nullopt;
-      }
-      settings.families[f].afalg_min_len = *bytes;
-    }
-  }
-  if (auto value =
-          Lookup(config, env, "afalg_fork", "AESMUX_AFALG_FORK", &source)) {
-    if (*value != "off" && *value != "rebuild") {
-      *error = source + " = '" + *value + "': expected off|rebuild";
-      return std::nullopt;
-    }
-    settings.afalg_fork_rebuild = *value == "rebuild";
-  }
-  if (auto value = Lookup(config, env, "afalg_max_fds",
-                          "AESMUX_AFALG_MAX_FDS", &source)) {
-    auto count = ParseByteCount(*value);
-    if (!count || *count == 0) {
-      *error = source + " = '" + *value +
-               "': expected a number of descriptors such as 16 or 1000";
-      return std::nullopt;
-    }
-    settings.afalg_max_fds = *count;
-  }
-
-  if (auto value =
-          Lookup(config, env, "stats_file", "AESMUX_STATS_FILE", &source)) {
-    settings.stats_file = *value;
-  }
   return settings;
-}
-
-std::vector<SettingName> SettingNames() {
-  // LoadSettings asks the environment, then the configuration, for each key
-  // it knows; answering nothing, it asks for all of them.
-  std::vector<std::string> keys;
-  std::vector<std::string> env_names;
-  std::string error;
-  LoadSettings(
-      [&](std::string_view key) -> std::optional<std::string> {
-        keys.emplace_back(key);
-        return std::nullopt;
-      },
-      [&](std::string_view env_name) -> std::optional<std::string> {
-        env_names.emplace_back(env_name);
-        return std::nullopt;
-      },
-      kernels::CpuFeatures{}, &error);
-  std::vector<SettingName> names;
-  for (size_t i = 0; i < keys.size() && i < env_names.size(); ++i) {
-    names.push_back({keys[i], env_names[i]});
-  }
-  return names;
 }
 
 }  // namespace aesmux::route

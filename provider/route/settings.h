@@ -1,32 +1,23 @@
 // Router settings: every configuration key aesmux understands, declared once
-// here, parsed eagerly when the provider loads.
+// (SettingKeys(): name, default, parser), parsed eagerly when the provider
+// loads. openssl.cnf.example documents each key with its default and an
+// example.
 //
-// Sources, in increasing priority: built-in defaults, the provider's section
-// of openssl.cnf (keys as below), environment variables. A value that does
-// not parse makes the provider refuse to load, with a message naming the key.
+// Sources, in increasing priority: built-in defaults, a calibration file
+// (thresholds measured by `aesmux calibrate`), the provider's section of
+// openssl.cnf, environment variables ("AESMUX_" and the key in capitals,
+// '.' as '_': cbc.fallback_max_len is AESMUX_CBC_FALLBACK_MAX_LEN). The
+// calibration file is named by the key calibration_file (openssl.cnf or
+// environment). A value that does not parse makes the provider refuse to
+// load, with a message naming the key (or the variable, or the file and
+// line) and the value.
 //
-//   key (openssl.cnf)          environment                     default
-//   kernels                    AESMUX_KERNELS                  auto
-//   <family>.fallback_max_len  AESMUX_<FAMILY>_FALLBACK_MAX_LEN 0 (never)
-//   afalg                      AESMUX_AFALG                    auto
-//   <family>.afalg             AESMUX_<FAMILY>_AFALG           (afalg)
-//   <family>.afalg_min_len     AESMUX_<FAMILY>_AFALG_MIN_LEN   (see below)
-//   afalg_fork                 AESMUX_AFALG_FORK               off
-//   afalg_max_fds              AESMUX_AFALG_MAX_FDS            (see below)
-//   cbc.mb_max_len             AESMUX_CBC_MB_MAX_LEN           64K
-//   stats_file                 AESMUX_STATS_FILE               (none)
+// The calibration file holds lines "key = value" of the keys marked
+// `calibrated` (thresholds), '#' comments and blank lines; an unknown key,
+// a key it may not set or a key given twice refuses the load.
 //
-// <family> is one of ecb, cbc, ctr, xts, gcm. Byte counts are decimal with an
-// optional K, M or G suffix (powers of 1024).
-//
-// afalg policies: off (never), auto (only when the kernel's implementation
-// is an offload driver, not CPU software), force (whatever binds). Requests
-// of at least afalg_min_len bytes go to the afalg path; unset, it is 16K
-// under auto on a CPU with AES instructions, 2K on one without, and 0
-// (every non-empty request) under force. afalg_max_fds caps the
-// descriptors the afalg path holds in the process; it is always at most a
-// quarter of RLIMIT_NOFILE (provider/afalg/fd_budget.h), which is also the
-// default.
+// Per-family keys exist for ecb, cbc, ctr, xts and gcm. Byte counts are
+// decimal with an optional K, M or G suffix (powers of 1024).
 #ifndef AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 #define AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 
@@ -34,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,8 +47,11 @@ struct FamilySettings {
   // Requests of at least this many bytes go to the afalg path (when it is
   // on for the family); unset: the policy's default.
   std::optional<uint64_t> afalg_min_len;
-  // Requests of at most this many bytes may be batched into multi-buffer
-  // lanes with concurrent requests; 0: never. (CBC encryption only.)
+  // Requests of at least mb_min_len and at most mb_max_len bytes may be
+  // batched into multi-buffer lanes with concurrent requests; mb_max_len 0:
+  // never. (CBC encryption only: each request pauses its ASYNC job once,
+  // which costs more than a short request's work.)
+  uint64_t mb_min_len = 0;
   uint64_t mb_max_len = 0;
 };
 
@@ -77,7 +72,21 @@ inline constexpr uint64_t kDefaultAutoAfalgMinLen = 16 * 1024;
 // NEON code): break-even at 1.3 KiB (CTR) to 1.8 KiB (CBC).
 inline constexpr uint64_t kDefaultAutoAfalgMinLenWithoutAes = 2 * 1024;
 
-inline constexpr uint64_t kDefaultCbcMbMaxLen = 64 * 1024;
+// Where the value of a setting in force came from, in increasing priority.
+enum class Origin : uint8_t { kDefault, kCalibration, kConfig, kEnvironment };
+
+// "default", "calibration", "openssl.cnf", "environment".
+std::string_view OriginName(Origin origin);
+
+// One key's value in force, for people and for the provider's get_params.
+struct SettingValue {
+  std::string key;    // "cbc.fallback_max_len"
+  std::string value;  // as given; for a key left unset, what that means
+  Origin origin = Origin::kDefault;
+  // Which variable (environment) or "<file>:<line>" (calibration file);
+  // empty otherwise.
+  std::string source;
+};
 
 struct Settings {
   // The kernel tier for every key, or nullptr when kernels are off (forced
@@ -97,26 +106,49 @@ struct Settings {
   // the defaults above, for this CPU.
   uint64_t auto_afalg_min_len = kDefaultAutoAfalgMinLen;
   // The most descriptors the afalg path may hold; 0: a quarter of
-  // RLIMIT_NOFILE only.
+  // RLIMIT_NOFILE only (provider/afalg/fd_budget.h), which also caps a
+  // larger value.
   uint64_t afalg_max_fds = 0;
+  // The calibration file read at load; empty: none.
+  std::string calibration_file;
+  // Every key with its value in force and where it came from, in the order
+  // of SettingKeys() (per-family keys family by family).
+  std::vector<SettingValue> in_force;
 
   const FamilySettings &family(Family f) const {
     return families[static_cast<size_t>(f)];
   }
 };
 
-// Returns the value of a configuration key, or nullopt when it is unset.
-using ConfigLookup =
-    std::function<std::optional<std::string>(std::string_view key)>;
+// The declaration of one configuration key.
+struct SettingKey {
+  // The key; for a per-family key the part after "<family>.".
+  std::string_view name;
+  // A bit per Family (1 << family) that has this key; 0: a global key.
+  uint8_t families;
+  // The value when no source sets it; empty: unset (see unset_means).
+  std::string_view default_value;
+  // For people, what an unset key means ("afalg's value").
+  std::string_view unset_means;
+  // A good value other than the default, as openssl.cnf.example shows.
+  std::string_view example;
+  // Whether a calibration file may set it (measured thresholds only).
+  bool calibrated;
+  // Applies a value to `settings` for `family` (ignored by global keys);
+  // returns what is wrong with the value, or "" when it is good.
+  std::string (*apply)(std::string_view value, Family family,
+                       kernels::CpuFeatures cpu, Settings *settings);
+};
 
-// Builds the settings from the provider's configuration section (`config`)
-// and the environment (`env`, looked up by variable name) for a CPU with
-// `cpu` features. Returns nullopt and a message in `error` when a value is
-// invalid.
-std::optional<Settings> LoadSettings(const ConfigLookup &config,
-                                     const ConfigLookup &env,
-                                     kernels::CpuFeatures cpu,
-                                     std::string *error);
+inline constexpr uint8_t kAllFamilies = (1u << kNumFamilies) - 1;
+
+// Every key, in the order they are applied.
+std::span<const SettingKey> SettingKeys();
+
+// The openssl.cnf key ("cbc.afalg") and environment variable
+// ("AESMUX_CBC_AFALG") of `key` for `family` (ignored for global keys).
+std::string ConfigKeyName(const SettingKey &key, Family family);
+std::string EnvironmentName(const SettingKey &key, Family family);
 
 // A configuration key and the environment variable that overrides it.
 struct SettingName {
@@ -124,10 +156,23 @@ struct SettingName {
   std::string env_name;  // "AESMUX_CBC_FALLBACK_MAX_LEN"
 };
 
-// Every key LoadSettings reads, in its order: for front ends that must list
-// them (the ENGINE's control commands), so that a key added to LoadSettings
-// needs no second list.
+// Every key of SettingKeys(), per-family keys family by family: for front
+// ends that must list them (the ENGINE's control commands).
 std::vector<SettingName> SettingNames();
+
+// Returns the value of a configuration key, or nullopt when it is unset.
+using ConfigLookup =
+    std::function<std::optional<std::string>(std::string_view key)>;
+
+// Builds the settings from the provider's configuration section (`config`),
+// the environment (`env`, looked up by variable name) and the calibration
+// file one of them names, for a CPU with `cpu` features. Returns nullopt
+// and a message in `error` when a value is invalid or the calibration file
+// cannot be read.
+std::optional<Settings> LoadSettings(const ConfigLookup &config,
+                                     const ConfigLookup &env,
+                                     kernels::CpuFeatures cpu,
+                                     std::string *error);
 
 // Parses a byte count ("4096", "16K", "1M"); nullopt if malformed.
 std::optional<uint64_t> ParseByteCount(std::string_view text);

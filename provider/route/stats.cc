@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,6 +36,9 @@ struct Registry {
   std::array<char, 4096> file_prefix{};  // guarded by mutex; "" = none
   std::array<char, 2048> file_notes{};   // guarded by mutex
   std::atomic<bool> progress_writes{false};
+  // CLOCK_MONOTONIC (ns) before which no progress write is due; the thread
+  // that moves it on writes.
+  std::atomic<int64_t> next_progress_write{0};
 };
 
 Registry &TheRegistry();
@@ -154,6 +158,7 @@ void AfterForkInChild() {
     ZeroCounters(*mine);
   }
   registry.retired = StatsSnapshot{};
+  registry.next_progress_write.store(0, std::memory_order_relaxed);
   registry.mutex.unlock();
   g_writer.mutex.unlock();
 }
@@ -204,8 +209,18 @@ ThreadCounters *RegisterThread() {
 void WriteProgress() {
   t_counters->unwritten_bytes = 0;
   Registry &registry = TheRegistry();
-  if (registry.progress_writes.load(std::memory_order_relaxed) &&
-      WriteStatsFile() != 0) {
+  if (!registry.progress_writes.load(std::memory_order_relaxed)) return;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  const int64_t now_ns = now.tv_sec * int64_t{1'000'000'000} + now.tv_nsec;
+  int64_t due = registry.next_progress_write.load(std::memory_order_relaxed);
+  // Not due yet, or another thread is writing for this interval.
+  if (now_ns < due || !registry.next_progress_write.compare_exchange_strong(
+                          due, now_ns + kProgressIntervalNs,
+                          std::memory_order_relaxed)) {
+    return;
+  }
+  if (WriteStatsFile() != 0) {
     registry.progress_writes.store(false, std::memory_order_relaxed);
   }
 }

@@ -199,6 +199,23 @@ TEST_P(BatchTest, BatchingCanBeTurnedOff) {
   EXPECT_GT(after.simd_requests, before.simd_requests);
 }
 
+TEST_P(BatchTest, OnlyRequestsFromTheMinimumLengthAreBatched) {
+  std::vector<std::string> settings = GetParam().Settings();
+  settings.push_back("cbc.mb_min_len = 8K");
+  ProviderEnv env(settings);
+  ASSERT_TRUE(env.loaded()) << env.error();
+  RunAsyncJobs(env, rng_);  // requests of 0 to 16 KiB
+  uint64_t mb_requests = 0, mb_bytes = 0, simd_requests = 0;
+  for (const char *alg : kCbcAlgorithms) {
+    mb_requests += env.Stat(alg, "mb", "requests");
+    mb_bytes += env.Stat(alg, "mb", "bytes");
+    simd_requests += env.Stat(alg, "simd", "requests");
+  }
+  EXPECT_GT(mb_requests, 0u);
+  EXPECT_GT(simd_requests, 0u);
+  EXPECT_GE(mb_bytes, 8192 * mb_requests) << "a request under 8 KiB batched";
+}
+
 // `threads` threads encrypt their streams (up to 32 records of up to
 // 16 KiB each, like a TLS sender's) through aesmux over and over, checking
 // every output against the default provider's, until `done` says so.

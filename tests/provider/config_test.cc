@@ -3,6 +3,11 @@
 // the key.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 #include <cctype>
 #include <map>
@@ -332,6 +337,277 @@ TEST(LoadSettings, BadAfalgValuesNameTheirSource) {
   EXPECT_NE(error.find("auto|off|force"), std::string::npos) << error;
 }
 
+// A calibration file with `text`, removed when the test ends.
+class CalibrationFile {
+ public:
+  explicit CalibrationFile(const std::string &text) {
+    char path[] = "/tmp/aesmux-calibration-XXXXXX";
+    const int fd = mkstemp(path);
+    EXPECT_GE(fd, 0);
+    if (fd >= 0) close(fd);
+    path_ = path;
+    std::ofstream(path_) << text;
+  }
+  ~CalibrationFile() { std::remove(path_.c_str()); }
+  const std::string &path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Every declared key, each family of a per-family key.
+struct KeyInstance {
+  const SettingKey *key;
+  Family family;
+  std::string name;  // as in openssl.cnf
+  std::string env;   // its environment variable
+};
+
+std::vector<KeyInstance> EveryKey() {
+  std::vector<KeyInstance> keys;
+  for (const SettingKey &key : SettingKeys()) {
+    for (size_t f = 0; f < kNumFamilies; ++f) {
+      const auto family = static_cast<Family>(f);
+      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
+      keys.push_back({&key, family, ConfigKeyName(key, family),
+                      EnvironmentName(key, family)});
+      if (key.families == 0) break;
+    }
+  }
+  return keys;
+}
+
+const SettingValue *InForce(const Settings &settings, std::string_view key) {
+  for (const SettingValue &value : settings.in_force) {
+    if (value.key == key) return &value;
+  }
+  return nullptr;
+}
+
+TEST(SettingKeys, NamesAndEnvironmentVariablesFollowOneRule) {
+  const std::vector<KeyInstance> keys = EveryKey();
+  EXPECT_EQ(keys.size(), 23u);
+  std::map<std::string, int> seen;
+  for (const KeyInstance &key : keys) {
+    EXPECT_EQ(++seen[key.name], 1) << key.name << " declared twice";
+  }
+  EXPECT_EQ(seen.count("cbc.fallback_max_len"), 1u);
+  EXPECT_EQ(seen.count("cbc.mb_max_len"), 1u);
+  EXPECT_EQ(seen.count("afalg_max_fds"), 1u);
+  EXPECT_EQ(seen.count("gcm.mb_max_len"), 0u);
+  for (const KeyInstance &key : keys) {
+    if (key.name == "gcm.afalg_min_len") {
+      EXPECT_EQ(key.env, "AESMUX_GCM_AFALG_MIN_LEN");
+    }
+    if (key.name == "stats_file") {
+      EXPECT_EQ(key.env, "AESMUX_STATS_FILE");
+    }
+  }
+}
+
+TEST(LoadSettings, EveryKeyInForceSaysWhereItCameFrom) {
+  const Values none;
+  std::string error;
+  auto defaults = LoadSettings(From(none), From(none), kAllFeatures, &error);
+  ASSERT_TRUE(defaults) << error;
+  EXPECT_EQ(defaults->in_force.size(), EveryKey().size());
+  for (const KeyInstance &key : EveryKey()) {
+    const SettingValue *value = InForce(*defaults, key.name);
+    ASSERT_NE(value, nullptr) << key.name;
+    EXPECT_EQ(value->origin, Origin::kDefault) << key.name;
+    if (!key.key->default_value.empty()) {
+      EXPECT_EQ(value->value, key.key->default_value) << key.name;
+    } else {
+      EXPECT_NE(value->value.find(key.key->unset_means), std::string::npos)
+          << key.name << ": " << value->value;
+    }
+
+    // The example in openssl.cnf, then the environment over it (the
+    // calibration file's example would have to exist).
+    const CalibrationFile empty("");
+    const std::string example = key.name == "calibration_file"
+                                    ? empty.path()
+                                    : std::string(key.key->example);
+    const Values config = {{key.name, example}};
+    auto configured =
+        LoadSettings(From(config), From(none), kAllFeatures, &error);
+    ASSERT_TRUE(configured) << key.name << ": " << error;
+    value = InForce(*configured, key.name);
+    EXPECT_EQ(value->origin, Origin::kConfig) << key.name;
+    EXPECT_EQ(value->value, example) << key.name;
+    EXPECT_EQ(OriginName(value->origin), "openssl.cnf");
+
+    const Values config_bad = {{key.name, "!bad!"}};
+    const Values env = {{key.env, example}};
+    auto from_env =
+        LoadSettings(From(config_bad), From(env), kAllFeatures, &error);
+    ASSERT_TRUE(from_env) << key.name << ": " << error;
+    value = InForce(*from_env, key.name);
+    EXPECT_EQ(value->origin, Origin::kEnvironment) << key.name;
+    EXPECT_EQ(value->source, key.env);
+    EXPECT_EQ(value->value, example) << key.name;
+  }
+}
+
+TEST(LoadSettings, EveryKeyRefusesABadValueNamingKeyAndValue) {
+  const Values none;
+  for (const KeyInstance &key : EveryKey()) {
+    if (key.name == "stats_file") continue;  // any path is a good value
+    std::string error;
+    const Values config = {{key.name, "!bad!"}};
+    EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
+        << key.name;
+    EXPECT_NE(error.find(key.name + " = '!bad!': "), std::string::npos)
+        << error;
+    const Values env = {{key.env, "!bad!"}};
+    EXPECT_FALSE(LoadSettings(From(none), From(env), kAllFeatures, &error))
+        << key.env;
+    EXPECT_NE(error.find(key.env + " = '!bad!': "), std::string::npos)
+        << error;
+  }
+}
+
+TEST(Calibration, EveryThresholdFollowsDefaultCalibrationConfigEnvironment) {
+  int calibrated = 0;
+  for (const KeyInstance &key : EveryKey()) {
+    if (!key.key->calibrated) continue;
+    ++calibrated;
+    // Four distinct good values, one per source.
+    const CalibrationFile file("# measured\n\n  " + key.name + " = 48\n");
+    std::string error;
+    Values config = {{"calibration_file", file.path()}};
+    const Values none;
+    auto settings = LoadSettings(From(config), From(none), kAllFeatures, &error);
+    ASSERT_TRUE(settings) << error;
+    const SettingValue *value = InForce(*settings, key.name);
+    EXPECT_EQ(value->value, "48") << key.name;
+    EXPECT_EQ(value->origin, Origin::kCalibration) << key.name;
+    EXPECT_EQ(value->source, file.path() + ":3") << key.name;
+    EXPECT_EQ(OriginName(value->origin), "calibration");
+    EXPECT_EQ(InForce(*settings, "calibration_file")->origin, Origin::kConfig);
+    EXPECT_EQ(settings->calibration_file, file.path());
+
+    config[key.name] = "96";
+    settings = LoadSettings(From(config), From(none), kAllFeatures, &error);
+    ASSERT_TRUE(settings) << error;
+    EXPECT_EQ(InForce(*settings, key.name)->value, "96") << key.name;
+    EXPECT_EQ(InForce(*settings, key.name)->origin, Origin::kConfig);
+
+    const Values env = {{key.env, "128"}};
+    settings = LoadSettings(From(config), From(env), kAllFeatures, &error);
+    ASSERT_TRUE(settings) << error;
+    EXPECT_EQ(InForce(*settings, key.name)->value, "128") << key.name;
+    EXPECT_EQ(InForce(*settings, key.name)->origin, Origin::kEnvironment);
+  }
+  // fallback_max_len and afalg_min_len of every family, cbc.mb_min_len and
+  // cbc.mb_max_len.
+  EXPECT_EQ(calibrated, 12);
+}
+
+TEST(Calibration, ThresholdsFromTheFileReachTheFamilies) {
+  const CalibrationFile file(
+      "ecb.fallback_max_len = 32\ngcm.afalg_min_len=2K\ncbc.mb_max_len = 1K\n");
+  const Values none;
+  const Values env = {{"AESMUX_CALIBRATION_FILE", file.path()}};
+  std::string error;
+  auto settings = LoadSettings(From(none), From(env), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kEcb).fallback_max_len, 32u);
+  EXPECT_EQ(settings->family(Family::kGcm).afalg_min_len, 2048u);
+  EXPECT_EQ(settings->family(Family::kCbc).mb_max_len, 1024u);
+  EXPECT_EQ(InForce(*settings, "calibration_file")->origin,
+            Origin::kEnvironment);
+}
+
+TEST(Calibration, OnlyThresholdsMayComeFromTheFile) {
+  const Values none;
+  for (const KeyInstance &key : EveryKey()) {
+    if (key.key->calibrated) continue;
+    const CalibrationFile file(key.name + " = " +
+                               std::string(key.key->example) + "\n");
+    const Values config = {{"calibration_file", file.path()}};
+    std::string error;
+    EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
+        << key.name;
+    EXPECT_NE(error.find(file.path() + ":1: '" + key.name + "'"),
+              std::string::npos)
+        << error;
+  }
+}
+
+TEST(Calibration, AFileThatIsMissingOrMalformedRefusesTheLoad) {
+  const Values none;
+  std::string error;
+  const Values missing = {{"calibration_file", "/nonexistent/aesmux.cal"}};
+  EXPECT_FALSE(LoadSettings(From(missing), From(none), kAllFeatures, &error));
+  EXPECT_NE(error.find("calibration_file = '/nonexistent/aesmux.cal': "
+                       "cannot read: No such file"),
+            std::string::npos)
+      << error;
+
+  for (const auto &[text, expected] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"ctr.fallback_max_len = 1\nctr.fallback_max_len = 2\n",
+            ":2: 'ctr.fallback_max_len' again (first at "},
+           {"turbo = 1\n", ":1: 'turbo' is not a threshold"},
+           {"\nxts.fallback_max_len 64\n", ":2: expected 'key = value'"},
+           {"# ok\ngcm.fallback_max_len = lots\n",
+            ":2: gcm.fallback_max_len = 'lots': expected a byte count"}}) {
+    const CalibrationFile file(text);
+    const Values config = {{"calibration_file", file.path()}};
+    EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
+        << text;
+    EXPECT_NE(error.find(file.path() + expected), std::string::npos)
+        << error;
+  }
+}
+
+// openssl.cnf.example documents every key once, with its default (or
+// "(none)") and an example, and names its environment variable.
+TEST(SettingKeys, EveryKeyIsDocumentedInOpensslCnfExample) {
+  std::ifstream file(AESMUX_SOURCE_DIR "/openssl.cnf.example");
+  ASSERT_TRUE(file.good());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(file, line);) lines.push_back(line);
+  auto mentions = [&](const std::string &text) {
+    for (const std::string &line : lines) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  for (const SettingKey &key : SettingKeys()) {
+    // A per-family key is documented for one family or another.
+    std::vector<std::string> names;
+    for (size_t f = 0; f < kNumFamilies; ++f) {
+      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
+      names.push_back(ConfigKeyName(key, static_cast<Family>(f)));
+      if (key.families == 0) break;
+    }
+    long defaults = 0, examples = 0;
+    for (const std::string &name : names) {
+      const std::string prefix = "# " + name + " = ";
+      for (const std::string &line : lines) {
+        if (!line.starts_with(prefix)) continue;
+        const std::string value = line.substr(prefix.size());
+        if (value == key.example) {
+          ++examples;
+        } else if (key.default_value.empty() || value == key.default_value) {
+          ++defaults;
+        }
+      }
+    }
+    EXPECT_GE(defaults, 1) << key.name << ": no line with its default";
+    EXPECT_EQ(examples, 1) << key.name << ": its example, once";
+    const std::string env = EnvironmentName(key, Family::kCbc);
+    const std::string family_env =
+        "AESMUX_<FAMILY>_" + env.substr(std::string("AESMUX_CBC_").size());
+    EXPECT_TRUE(mentions("[" + env + "]") || mentions(" " + env + "]") ||
+                mentions("[" + env + ",") ||
+                (key.families == kAllFamilies && mentions(family_env)))
+        << key.name << ": environment variable not named";
+  }
+}
+
 // The same rules through a real load of the module.
 TEST(ProviderLoad, BadValueInOpensslCnfRefusesToLoadWithTheKeyInTheMessage) {
   test::ProviderEnv env({"cbc.fallback_max_len = many"});
@@ -362,6 +638,87 @@ TEST(ProviderLoad, EnvironmentOverridesOpensslCnf) {
   EXPECT_EQ(env.ProviderParam("tier"), "none");
   EXPECT_NE(env.ProviderParam("tier-reason").find("AESMUX_KERNELS"),
             std::string::npos);
+}
+
+TEST(ProviderLoad, ReadsTheCalibrationFileOpensslCnfNames) {
+  const CalibrationFile file("cbc.fallback_max_len = 80\n");
+  test::ProviderEnv env({"calibration_file = " + file.path()});
+  ASSERT_TRUE(env.loaded()) << env.error();
+  const std::string settings = env.ProviderParam("settings");
+  EXPECT_NE(settings.find("cbc.fallback_max_len\t80\tcalibration\t" +
+                          file.path() + ":1\n"),
+            std::string::npos)
+      << settings;
+}
+
+TEST(ProviderLoad, ReportsEverySettingInForceWithItsOrigin) {
+  const CalibrationFile file(
+      "ctr.fallback_max_len = 16\nxts.fallback_max_len = 32\n");
+  ASSERT_EQ(setenv("AESMUX_XTS_FALLBACK_MAX_LEN", "1K", 1), 0);
+  test::ProviderEnv env(
+      {"calibration_file = " + file.path(), "gcm.fallback_max_len = 2K"});
+  unsetenv("AESMUX_XTS_FALLBACK_MAX_LEN");
+  ASSERT_TRUE(env.loaded()) << env.error();
+  const std::string settings = env.ProviderParam("settings");
+  EXPECT_EQ(std::count(settings.begin(), settings.end(), '\n'),
+            static_cast<long>(EveryKey().size()))
+      << settings;
+  for (const KeyInstance &key : EveryKey()) {
+    EXPECT_NE(("\n" + settings).find("\n" + key.name + "\t"),
+              std::string::npos)
+        << key.name;
+  }
+  EXPECT_NE(settings.find("kernels\tauto\tdefault\t\n"), std::string::npos)
+      << settings;
+  EXPECT_NE(settings.find("xts.fallback_max_len\t1K\tenvironment\t"
+                          "AESMUX_XTS_FALLBACK_MAX_LEN\n"),
+            std::string::npos)
+      << settings;
+  EXPECT_EQ(env.ProviderParam("setting.gcm.fallback_max_len"), "2K");
+  EXPECT_EQ(env.ProviderParam("setting.gcm.fallback_max_len.origin"),
+            "openssl.cnf");
+  EXPECT_EQ(env.ProviderParam("setting.ctr.fallback_max_len"), "16");
+  EXPECT_EQ(env.ProviderParam("setting.ctr.fallback_max_len.origin"),
+            "calibration");
+  EXPECT_EQ(env.ProviderParam("setting.ctr.fallback_max_len.source"),
+            file.path() + ":1");
+  EXPECT_EQ(env.ProviderParam("setting.afalg_fork.origin"), "default");
+}
+
+TEST(ProviderLoad, DescribesEachAlgorithmsRoute) {
+  {
+    test::ProviderEnv env({"kernels = none"});
+    ASSERT_TRUE(env.loaded()) << env.error();
+    EXPECT_EQ(env.ProviderParam("route.AES-128-GCM"),
+              "fallback at every length (kernels=none)");
+    EXPECT_EQ(env.ProviderParam("mb-tier"), "none");
+  }
+  const kernels::Tier *best = kernels::BestTier(kernels::DetectCpuFeatures());
+  if (best == nullptr) GTEST_SKIP() << "this CPU has no kernel tier";
+  test::ProviderEnv env({"cbc.fallback_max_len = 64", "afalg = off"});
+  ASSERT_TRUE(env.loaded()) << env.error();
+  const std::string simd = "simd (" + std::string(best->name) + ")";
+  EXPECT_EQ(env.ProviderParam("route.AES-256-CTR"), simd + " at every length");
+  const std::string cbc = env.ProviderParam("route.AES-192-CBC");
+  EXPECT_TRUE(cbc.starts_with("fallback up to 64 B, " + simd +
+                              " above; encryption up to 65536 B in "
+                              "multi-buffer lanes (mb, "))
+      << cbc;
+  EXPECT_NE(env.ProviderParam("mb-tier").find(" lanes)"), std::string::npos);
+  EXPECT_EQ(env.ProviderParam("cpu-features"),
+            kernels::DescribeCpuFeatures(kernels::DetectCpuFeatures()));
+  const std::string tiers = env.ProviderParam("tiers");
+  EXPECT_NE(tiers.find(std::string(best->name) + "\tusable\n"),
+            std::string::npos)
+      << tiers;
+}
+
+TEST(ProviderLoad, AMissingCalibrationFileRefusesToLoad) {
+  test::ProviderEnv env({"calibration_file = /nonexistent/aesmux.cal"});
+  EXPECT_FALSE(env.loaded());
+  EXPECT_NE(env.error().find("calibration_file = '/nonexistent/aesmux.cal'"),
+            std::string::npos)
+      << env.error();
 }
 
 TEST(ProviderLoad, BadEnvironmentValueRefusesToLoad) {

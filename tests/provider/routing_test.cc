@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -246,13 +247,16 @@ TEST(StatsFile, WrittenAtExitWhenTheProviderIsNeverUnloaded) {
 }
 
 // Processes that end with _exit() (sshd's session processes) run no exit
-// handlers; the file is rewritten every kProgressBytes while serving.
+// handlers; while serving, the file is rewritten at most once a second,
+// checked every kProgressBytes a thread serves.
 TEST(StatsFile, KeptUpToDateForProcessesThatSkipExitHandlers) {
   const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
     static ProviderEnv *env =
         new ProviderEnv({"kernels = none", "stats_file = " + prefix});
     if (!env->loaded()) std::_Exit(2);
-    for (int i = 0; i < 48; ++i) EncryptCbc(*env, 65536);  // 3 MiB
+    for (int i = 0; i < 32; ++i) EncryptCbc(*env, 65536);  // 2 MiB
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    for (int i = 0; i < 16; ++i) EncryptCbc(*env, 65536);  // 1 MiB more
     _exit(0);
   });
   ExpectOnlyCbcFallback(lines, 48, 48 * 65536);
@@ -292,6 +296,23 @@ TEST(StatsFile, APlantedTemporaryFileIsNeitherFollowedNorKept) {
                              std::istreambuf_iterator<char>());
   EXPECT_EQ(contents, precious) << "the symlink's target was written";
   std::remove(target.c_str());
+}
+
+// Writing is rare: after the first MiB, nothing more within the second.
+TEST(StatsFile, RewrittenAtMostOnceASecond) {
+  const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
+    static ProviderEnv *env =
+        new ProviderEnv({"kernels = none", "stats_file = " + prefix});
+    if (!env->loaded()) std::_Exit(2);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 64; ++i) EncryptCbc(*env, 65536);  // 4 MiB
+    // 4 MiB take milliseconds: anything near a second would make the
+    // expectation below wrong, so say so instead.
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    if (elapsed > std::chrono::milliseconds(500)) std::_Exit(3);
+    _exit(0);
+  });
+  ExpectOnlyCbcFallback(lines, 16, 16 * 65536);
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+# Installation and the Debian package.
+#
+# `cmake --install` puts aesmux.so in OpenSSL's module directory (an
+# absolute path, from libcrypto's pkg-config; OpenSSL looks nowhere else),
+# the aesmux command in <prefix>/bin, its man page and the documentation
+# under <prefix>/share. Every other part that installs something (the
+# ENGINE module, where built) does so with its own install() rule; the
+# package is whatever `cmake --install` installs.
+include(GNUInstallDirs)
+
+configure_file(${PROJECT_SOURCE_DIR}/docs/aesmux.1.in
+  ${PROJECT_BINARY_DIR}/aesmux.1 @ONLY)
+# Debian ships man pages compressed; -n leaves the timestamp out, so the
+# package is reproducible.
+add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/aesmux.1.gz
+  COMMAND gzip -9nc ${PROJECT_BINARY_DIR}/aesmux.1 > ${PROJECT_BINARY_DIR}/aesmux.1.gz
+  DEPENDS ${PROJECT_BINARY_DIR}/aesmux.1
+  VERBATIM)
+add_custom_target(aesmux-man ALL DEPENDS ${PROJECT_BINARY_DIR}/aesmux.1.gz)
+install(FILES ${PROJECT_BINARY_DIR}/aesmux.1.gz
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${PROJECT_SOURCE_DIR}/README.md
+  ${PROJECT_SOURCE_DIR}/openssl.cnf.example
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# cpack -G DEB (in the build directory): aesmux_<version>_<arch>.deb for
+# Debian 12. Its dependencies come from dpkg-shlibdeps (dpkg-dev) on what
+# is installed: libc6, libgcc-s1, libssl3, libstdc++6, liburing2, with
+# the versions the binaries need.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME aesmux)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "aesmux maintainers <maintainers@users.noreply.a-seed-f93f3eb7.example>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "OpenSSL 3 provider for AES: SIMD kernels, multi-buffer CBC, AF_ALG")
+set(CPACK_PACKAGE_DESCRIPTION
+  "aesmux serves AES-128/192/256 in ECB, CBC, CTR, XTS and GCM to every
+OpenSSL 3 program under the default provider's names, through its own
+AES-NI/VAES kernels, multi-buffer CBC encryption, the kernel crypto API
+(AF_ALG through io_uring) or OpenSSL's default provider, whichever is
+fastest for the request. Enable it in /etc/ssl/openssl.cnf as
+/usr/share/doc/aesmux/openssl.cnf.example shows; `aesmux info` shows what
+it does on this machine.")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_STRIP_FILES ON)
+include(CPack)

@@ -1,0 +1,668 @@
+#include "provider/cli/calibrate.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+
+#include "provider/cli/bench.h"
+#include "provider/cli/progress.h"
+#include "provider/cli/provider_handle.h"
+#include "provider/cli/svg_plot.h"
+#include "provider/cli/throughput.h"
+#include "provider/route/algorithm.h"
+
+extern char **environ;
+
+namespace aesmux::cli {
+namespace {
+
+using route::Family;
+using route::kNumFamilies;
+
+struct Options {
+  bool quick = false;
+  std::string output = "aesmux-calibration.conf";
+  std::string plot = "aesmux-calibration.svg";
+  bool cnf = false;
+  std::string module;
+  int streams = 0;  // 0: the multi-buffer tier's lanes
+  double margin = 0.05;
+  int runs = 0;         // 0: by --quick
+  double seconds = 0;   // 0: by --quick
+};
+
+constexpr const char kUsage[] =
+    "usage: aesmux calibrate [--quick] [--output FILE] [--plot FILE.svg] "
+    "[--cnf]\n"
+    "                        [--module PATH] [--streams N] "
+    "[--margin PERCENT]\n"
+    "                        [--runs N] [--seconds S]\n";
+
+// Request sizes: every fourfold step (--quick), or two per doubling, all
+// multiples of 16 so that ECB and CBC take them without padding.
+std::vector<size_t> Sizes(bool quick) {
+  if (quick) return {16, 64, 256, 1024, 4096, 16384, 65536};
+  std::vector<size_t> sizes = {16};
+  for (size_t size = 32; size <= 65536; size *= 2) {
+    if (size >= 64) sizes.push_back(size / 4 * 3);
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+// One way aesmux can serve a request, as a provider instance that takes
+// only that way.
+struct PathUnderTest {
+  std::string name;  // "simd vaes_avx512", "fallback", "mb x16", "afalg …"
+  std::unique_ptr<ProviderHandle> provider;
+  bool async = false;  // mb: N streams in ASYNC jobs
+  std::array<bool, kNumFamilies> serves{};
+  std::array<std::string, kNumFamilies> label{};  // the name per family
+};
+
+std::string CpuModel() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.starts_with("model name")) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string Today() {
+  const std::time_t now = std::time(nullptr);
+  char text[16];
+  std::strftime(text, sizeof(text), "%Y-%m-%d", std::gmtime(&now));
+  return text;
+}
+
+// The calibration file's value for a byte count: "64K" when it is whole.
+std::string ByteCount(size_t bytes) {
+  if (bytes != 0 && bytes % 1024 == 0) return std::to_string(bytes / 1024) + "K";
+  return std::to_string(bytes);
+}
+
+// The driver in an afalg state "on (force) from 0 bytes: cbc-aes-qce (…)".
+std::string DriverOf(const std::string &state) {
+  const size_t colon = state.find(": ");
+  if (colon == std::string::npos) return "?";
+  const std::string rest = state.substr(colon + 2);
+  return rest.substr(0, rest.find(' '));
+}
+
+// What one algorithm and direction measured, and its crossovers.
+struct Measured {
+  route::AlgInfo alg{};
+  Direction direction = Direction::kEncrypt;
+  std::vector<PlotCurve> curves;  // in the order of the paths
+  // Largest size up to which fallback wins at every size; 0: never.
+  size_t fallback_max = 0;
+  // Smallest size from which afalg wins at every larger size.
+  std::optional<size_t> afalg_min;
+  bool afalg_measured = false;
+  // mb: from which size it wins, and up to which it goes on winning.
+  std::optional<size_t> mb_from, mb_max;
+  bool mb_measured = false;
+  double simd_over_fallback_low = 0, simd_over_fallback_high = 0;
+};
+
+const char *DirectionName(Direction direction) {
+  return direction == Direction::kEncrypt ? "encrypt" : "decrypt";
+}
+
+// Where each path starts to win against the reference tier's simd curve.
+void FindCrossovers(const std::vector<size_t> &sizes, double margin,
+                    const std::string &reference, Measured *m) {
+  const PlotCurve *simd = nullptr, *fallback = nullptr, *afalg = nullptr,
+                  *mb = nullptr;
+  for (const PlotCurve &curve : m->curves) {
+    if (curve.path == reference) simd = &curve;
+    if (curve.path == "fallback") fallback = &curve;
+    if (curve.path.starts_with("afalg")) afalg = &curve;
+    if (curve.path.starts_with("mb")) mb = &curve;
+  }
+  auto wins = [&](const PlotCurve *a, double b, size_t k) {
+    return a->bytes_per_second[k] > b * (1 + margin);
+  };
+  auto cpu = [&](size_t k) {
+    double best = 0;
+    if (simd != nullptr) best = simd->bytes_per_second[k];
+    if (fallback != nullptr) best = std::max(best, fallback->bytes_per_second[k]);
+    return best;
+  };
+  if (simd != nullptr && fallback != nullptr) {
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      if (!wins(fallback, simd->bytes_per_second[k], k)) break;
+      m->fallback_max = sizes[k];
+    }
+    m->simd_over_fallback_low = 1e9;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      const double ratio =
+          simd->bytes_per_second[k] / std::max(fallback->bytes_per_second[k], 1.0);
+      m->simd_over_fallback_low = std::min(m->simd_over_fallback_low, ratio);
+      m->simd_over_fallback_high = std::max(m->simd_over_fallback_high, ratio);
+    }
+  }
+  if (afalg != nullptr) {
+    m->afalg_measured = true;
+    for (size_t k = sizes.size(); k-- > 0;) {
+      if (!wins(afalg, cpu(k), k)) break;
+      m->afalg_min = sizes[k];
+    }
+  }
+  if (mb != nullptr && simd != nullptr) {
+    m->mb_measured = true;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      const bool won = wins(mb, simd->bytes_per_second[k], k);
+      if (won && !m->mb_from) m->mb_from = sizes[k];
+      if (won && m->mb_from) m->mb_max = sizes[k];
+      if (!won && m->mb_from) break;
+    }
+  }
+}
+
+// The family's thresholds: what every key size and direction agrees on.
+struct FamilyThresholds {
+  bool measured = false;
+  size_t fallback_max = 0;
+  bool afalg_measured = false;
+  std::optional<size_t> afalg_min;
+  bool mb_measured = false;
+  size_t mb_min = 0;
+  size_t mb_max = 0;
+};
+
+std::array<FamilyThresholds, kNumFamilies> Aggregate(
+    const std::vector<Measured> &results) {
+  std::array<FamilyThresholds, kNumFamilies> families{};
+  std::array<bool, kNumFamilies> afalg_everywhere{};
+  afalg_everywhere.fill(true);
+  for (const Measured &m : results) {
+    const auto f = static_cast<size_t>(m.alg.family);
+    FamilyThresholds &t = families[f];
+    t.fallback_max = t.measured ? std::min(t.fallback_max, m.fallback_max)
+                                : m.fallback_max;
+    if (m.afalg_measured) {
+      t.afalg_measured = true;
+      if (!m.afalg_min) afalg_everywhere[f] = false;
+      if (m.afalg_min && (!t.afalg_min || *m.afalg_min > *t.afalg_min)) {
+        t.afalg_min = m.afalg_min;
+      }
+    }
+    if (m.mb_measured) {
+      const size_t mb_max = m.mb_max.value_or(0);
+      t.mb_max = t.mb_measured ? std::min(t.mb_max, mb_max) : mb_max;
+      // The smallest size batching wins from: 0 when that is the smallest
+      // measured (no lower bound was found).
+      const size_t mb_min = m.mb_from && *m.mb_from > 16 ? *m.mb_from : 0;
+      t.mb_min = std::max(t.mb_min, mb_min);
+      t.mb_measured = true;
+    }
+    t.measured = true;
+  }
+  for (size_t f = 0; f < kNumFamilies; ++f) {
+    if (!afalg_everywhere[f]) families[f].afalg_min.reset();
+  }
+  return families;
+}
+
+// One line per algorithm and direction for the file's comments and the
+// terminal: where each path wins.
+std::string Describe(const Measured &m) {
+  char line[256];
+  std::string text = std::string(m.alg.name) + " " + DirectionName(m.direction) +
+                     ": fallback ";
+  text += m.fallback_max == 0 ? "never wins"
+                              : "wins up to " + FormatSize(m.fallback_max);
+  std::snprintf(line, sizeof(line), " (simd/fallback %.2fx..%.2fx)",
+                m.simd_over_fallback_low, m.simd_over_fallback_high);
+  text += line;
+  if (m.afalg_measured) {
+    text += m.afalg_min ? "; afalg wins from " + FormatSize(*m.afalg_min)
+                        : "; afalg never wins";
+  }
+  if (m.mb_measured) {
+    if (!m.mb_from) {
+      text += "; mb never wins";
+    } else {
+      text += "; mb wins from " + FormatSize(*m.mb_from) + " to " +
+              FormatSize(*m.mb_max);
+    }
+  }
+  return text;
+}
+
+// Writes the thresholds: as a calibration file, or (cnf) as lines for
+// aesmux's openssl.cnf section.
+bool WriteThresholds(const Options &options, const std::string &header,
+                     const std::vector<Measured> &results,
+                     const std::array<FamilyThresholds, kNumFamilies> &families,
+                     const std::string &afalg_note) {
+  std::ofstream out(options.output);
+  out << header;
+  out << "#\n# Per algorithm and direction:\n";
+  for (const Measured &m : results) out << "#   " << Describe(m) << "\n";
+  if (!afalg_note.empty()) out << "# " << afalg_note << "\n";
+  if (options.cnf) {
+    out << "#\n# Lines for aesmux's section of openssl.cnf (they override a "
+           "calibration file):\n";
+  } else {
+    out << "#\n# Read when aesmux loads, once openssl.cnf names it:\n"
+           "#   calibration_file = <this file>\n"
+           "# (or AESMUX_CALIBRATION_FILE). Keys in openssl.cnf or the\n"
+           "# environment override it.\n";
+  }
+  for (size_t f = 0; f < kNumFamilies; ++f) {
+    const FamilyThresholds &t = families[f];
+    if (!t.measured) continue;
+    const std::string family(route::kFamilyNames[f]);
+    out << family << ".fallback_max_len = " << ByteCount(t.fallback_max)
+        << "\n";
+    if (t.afalg_measured) {
+      if (t.afalg_min) {
+        out << family << ".afalg_min_len = " << ByteCount(*t.afalg_min) << "\n";
+      } else {
+        out << "# " << family << ".afalg_min_len: afalg did not win up to "
+            << "64 KiB for every key size and direction; to keep it off, set "
+            << family << ".afalg = off in openssl.cnf\n";
+      }
+    }
+    if (t.mb_measured) {
+      out << family << ".mb_min_len = " << ByteCount(t.mb_min) << "\n";
+      out << family << ".mb_max_len = " << ByteCount(t.mb_max) << "\n";
+    }
+  }
+  out.close();
+  return static_cast<bool>(out);
+}
+
+// rsvg-convert, when installed, makes a PNG next to the SVG.
+std::string ConvertToPng(const std::string &svg) {
+  std::string png = svg;
+  if (png.ends_with(".svg")) png.resize(png.size() - 4);
+  png += ".png";
+  const char *argv[] = {"rsvg-convert", "-o", png.c_str(), svg.c_str(),
+                        nullptr};
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr,
+                   const_cast<char *const *>(argv), environ) != 0) {
+    return "PNG: not made (rsvg-convert is not installed; Debian: "
+           "librsvg2-bin)";
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return "PNG: rsvg-convert failed";
+  }
+  return "plot (PNG): " + png;
+}
+
+std::optional<Options> ParseOptions(const std::vector<std::string> &args) {
+  Options options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (arg == "--quick") {
+      options.quick = true;
+    } else if (arg == "--cnf") {
+      options.cnf = true;
+    } else if (arg == "--output" && has_value) {
+      options.output = args[++i];
+    } else if (arg == "--plot" && has_value) {
+      options.plot = args[++i];
+    } else if (arg == "--module" && has_value) {
+      options.module = args[++i];
+    } else if (arg == "--streams" && has_value) {
+      options.streams = std::atoi(args[++i].c_str());
+      if (options.streams < 2) return std::nullopt;
+    } else if (arg == "--margin" && has_value) {
+      options.margin = std::atof(args[++i].c_str()) / 100;
+      if (options.margin < 0) return std::nullopt;
+    } else if (arg == "--runs" && has_value) {
+      options.runs = std::atoi(args[++i].c_str());
+      if (options.runs < 1) return std::nullopt;
+    } else if (arg == "--seconds" && has_value) {
+      options.seconds = std::atof(args[++i].c_str());
+      if (options.seconds <= 0) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (options.runs == 0) options.runs = options.quick ? 3 : 5;
+  if (options.seconds == 0) options.seconds = options.quick ? 0.005 : 0.025;
+  return options;
+}
+
+// What calibrate measures: the paths this machine has, as provider
+// instances forced onto each.
+struct Plan {
+  std::vector<PathUnderTest> paths;
+  std::string best_tier;   // the simd tier thresholds are measured against
+  std::string version;     // aesmux's
+  int streams = 0;         // of the mb path
+  std::string afalg_note;  // why afalg is not measured, or ""
+};
+
+// Loads one provider instance per path: simd at every tier this CPU runs,
+// fallback, mb where there are multi-buffer kernels, afalg where AF_ALG
+// binds. False, having said why, if one does not load.
+bool SetUpPaths(const Options &options, Plan *plan) {
+  std::string error;
+  std::unique_ptr<ProviderHandle> plain =
+      ProviderHandle::WithSettings(options.module, {"afalg = off"}, &error);
+  if (plain == nullptr) {
+    std::fprintf(stderr, "aesmux calibrate: cannot load aesmux:\n%s",
+                 error.c_str());
+    return false;
+  }
+  plan->best_tier = plain->Param("tier");
+  plan->version = plain->Param("version");
+  auto add_path = [&](const std::string &name,
+                      const std::vector<std::string> &settings) -> bool {
+    PathUnderTest path;
+    path.name = name;
+    path.provider =
+        ProviderHandle::WithSettings(options.module, settings, &error);
+    if (path.provider == nullptr) {
+      std::fprintf(stderr, "aesmux calibrate: %s: %s", name.c_str(),
+                   error.c_str());
+      return false;
+    }
+    path.serves.fill(true);
+    path.label.fill(name);
+    plan->paths.push_back(std::move(path));
+    return true;
+  };
+  for (const std::string &line : plain->ParamLines("tiers")) {
+    const std::string tier = line.substr(0, line.find('\t'));
+    if (line.ends_with("\tusable") &&
+        !add_path("simd " + tier, {"kernels = " + tier, "afalg = off",
+                                   "cbc.mb_max_len = 0"})) {
+      return false;
+    }
+  }
+  if (!add_path("fallback", {"kernels = none", "afalg = off"})) return false;
+  const std::string mb_tier = plain->Param("mb-tier");
+  if (mb_tier != "none") {
+    plan->streams = options.streams;
+    if (plan->streams == 0) {
+      // "vaes_avx512 (4, 8, 16 lanes)": the widest.
+      const size_t lanes = mb_tier.rfind(", ");
+      plan->streams = std::atoi(
+          mb_tier.c_str() + (lanes == std::string::npos
+                                 ? mb_tier.find('(') + 1
+                                 : lanes + 2));
+    }
+    if (!add_path("mb x" + std::to_string(plan->streams),
+                  {"afalg = off", "cbc.mb_max_len = 64K"})) {
+      return false;
+    }
+    PathUnderTest &mb = plan->paths.back();
+    mb.async = true;
+    mb.serves.fill(false);
+    mb.serves[static_cast<size_t>(Family::kCbc)] = true;
+  }
+  std::vector<std::string> force = {"afalg = force", "cbc.mb_max_len = 0"};
+  for (std::string_view family : route::kFamilyNames) {
+    force.push_back(std::string(family) + ".afalg_min_len = 0");
+  }
+  std::unique_ptr<ProviderHandle> afalg =
+      ProviderHandle::WithSettings(options.module, force, &error);
+  PathUnderTest path;
+  path.name = "afalg";
+  bool any = false;
+  std::string why_not = "aesmux with afalg = force did not load";
+  for (size_t f = 0; afalg != nullptr && f < kNumFamilies; ++f) {
+    const std::string state =
+        afalg->Param("afalg." + std::string(route::kFamilyNames[f]));
+    path.serves[f] = state.starts_with("on");
+    path.label[f] = "afalg " + DriverOf(state);
+    if (!path.serves[f] && !any) why_not = state;
+    any = any || path.serves[f];
+  }
+  if (any) {
+    path.provider = std::move(afalg);
+    plan->paths.push_back(std::move(path));
+  } else {
+    // "off (force): no AF_ALG in this kernel (…)" and the like.
+    plan->afalg_note = "afalg: not measured: " + why_not;
+  }
+  return true;
+}
+
+// Measures every path that serves `alg` in `direction` at every size, the
+// paths taking turns; nullopt, having said why, if OpenSSL refuses.
+std::optional<Measured> MeasureAlgorithm(const route::AlgInfo &alg,
+                                         Direction direction,
+                                         const Plan &plan,
+                                         const std::vector<size_t> &sizes,
+                                         const Options &options,
+                                         Progress *progress) {
+  const auto f = static_cast<size_t>(alg.family);
+  Measured m;
+  m.alg = alg;
+  m.direction = direction;
+  std::vector<const PathUnderTest *> taking;
+  std::vector<CipherPtr> ciphers;
+  for (const PathUnderTest &path : plan.paths) {
+    // mb measures encryption only.
+    if (!path.serves[f] || (path.async && direction == Direction::kDecrypt)) {
+      continue;
+    }
+    taking.push_back(&path);
+    ciphers.push_back(path.provider->Aesmux(alg.name));
+    m.curves.push_back({path.label[f], std::vector<double>(sizes.size())});
+    if (ciphers.back() == nullptr) {
+      std::fprintf(stderr, "aesmux calibrate: %s: no %s\n",
+                   path.name.c_str(), std::string(alg.name).c_str());
+      return std::nullopt;
+    }
+  }
+  const std::string what =
+      std::string(alg.name) + " " + DirectionName(direction);
+  std::string error;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    // Every path's workloads for this size, then the runs in turn.
+    std::vector<std::vector<std::unique_ptr<Workload>>> workloads;
+    for (size_t p = 0; p < taking.size(); ++p) {
+      workloads.emplace_back();
+      const int count = taking[p]->async ? plan.streams : 1;
+      for (int s = 0; s < count; ++s) {
+        workloads.back().push_back(
+            Workload::Create(ciphers[p].get(), direction, sizes[k], &error));
+        if (workloads.back().back() == nullptr) {
+          std::fprintf(stderr, "aesmux calibrate: %s: %s\n",
+                       taking[p]->name.c_str(), error.c_str());
+          return std::nullopt;
+        }
+      }
+    }
+    std::vector<std::vector<double>> runs(taking.size());
+    for (int run = 0; run < options.runs; ++run) {
+      for (size_t p = 0; p < taking.size(); ++p) {
+        double rate = 0;
+        if (taking[p]->async) {
+          std::vector<Workload *> jobs;
+          for (auto &w : workloads[p]) jobs.push_back(w.get());
+          rate = RunAsyncJobs(jobs, options.seconds, Clock::kThreadCpu);
+        } else {
+          // The afalg path's work happens off this thread: only the
+          // elapsed time counts it.
+          rate = workloads[p].front()->Run(
+              options.seconds,
+              taking[p]->name == "afalg" ? Clock::kWall : Clock::kThreadCpu);
+        }
+        runs[p].push_back(rate);
+        progress->Advance(1, what + " " + FormatSize(sizes[k]));
+      }
+    }
+    for (size_t p = 0; p < taking.size(); ++p) {
+      m.curves[p].bytes_per_second[k] = Median(runs[p]);
+    }
+  }
+  FindCrossovers(sizes, options.margin, "simd " + plan.best_tier, &m);
+  return m;
+}
+
+// The plot: a panel per algorithm and direction, the family's thresholds
+// marked in each.
+PlotData MakePlot(const std::vector<Measured> &results,
+                  const std::array<FamilyThresholds, kNumFamilies> &families,
+                  const std::vector<size_t> &sizes, const Options &options,
+                  const std::string &afalg_note) {
+  PlotData plot;
+  plot.title = "aesmux calibrate: throughput by request size, per path";
+  plot.subtitle = CpuModel() + ", " + Today() + "; " +
+                  (options.quick ? "--quick" : "full run") +
+                  (afalg_note.empty() ? "" : "; " + afalg_note);
+  plot.sizes = sizes;
+  for (const Measured &m : results) {
+    PlotPanel panel;
+    panel.algorithm = std::string(m.alg.name);
+    panel.direction = DirectionName(m.direction);
+    panel.title = panel.algorithm + " " + panel.direction;
+    panel.curves = m.curves;
+    const FamilyThresholds &t = families[static_cast<size_t>(m.alg.family)];
+    const std::string family(route::FamilyName(m.alg.family));
+    if (t.fallback_max > 0) {
+      panel.markers.push_back({family + ".fallback_max_len",
+                               "fallback ≤ " + FormatSize(t.fallback_max),
+                               t.fallback_max});
+    } else {
+      panel.note = "fallback_max_len = 0: simd at every size";
+    }
+    if (t.afalg_min) {
+      panel.markers.push_back({family + ".afalg_min_len",
+                               "afalg ≥ " + FormatSize(*t.afalg_min),
+                               *t.afalg_min});
+    }
+    if (t.mb_measured && m.direction == Direction::kEncrypt && t.mb_max > 0) {
+      if (t.mb_min > 0) {
+        panel.markers.push_back({family + ".mb_min_len",
+                                 "mb ≥ " + FormatSize(t.mb_min), t.mb_min});
+      }
+      panel.markers.push_back(
+          {family + ".mb_max_len", "mb ≤ " + FormatSize(t.mb_max), t.mb_max});
+    }
+    plot.panels.push_back(std::move(panel));
+  }
+  return plot;
+}
+
+}  // namespace
+
+int RunCalibrate(const std::vector<std::string> &args) {
+  const std::optional<Options> parsed = ParseOptions(args);
+  if (!parsed) {
+    std::fprintf(stderr, "%s", kUsage);
+    return 2;
+  }
+  const Options &options = *parsed;
+  // Every path is forced through explicit settings; the environment would
+  // override them.
+  std::vector<std::string> ignored;
+  for (char **e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (entry.starts_with("AESMUX_")) {
+      ignored.push_back(entry.substr(0, entry.find('=')));
+    }
+  }
+  for (const std::string &name : ignored) {
+    unsetenv(name.c_str());
+    std::fprintf(stderr, "aesmux calibrate: ignoring %s\n", name.c_str());
+  }
+
+  Plan plan;
+  if (!SetUpPaths(options, &plan)) return 1;
+  const std::vector<size_t> sizes = Sizes(options.quick);
+  double total = 0;  // measurements, each options.seconds long
+  for (const route::AlgInfo &alg : route::kAlgs) {
+    for (const PathUnderTest &path : plan.paths) {
+      if (!path.serves[static_cast<size_t>(alg.family)]) continue;
+      total += (path.async ? 1 : 2) * sizes.size() * options.runs;
+    }
+  }
+  std::printf("aesmux calibrate: %zu paths (", plan.paths.size());
+  for (size_t p = 0; p < plan.paths.size(); ++p) {
+    std::printf("%s%s", p == 0 ? "" : ", ", plan.paths[p].name.c_str());
+  }
+  std::printf("), %zu sizes from 16 B to 64 KiB, %d alternating runs of "
+              "%.3f s each, about %s\n",
+              sizes.size(), options.runs, options.seconds,
+              Progress::FormatDuration(total * options.seconds).c_str());
+  if (!plan.afalg_note.empty()) std::printf("%s\n", plan.afalg_note.c_str());
+  std::fflush(stdout);
+
+  Progress progress("aesmux calibrate", total);
+  std::vector<Measured> results;
+  for (const route::AlgInfo &alg : route::kAlgs) {
+    for (const Direction direction :
+         {Direction::kEncrypt, Direction::kDecrypt}) {
+      std::optional<Measured> m =
+          MeasureAlgorithm(alg, direction, plan, sizes, options, &progress);
+      if (!m) return 1;
+      progress.Print("  " + Describe(*m));
+      results.push_back(std::move(*m));
+    }
+  }
+  progress.Finish();
+
+  const std::array<FamilyThresholds, kNumFamilies> families =
+      Aggregate(results);
+  char header[1024];
+  std::snprintf(
+      header, sizeof(header),
+      "# aesmux calibration, written by `aesmux calibrate%s` on %s\n"
+      "# %s; OpenSSL %s; aesmux %s, simd tier %s\n"
+      "# Each size: %d alternating runs of %.3f s per path, medians; a path\n"
+      "# wins where it is more than %.0f %% faster. mb: %d streams in ASYNC "
+      "jobs.\n",
+      options.quick ? " --quick" : "", Today().c_str(), CpuModel().c_str(),
+      OpenSSL_version(OPENSSL_VERSION_STRING), plan.version.c_str(),
+      plan.best_tier.c_str(), options.runs, options.seconds,
+      options.margin * 100, plan.streams);
+  if (!WriteThresholds(options, header, results, families, plan.afalg_note)) {
+    std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
+                 options.output.c_str());
+    return 1;
+  }
+  std::ofstream svg(options.plot);
+  svg << RenderSvg(MakePlot(results, families, sizes, options,
+                            plan.afalg_note));
+  svg.close();
+  if (!svg) {
+    std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
+                 options.plot.c_str());
+    return 1;
+  }
+
+  std::printf("\nthresholds (%s): %s\n",
+              options.cnf ? "openssl.cnf lines" : "calibration file",
+              options.output.c_str());
+  std::ifstream written(options.output);
+  for (std::string line; std::getline(written, line);) {
+    if (!line.empty() && line[0] != '#') std::printf("  %s\n", line.c_str());
+  }
+  std::printf("plot (SVG): %s\n%s\n", options.plot.c_str(),
+              ConvertToPng(options.plot).c_str());
+  if (!options.cnf) {
+    std::printf("to use it, add to aesmux's section of openssl.cnf:\n"
+                "  calibration_file = %s\n",
+                std::filesystem::absolute(options.output).c_str());
+  }
+  return 0;
+}
+
+}  // namespace aesmux::cli

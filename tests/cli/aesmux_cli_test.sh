@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The aesmux command on known inputs: `aesmux stats` on fixed statistics
+# files and `aesmux info` on a fixed configuration (one setting from each
+# origin), both as text and --json, against golden files (machine-specific
+# values — OpenSSL's version, CPU features, which tiers this CPU runs — are
+# masked first); `aesmux bench` in a short run; `aesmux calibrate --quick`
+# on this machine, its calibration file loaded and its plot checked
+# (check_calibration.py).
+#
+# usage: aesmux_cli_test.sh BUILD_DIR
+#        UPDATE_GOLDEN=1 aesmux_cli_test.sh BUILD_DIR  (rewrites them)
+set -euo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+aesmux=$build/provider/aesmux
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+# Only this test's settings count: nothing from the caller's environment.
+while read -r name; do unset "$name"; done < <(env | sed -n 's/^\(AESMUX_[A-Z_]*\)=.*/\1/p')
+export OPENSSL_MODULES=$build/provider
+
+# aesmux_cnf FILE [LINE...]: an openssl.cnf that loads this build's aesmux
+# with LINEs in its section, next to the default provider.
+aesmux_cnf() {
+  local file=$1
+  shift
+  printf 'openssl_conf = init\n[init]\nproviders = providers\n[providers]\n' >"$file"
+  printf 'default = default_sect\naesmux = aesmux_sect\n[default_sect]\n' >>"$file"
+  printf 'activate = 1\n[aesmux_sect]\nmodule = %s\nactivate = 1\n' \
+    "$build/provider/aesmux.so" >>"$file"
+  printf '%s\n' "$@" >>"$file"
+}
+
+# golden NAME < OUTPUT: compares OUTPUT with golden/NAME (or rewrites it).
+# (Not at the end of a pipe: fail must count in this shell.)
+golden() {
+  local name=$1
+  cat >"$work/$name"
+  if [ -n "${UPDATE_GOLDEN:-}" ]; then
+    cp "$work/$name" "$here/golden/$name"
+    pass "$name rewritten"
+  elif diff -u "$here/golden/$name" "$work/$name"; then
+    pass "$name matches its golden file"
+  else
+    fail "$name differs from golden/$name (diff above)"
+  fi
+}
+
+# 1. aesmux stats on fixed files (a master with no requests, two workers,
+# and a write under way that must be left out).
+cd "$here"
+golden stats.txt < <("$aesmux" stats stats/nginx)
+golden stats.json < <("$aesmux" stats --json stats/nginx)
+golden stats-per-process.txt < <("$aesmux" stats --per-process stats/nginx)
+golden stats-per-process.json < <("$aesmux" stats --per-process --json \
+  stats/nginx.4101 stats/nginx.4102)
+python3 -c 'import json, sys; json.load(open(sys.argv[1])); json.load(open(sys.argv[2]))' \
+  "$work/stats.json" "$work/stats-per-process.json" &&
+  pass "stats --json is well-formed JSON" || fail "stats --json is not JSON"
+printf 'AES-128-GCM simd 1 16\nAES-128-GCM simd one 16\n' >"$work/bad.77"
+if "$aesmux" stats "$work/bad.77" 2>"$work/err" >/dev/null; then
+  fail "a malformed statistics file was accepted"
+else
+  grep -q "bad.77:2: expected" "$work/err" &&
+    pass "a malformed line is refused with file and line" ||
+    fail "malformed line: $(cat "$work/err")"
+fi
+if "$aesmux" stats "$work/none" 2>/dev/null; then
+  fail "a prefix without files succeeded"
+else
+  pass "a prefix without files fails"
+fi
+
+# 2. aesmux info with a setting from each origin: calibration file,
+# openssl.cnf, environment, and defaults.
+cat >"$work/calibration.conf" <<CAL
+# written by hand for this test
+cbc.fallback_max_len = 80
+gcm.afalg_min_len = 16K
+CAL
+aesmux_cnf "$work/openssl.cnf" "calibration_file = $work/calibration.conf" \
+  "kernels = none" "afalg = off" "gcm.fallback_max_len = 2K"
+# Masks what differs between machines and checkouts; the tiers built in
+# (none on aarch64) and which of them this CPU runs are left out.
+mask() {
+  sed -E -e "s|$work|@WORK@|g" -e "s|$build|@BUILD@|g" \
+    -e 's/^aesmux [0-9.]+,/aesmux @VERSION@,/' \
+    -e 's/^(OpenSSL +).*/\1@OPENSSL@/' \
+    -e 's/^(architecture|paths|CPU features)( +).*/\1\2@MASKED@/' \
+    -e '/^(kernel tiers)? +[a-z0-9_]+: /d' \
+    -e 's/"(version|openssl|architecture|paths|cpu_features)": "[^"]*"/"\1": "@MASKED@"/' \
+    -e '/^ +\{"name": "[a-z0-9_]+", "state": /d'
+}
+export OPENSSL_CONF=$work/openssl.cnf
+golden info.txt < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K "$aesmux" info | mask)
+golden info.json < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K "$aesmux" info --json | mask)
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["settings"]) == 23' \
+  "$work/info.json" && pass "info --json is well-formed JSON with 23 settings" ||
+  fail "info --json is not JSON, or not every setting"
+if OPENSSL_CONF=/dev/null "$aesmux" info | grep -q "NOT active in openssl.cnf"; then
+  pass "info says when openssl.cnf does not load aesmux"
+else
+  fail "info does not say that openssl.cnf leaves aesmux out"
+fi
+printf 'cbc.fallback_max_len = many\n' >"$work/calibration.conf"
+if "$aesmux" info >/dev/null 2>"$work/err"; then
+  fail "info with a malformed calibration file succeeded"
+else
+  grep -q "calibration.conf:1: cbc.fallback_max_len = 'many'" "$work/err" &&
+    pass "a malformed calibration file stops the load, named" ||
+    fail "malformed calibration file: $(cat "$work/err")"
+fi
+
+# 3. aesmux bench: one short cell; plain lines (no terminal control
+# characters) when stderr is not a terminal.
+export OPENSSL_CONF=/dev/null
+if "$aesmux" bench --algs aes-128-ctr,aes-256-gcm --sizes 1K --runs 1 \
+     --seconds 0.05 >"$work/bench" 2>"$work/bench-err"; then
+  if [ "$(grep -cE '^aes-(128-ctr|256-gcm) +encrypt +1024 +[0-9]+ +[0-9]+ +[0-9.]+x$' "$work/bench")" -eq 2 ] &&
+     ! grep -q $'\r' "$work/bench" "$work/bench-err"; then
+    pass "bench prints one line per cell with the ratio"
+  else
+    fail "bench output: $(cat "$work/bench" "$work/bench-err")"
+  fi
+else
+  fail "bench failed: $(cat "$work/bench-err")"
+fi
+if "$aesmux" bench --algs aes-128-nope --sizes 16 --runs 1 --seconds 0.01 \
+     >/dev/null 2>&1; then
+  fail "bench accepted an unknown algorithm"
+else
+  pass "bench refuses an unknown algorithm"
+fi
+
+# 4. aesmux calibrate --quick: a calibration file the provider then loads
+# (its thresholds in force, from the calibration, in `aesmux info`), and
+# a well-formed SVG with one curve per path in every panel.
+start=$SECONDS
+if "$aesmux" calibrate --quick --module "$build/provider/aesmux.so" \
+     --output "$work/cal.conf" --plot "$work/cal.svg" >"$work/calibrate" \
+     2>"$work/calibrate-err"; then
+  pass "calibrate --quick took $((SECONDS - start)) s"
+else
+  fail "calibrate --quick failed: $(cat "$work/calibrate-err")"
+fi
+grep -q '^cbc.fallback_max_len = ' "$work/cal.conf" &&
+  pass "the calibration file has the thresholds" ||
+  fail "calibration file: $(cat "$work/cal.conf")"
+grep -q "calibration_file = $work/cal.conf" "$work/calibrate" &&
+  pass "calibrate says how to use the file" || fail "no calibration_file hint"
+aesmux_cnf "$work/calibrated.cnf" "calibration_file = $work/cal.conf"
+if OPENSSL_CONF=$work/calibrated.cnf "$aesmux" info --json >"$work/calibrated.json" &&
+   python3 "$here/check_calibration.py" "$work/cal.conf" "$work/cal.svg" \
+     "$work/calibrated.json"; then
+  pass "the provider loads the calibration (every threshold in force from it); the plot is well-formed SVG with one curve per path in each of 28 panels"
+else
+  fail "the calibration file or the plot (above)"
+fi
+if "$aesmux" calibrate --quick --runs 1 --seconds 0.0005 --cnf \
+     --module "$build/provider/aesmux.so" --output "$work/snippet.cnf" \
+     --plot "$work/snippet.svg" >/dev/null 2>&1 &&
+   grep -q "^# Lines for aesmux's section of openssl.cnf" "$work/snippet.cnf" &&
+   grep -q '^gcm.fallback_max_len = ' "$work/snippet.cnf"; then
+  pass "calibrate --cnf writes lines for openssl.cnf"
+else
+  fail "calibrate --cnf: $(cat "$work/snippet.cnf" 2>&1)"
+fi
+
+# 5. Usage.
+"$aesmux" --help >/dev/null && pass "--help" || fail "--help failed"
+if "$aesmux" frobnicate 2>/dev/null; then fail "unknown command accepted"; else
+  pass "unknown command refused"; fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks passed"

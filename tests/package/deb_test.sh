@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The Debian package made by CPack from this build.
+#
+#   deb_test.sh BUILD_DIR layout   builds BUILD_DIR/package/aesmux_*.deb and
+#                                  checks its control fields, that every
+#                                  file lands where it belongs (dpkg -x), and
+#                                  that the unpacked command loads the
+#                                  unpacked provider;
+#   deb_test.sh BUILD_DIR install  installs it (dpkg -i), checks that
+#                                  `openssl list -providers` shows aesmux
+#                                  and `aesmux info` works, purges it and
+#                                  checks that no file of it is left. Root
+#                                  only: skips (77) otherwise, and when an
+#                                  aesmux not from the package is installed.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+mode=$2
+SKIP=77
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+finish() {
+  if [ "$failures" -ne 0 ]; then
+    echo "$failures check(s) failed"
+    exit 1
+  fi
+  echo "all checks passed"
+  exit 0
+}
+for tool in cpack dpkg-deb dpkg-shlibdeps; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "SKIP: $tool is not installed (Debian: cmake, dpkg, dpkg-dev)"
+    exit "$SKIP"
+  fi
+done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+modulesdir=$(pkg-config --variable=modulesdir libcrypto)
+
+if [ "$mode" = layout ]; then
+  rm -rf "$build/package"
+  (cd "$build" && cpack -G DEB -B "$build/package" >"$work/cpack.log" 2>&1) ||
+    { cat "$work/cpack.log"; fail "cpack failed"; finish; }
+  deb=$(ls "$build"/package/aesmux_*.deb)
+  pass "cpack made $(basename "$deb")"
+
+  [ "$(dpkg-deb -f "$deb" Package)" = aesmux ] && pass "Package: aesmux" ||
+    fail "Package: $(dpkg-deb -f "$deb" Package)"
+  [ "$(dpkg-deb -f "$deb" Architecture)" = "$(dpkg --print-architecture)" ] &&
+    pass "Architecture: $(dpkg --print-architecture)" ||
+    fail "Architecture: $(dpkg-deb -f "$deb" Architecture)"
+  depends=$(dpkg-deb -f "$deb" Depends)
+  for dependency in libssl3 liburing2 libc6; do
+    [[ ", $depends" == *", $dependency "* || ", $depends," == *", $dependency,"* ]] &&
+      pass "Depends names $dependency" || fail "Depends lacks $dependency: $depends"
+  done
+
+  # Every file where it belongs, nothing else (no headers, no tests).
+  dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' |
+    sort >"$work/files"
+  for expected in /usr/bin/aesmux "$modulesdir/aesmux.so" \
+                  /usr/share/man/man1/aesmux.1.gz \
+                  /usr/share/doc/aesmux/openssl.cnf.example \
+                  /usr/share/doc/aesmux/README.md; do
+    grep -qx "$expected" "$work/files" && pass "ships $expected" ||
+      fail "does not ship $expected"
+  done
+  engines=$(pkg-config --variable=enginesdir libcrypto)
+  unexpected=$(grep -v -e '^/usr/bin/aesmux$' -e "^$modulesdir/aesmux.so$" \
+    -e "^$engines/[a-z_]*aesmux[a-z_]*\.so$" -e '^/usr/share/man/man1/aesmux\.1\.gz$' \
+    -e '^/usr/share/doc/aesmux/' "$work/files" || true)
+  [ -z "$unexpected" ] && pass "no other files" ||
+    fail "files outside the layout: $unexpected"
+
+  dpkg -x "$deb" "$work/root"
+  [ -x "$work/root/usr/bin/aesmux" ] && pass "dpkg -x: the command is executable" ||
+    fail "dpkg -x: no executable usr/bin/aesmux"
+  zcat "$work/root/usr/share/man/man1/aesmux.1.gz" | grep -q '^\.SH COMMANDS' &&
+    pass "the man page is a man page" || fail "the man page is not readable"
+  if OPENSSL_CONF=/dev/null OPENSSL_MODULES=$work/root$modulesdir \
+       "$work/root/usr/bin/aesmux" info >"$work/info" 2>&1 &&
+     grep -q "^tier in use" "$work/info"; then
+    pass "the unpacked command loads the unpacked provider"
+  else
+    fail "unpacked aesmux info: $(cat "$work/info")"
+  fi
+  finish
+fi
+
+[ "$mode" = install ] || { echo "usage: $0 BUILD_DIR layout|install"; exit 2; }
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: installing a package needs root (CI runs as root)"
+  exit "$SKIP"
+fi
+deb=$(ls "$build"/package/aesmux_*.deb 2>/dev/null || true)
+[ -n "$deb" ] || { fail "no package: the layout test makes it"; finish; }
+if dpkg-query -W -f='${Status}' aesmux 2>/dev/null | grep -q "ok installed"; then
+  echo "SKIP: a package aesmux is installed already; not touching it"
+  exit "$SKIP"
+fi
+dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' >"$work/files"
+while read -r file; do
+  if [ -e "$file" ]; then
+    echo "SKIP: $file exists and is not from the package (cmake --install?); not overwriting it"
+    exit "$SKIP"
+  fi
+done <"$work/files"
+
+if dpkg -i "$deb" >"$work/dpkg.log" 2>&1; then
+  pass "dpkg -i $(basename "$deb")"
+else
+  cat "$work/dpkg.log"
+  dpkg --purge aesmux >/dev/null 2>&1 || true
+  fail "dpkg -i failed"
+  finish
+fi
+if OPENSSL_CONF=/dev/null openssl list -providers -provider aesmux \
+     -provider default 2>&1 | tee "$work/providers" | grep -q "aesmux AES provider"; then
+  pass "openssl list -providers shows aesmux from the package"
+else
+  fail "openssl list -providers: $(cat "$work/providers")"
+fi
+OPENSSL_CONF=/dev/null env -u OPENSSL_MODULES /usr/bin/aesmux info >"$work/info" 2>&1 &&
+  pass "/usr/bin/aesmux info" || fail "/usr/bin/aesmux info: $(cat "$work/info")"
+if command -v man >/dev/null; then
+  man -w aesmux >/dev/null 2>&1 && pass "man aesmux finds the page" ||
+    fail "man aesmux does not find the page"
+fi
+
+dpkg --purge aesmux >"$work/dpkg.log" 2>&1 && pass "dpkg --purge aesmux" ||
+  fail "dpkg --purge: $(cat "$work/dpkg.log")"
+left=""
+while read -r file; do
+  [ -e "$file" ] && left+=" $file"
+done <"$work/files"
+[ -d /usr/share/doc/aesmux ] && left+=" /usr/share/doc/aesmux/"
+[ -z "$left" ] && pass "removal leaves no file behind" || fail "left behind:$left"
+finish
