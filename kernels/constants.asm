@@ -103,6 +103,14 @@ CONST aesmux_vaes_gcm_be_step_x4, 64
 %endrep
 %assign i i + 1
 %endrep
+;; Lane j of a big-endian counter block vector: j added to byte 15, for
+;; the first counter vector when no carry leaves that byte.
+CONST aesmux_vaes_gcm_be_lanes_x4, 64
+%assign j 0
+%rep 4
+        dd      0, 0, 0, j << 24
+%assign j j + 1
+%endrep
 CONST aesmux_vaes_gcm_be_step_x2, 64
 %assign i 0
 %rep 9

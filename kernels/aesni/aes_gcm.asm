@@ -7,8 +7,9 @@
 section .text
 
 ;; Local helper shared by the entry points: GHASH_BLOCKS as a function.
-;;   [in]        rsi: GHASH key; r11: data; rax: number of blocks (> 0)
-;;   [in/out]    xmm0: accumulator (byte-reversed)
+;;   [in]        GH1_KEY (rsi): GHASH key; GH1_SRC (r11): data; GH1_LEFT
+;;               (rax): number of blocks (> 0)
+;;   [in/out]    GH1_ACC (xmm0): accumulator (byte-reversed)
 ;;   [clobbered] rax, r10, r11, xmm1..xmm5
         align   32
 aesni_gcm_ghash_blocks:
@@ -38,15 +39,17 @@ FUNC_END aesmux_gcm_init_aesni
 FUNC_BEGIN aesmux_ghash_aesni
         shr     rcx, 4
         jz      .return
-        movdqu  xmm0, [rsi]
-        pshufb  xmm0, [aesmux_aesni_bswap128]
-        mov     rax, rcx
-        mov     r11, rdx
+        ;; SysV: rdi gkey, rsi xi, rdx in, rcx len. The helper takes the
+        ;; key in GH1_KEY (rsi), so xi moves to rdx once `in` is in GH1_SRC.
+        movdqu  GH1_ACC, [rsi]
+        pshufb  GH1_ACC, [aesmux_aesni_bswap128]
+        mov     GH1_LEFT, rcx
+        mov     GH1_SRC, rdx
         mov     rdx, rsi
-        mov     rsi, rdi
+        mov     GH1_KEY, rdi
         call    aesni_gcm_ghash_blocks
-        pshufb  xmm0, [aesmux_aesni_bswap128]
-        movdqu  [rdx], xmm0
+        pshufb  GH1_ACC, [aesmux_aesni_bswap128]
+        movdqu  [rdx], GH1_ACC
         CLEAR_XMM 0, 5
 .return:
         ret

@@ -1,7 +1,7 @@
 // Multi-buffer CBC encryption: the tiers of multi-buffer kernels and a lane
 // manager that runs many independent CBC-encryption jobs through one of
 // them, in the manner of intel-ipsec-mb's out-of-order managers with an
-// in-order queue on top (docs: kernel-notes §1.2-1.3).
+// in-order queue on top (kernels/README.md, "Multi-buffer CBC encryption").
 //
 // CBC encryption is serial within one stream (about 2 cycles per byte
 // however wide the CPU), so throughput comes from running independent

@@ -11,7 +11,7 @@ section .text
 ;;                                   uint8_t *out, const uint8_t *in,
 ;;                                   size_t len);
 FUNC_BEGIN aesmux_cbc_encrypt_vaes_avx2
-        VCBC_FUNC VCBC_ENC_BODY, 5
+        VCBC_FUNC CBC_ENC_BODY, 5
 FUNC_END aesmux_cbc_encrypt_vaes_avx2
 
 ;; void aesmux_cbc_decrypt_vaes_avx2(const aesmux_aes_key *dec, uint8_t iv[16],

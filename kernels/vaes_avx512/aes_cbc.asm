@@ -11,7 +11,7 @@ section .text
 ;;                                     uint8_t iv[16], uint8_t *out,
 ;;                                     const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_cbc_encrypt_vaes_avx512
-        VCBC_FUNC VCBC_ENC_BODY, 5
+        VCBC_FUNC CBC_ENC_BODY, 5
 FUNC_END aesmux_cbc_encrypt_vaes_avx512
 
 ;; void aesmux_cbc_decrypt_vaes_avx512(const aesmux_aes_key *dec,

@@ -97,11 +97,14 @@ TEST_P(AbiTest, EveryKernelPreservesRegistersAndClearsVectors) {
       CallChecked("xts_decrypt", ops().xts_decrypt, &dec, &tweak, iv,
                   out.data(), in.data(), xts_len);
     }
-    // GCM also through each of its paths on AVX-512: one block, a run of
-    // one 4-vector step, 16-block groups, 32-block groups (round keys in
-    // zmm21..31) and a run of 2-, 1- and partial-vector steps after them.
+    // GCM also through each of its paths: one block; messages shorter
+    // than a group (9 blocks first, which completes the AVX2 tier's powers
+    // of H on that path; 2, 3 and 5: partial and 1-, 2-vector steps); on
+    // AVX-512 a run of one 4-vector step, 16-block groups, 32-block groups
+    // (round keys in zmm21..31) and a run of 2-, 1- and partial-vector
+    // steps after them.
     Bytes long_in = rng_.RandomBytes(16 * 143), long_out(16 * 143);
-    for (size_t blocks : {1, 16, 67, 143}) {
+    for (size_t blocks : {9, 1, 2, 3, 5, 16, 67, 143}) {
       CallChecked("ghash", ops().ghash, &gkey, xi, long_in.data(), 16 * blocks);
       CallChecked("gcm_encrypt", ops().gcm_encrypt, &enc, &gkey, iv, xi,
                   long_out.data(), long_in.data(), 16 * blocks);

@@ -373,38 +373,41 @@ TEST_P(GcmTest, CounterWrapsModulo2To32) {
 }
 
 // The VAES tiers increment counter blocks with byte additions while the
-// counter's low byte cannot carry within a group, and byte-reverse them
+// counter's low byte cannot carry within a step, and byte-reverse them
 // otherwise. Starting at every value of that low byte, 200 blocks (several
-// groups on every tier, groups starting at every low byte mod 32) must
-// give OpenSSL's keystream; the carry into the next byte is also checked
-// at a random 32-bit counter.
+// groups on every tier, groups starting at every low byte mod 32, and a
+// final run) and messages shorter than a group (runs of 4-, 2-, 1- and
+// partial-vector steps only) must give OpenSSL's keystream; the carry into
+// the next byte is also checked at a random 32-bit counter.
 TEST_P(GcmTest, CounterLowByteAtEveryValue) {
   const size_t key_len = 16;
   const Bytes key = rng_.RandomBytes(key_len);
   GcmBuilder gcm(ops(), key);
-  const size_t blocks = 200;
-  const Bytes input = rng_.RandomBytes(16 * blocks);
-  for (unsigned low = 0; low < 256; ++low) {
-    Block ctr0 = ToBlock(rng_.RandomBytes(16));
-    ctr0[15] = static_cast<uint8_t>(low);
-    Bytes counters;
-    Block c = ctr0;
-    for (size_t b = 0; b < blocks; ++b, GcmBuilder::Inc32(c)) {
-      counters.insert(counters.end(), c.begin(), c.end());
-    }
-    const Bytes keystream = Reference::Get().Crypt(CipherName(key_len, "ECB"),
-                                                   true, key, {}, counters);
-    for (bool encrypt : {true, false}) {
-      Block ctr = ctr0, xi{};
-      Bytes out(input.size());
-      (encrypt ? ops().gcm_encrypt : ops().gcm_decrypt)(
-          &gcm.enc(), &gcm.gkey(), ctr.data(), xi.data(), out.data(),
-          input.data(), input.size());
-      for (size_t i = 0; i < input.size(); ++i) {
-        ASSERT_EQ(out[i], input[i] ^ keystream[i])
-            << "low byte " << low << ", block " << i / 16;
+  for (size_t blocks : {200, 31, 13, 6, 3}) {
+    SCOPED_TRACE(::testing::Message() << "blocks=" << blocks);
+    const Bytes input = rng_.RandomBytes(16 * blocks);
+    for (unsigned low = 0; low < 256; ++low) {
+      Block ctr0 = ToBlock(rng_.RandomBytes(16));
+      ctr0[15] = static_cast<uint8_t>(low);
+      Bytes counters;
+      Block c = ctr0;
+      for (size_t b = 0; b < blocks; ++b, GcmBuilder::Inc32(c)) {
+        counters.insert(counters.end(), c.begin(), c.end());
       }
-      ASSERT_EQ(Hex(ctr), Hex(c)) << "counter written back";
+      const Bytes keystream = Reference::Get().Crypt(CipherName(key_len, "ECB"),
+                                                     true, key, {}, counters);
+      for (bool encrypt : {true, false}) {
+        Block ctr = ctr0, xi{};
+        Bytes out(input.size());
+        (encrypt ? ops().gcm_encrypt : ops().gcm_decrypt)(
+            &gcm.enc(), &gcm.gkey(), ctr.data(), xi.data(), out.data(),
+            input.data(), input.size());
+        for (size_t i = 0; i < input.size(); ++i) {
+          ASSERT_EQ(out[i], input[i] ^ keystream[i])
+              << "low byte " << low << ", block " << i / 16;
+        }
+        ASSERT_EQ(Hex(ctr), Hex(c)) << "counter written back";
+      }
     }
   }
 }
