@@ -71,7 +71,6 @@ class MbLaneManagerTest : public MbTierTest {
     return MakeJob(rng_.RandomBytes(key_len), len);
   }
 
-  // Checks a returned job's output, IV and untouched fields.
   // Flushes `manager` until it is empty, expecting the jobs from
   // jobs[returned] on back in submission order, then every job done.
   static void FlushInOrder(CbcLaneManager &manager,
@@ -85,6 +84,7 @@ class MbLaneManagerTest : public MbTierTest {
     for (auto &t : jobs) CheckDone(*t);
   }
 
+  // Checks a returned job's output, IV and untouched fields.
   static void CheckDone(const TestJob &t) {
     SCOPED_TRACE(::testing::Message()
                  << "key_len=" << t.key.size() << " len=" << t.job.len);
