@@ -425,9 +425,11 @@ TEST(LoadSettings, EveryKeyInForceSaysWhereItCameFrom) {
     // The example in openssl.cnf, then the environment over it (the
     // calibration file's example would have to exist).
     const CalibrationFile empty("");
-    const std::string example = key.name == "calibration_file"
-                                    ? empty.path()
-                                    : std::string(key.key->example);
+    // A build without kernels (aarch64) takes no tier name.
+    const bool no_tiers = key.name == "kernels" && kernels::kTiers.empty();
+    const std::string example = key.name == "calibration_file" ? empty.path()
+                                : no_tiers ? std::string("none")
+                                           : std::string(key.key->example);
     const Values config = {{key.name, example}};
     auto configured =
         LoadSettings(From(config), From(none), kAllFeatures, &error);
