@@ -11,7 +11,6 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/proverr.h>
-#include <openssl/rand.h>
 
 #include <array>
 #include <cstring>
@@ -89,8 +88,7 @@ bool StartMessage(GcmCtx *ctx) {
 // SP 800-38D 8.2.2: a random IV of at least 96 bits.
 bool GenerateIv(GcmCtx *ctx) {
   if (ctx->iv_len < kDefaultIvLen ||
-      RAND_bytes_ex(ctx->provider->fallback->libctx(), ctx->iv, ctx->iv_len,
-                    0) <= 0) {
+      !ctx->provider->fallback->RandomBytes(ctx->iv, ctx->iv_len)) {
     return false;
   }
   ctx->iv_state = IvState::kBuffered;
@@ -160,9 +158,8 @@ bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
       return false;
     }
     std::memcpy(ctx->iv, iv, len);
-    if (ctx->encrypt &&
-        RAND_bytes_ex(ctx->provider->fallback->libctx(), ctx->iv + len,
-                      ctx->iv_len - len, 0) <= 0) {
+    if (ctx->encrypt && !ctx->provider->fallback->RandomBytes(
+                            ctx->iv + len, ctx->iv_len - len)) {
       return false;
     }
   }
