@@ -2,12 +2,16 @@
 
 #include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/proverr.h>
 #include <openssl/provider.h>
+#include <openssl/rand.h>
 
 #include <algorithm>
 #include <array>
 #include <mutex>
+#include <new>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 namespace aesmux::fallback {
@@ -66,35 +70,87 @@ class DropErrors {
 }  // namespace
 
 std::unique_ptr<FallbackLibrary> FallbackLibrary::Create(std::string *error) {
-  std::unique_ptr<FallbackLibrary> library(new FallbackLibrary);
-  library->libctx_ = OSSL_LIB_CTX_new();
-  if (library->libctx_ == nullptr) {
-    *error = "cannot create the fallback library context";
+  std::unique_ptr<FallbackLibrary> library(new (std::nothrow) FallbackLibrary);
+  if (library == nullptr) {
+    *error = "out of memory";
     return nullptr;
   }
-  library->provider_ = OSSL_PROVIDER_load(library->libctx_, "default");
-  if (library->provider_ == nullptr) {
+  if (!library->Make(error)) return nullptr;
+  library->ready_.store(true, std::memory_order_release);
+  return library;
+}
+
+bool FallbackLibrary::MakeOnce() const {
+  // Lazily made state of a logically const object (see the header).
+  auto *self = const_cast<FallbackLibrary *>(this);
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  try {
+    lock.lock();
+  } catch (const std::system_error &) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_INTERNAL_ERROR);
+    return false;
+  }
+  if (ready_.load(std::memory_order_relaxed)) return true;
+  std::string error;
+  bool made = false;
+  try {
+    made = self->Make(&error);
+  } catch (const std::bad_alloc &) {  // the names and the error text
+    self->Release();
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return false;
+  }
+  if (!made) {
+    ERR_raise_data(ERR_LIB_PROV, PROV_R_UNABLE_TO_INITIALISE_CIPHERS, "%s",
+                   error.c_str());
+    return false;
+  }
+  ready_.store(true, std::memory_order_release);
+  return true;
+}
+
+bool FallbackLibrary::RandomBytes(uint8_t *out, size_t len) const {
+  return Ready() && RAND_bytes_ex(libctx_, out, len, 0) > 0;
+}
+
+bool FallbackLibrary::Make(std::string *error) {
+  libctx_ = OSSL_LIB_CTX_new();
+  if (libctx_ == nullptr) {
+    *error = "cannot create the fallback library context";
+    return false;
+  }
+  provider_ = OSSL_PROVIDER_load(libctx_, "default");
+  if (provider_ == nullptr) {
     *error = "cannot load OpenSSL's default provider for the fallback path";
-    return nullptr;
+    Release();
+    return false;
   }
   for (const route::AlgInfo &info : route::kAlgs) {
     const std::string name(info.name);
     EVP_CIPHER *cipher =
-        EVP_CIPHER_fetch(library->libctx_, name.c_str(), "provider=default");
+        EVP_CIPHER_fetch(libctx_, name.c_str(), "provider=default");
     if (cipher == nullptr) {
       *error = "the default provider has no " + name;
-      return nullptr;
+      Release();
+      return false;
     }
-    library->ciphers_[static_cast<size_t>(info.alg)] = cipher;
+    ciphers_[static_cast<size_t>(info.alg)] = cipher;
   }
-  return library;
+  return true;
 }
 
-FallbackLibrary::~FallbackLibrary() {
-  for (EVP_CIPHER *cipher : ciphers_) EVP_CIPHER_free(cipher);
+void FallbackLibrary::Release() {
+  for (EVP_CIPHER *&cipher : ciphers_) {
+    EVP_CIPHER_free(cipher);
+    cipher = nullptr;
+  }
   if (provider_ != nullptr) OSSL_PROVIDER_unload(provider_);
+  provider_ = nullptr;
   OSSL_LIB_CTX_free(libctx_);
+  libctx_ = nullptr;
 }
+
+FallbackLibrary::~FallbackLibrary() { Release(); }
 
 FallbackContext::~FallbackContext() { Free(); }
 
@@ -152,6 +208,7 @@ bool FallbackContext::Prepare(const EVP_CIPHER *cipher,
                               Direction direction) {
   if (keyed_ && direction_ == direction) return true;
   keyed_ = false;
+  if (cipher == nullptr) return false;  // the library could not be made
   functions_ = DefaultFunctions(cipher);
   if (functions_ == nullptr) return false;
   // A fresh context for each key and direction, so that the schedule always

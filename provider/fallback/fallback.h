@@ -3,8 +3,11 @@
 //
 // The library context is private (OSSL_LIB_CTX_new), loads only the default
 // provider and never sees aesmux, so nothing fetched here can recurse into
-// aesmux whatever the application's configuration prefers. Ciphers are
-// fetched once, with "provider=default", when the library is created.
+// aesmux whatever the application's configuration prefers. It is made, and
+// every cipher fetched with "provider=default", on the first request that
+// needs it, not when aesmux loads: most processes that load aesmux (through
+// a system-wide openssl.cnf) never take the fallback path, and making it
+// costs about a millisecond (BENCHMARKS.md, "Start-up").
 // Contexts call the default provider's cipher functions directly, not
 // through EVP: OpenSSL 3 hands any cipher, a fetched one too, to an ENGINE
 // set as the default for its algorithm (ENGINE_set_default_ciphers,
@@ -18,9 +21,11 @@
 #include <openssl/evp.h>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -31,20 +36,41 @@ namespace aesmux::fallback {
 
 class FallbackLibrary {
  public:
-  // Creates the library context and fetches every algorithm. On failure
+  // Makes nothing yet: the library context is made on first use.
+  FallbackLibrary() = default;
+  // Makes the library context and fetches every algorithm now. On failure
   // returns nullptr and describes why in `error`.
   static std::unique_ptr<FallbackLibrary> Create(std::string *error);
   ~FallbackLibrary();
   FallbackLibrary(const FallbackLibrary &) = delete;
   FallbackLibrary &operator=(const FallbackLibrary &) = delete;
 
+  // The default provider's `alg`, and the library context, made on the
+  // first call of either (by one thread; the others wait for it). Null if
+  // they cannot be made, with PROV_R_UNABLE_TO_INITIALISE_CIPHERS (or
+  // ERR_R_MALLOC_FAILURE) on OpenSSL's error queue; a later call tries again.
   const EVP_CIPHER *cipher(route::Alg alg) const {
-    return ciphers_[static_cast<size_t>(alg)];
+    return Ready() ? ciphers_[static_cast<size_t>(alg)] : nullptr;
   }
-  OSSL_LIB_CTX *libctx() const { return libctx_; }
+  OSSL_LIB_CTX *libctx() const { return Ready() ? libctx_ : nullptr; }
+  // Random bytes from the library context's DRBG (RAND_bytes_ex there: the
+  // application's context may prefer aesmux for the DRBG's cipher).
+  bool RandomBytes(uint8_t *out, size_t len) const;
 
  private:
-  FallbackLibrary() = default;
+  bool Ready() const {
+    return ready_.load(std::memory_order_acquire) || MakeOnce();
+  }
+  // Makes the library under the mutex unless another thread has.
+  bool MakeOnce() const;
+  // Makes the library; false (with `error` saying why) leaves it empty.
+  bool Make(std::string *error);
+  void Release();
+
+  // Made lazily by the const accessors: what they return never changes
+  // once made, so the library is logically const.
+  mutable std::mutex mutex_;
+  mutable std::atomic<bool> ready_{false};
   OSSL_LIB_CTX *libctx_ = nullptr;
   OSSL_PROVIDER *provider_ = nullptr;
   std::array<EVP_CIPHER *, route::kNumAlgs> ciphers_{};

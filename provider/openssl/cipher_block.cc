@@ -5,7 +5,6 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/proverr.h>
-#include <openssl/rand.h>
 
 #include <cstring>
 
@@ -75,8 +74,8 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   TlsRecordLayout layout;
   if (ctx->tls_mac_size > kMaxTlsMacSize ||
       (ctx->tls_mac_size != 0 &&
-       RAND_bytes_ex(ctx->provider->fallback->libctx(), random_mac,
-                     ctx->tls_mac_size, 0) <= 0) ||
+       !ctx->provider->fallback->RandomBytes(random_mac,
+                                             ctx->tls_mac_size)) ||
       !TlsRemovePaddingAndMac(ctx->tls_version, {out, inl}, ctx->tls_mac_size,
                               random_mac, ctx->tls_mac, &layout)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);

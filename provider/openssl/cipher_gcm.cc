@@ -11,8 +11,8 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/proverr.h>
-#include <openssl/rand.h>
 
+#include <array>
 #include <cstring>
 #include <new>
 
@@ -88,8 +88,7 @@ bool StartMessage(GcmCtx *ctx) {
 // SP 800-38D 8.2.2: a random IV of at least 96 bits.
 bool GenerateIv(GcmCtx *ctx) {
   if (ctx->iv_len < kDefaultIvLen ||
-      RAND_bytes_ex(ctx->provider->fallback->libctx(), ctx->iv, ctx->iv_len,
-                    0) <= 0) {
+      !ctx->provider->fallback->RandomBytes(ctx->iv, ctx->iv_len)) {
     return false;
   }
   ctx->iv_state = IvState::kBuffered;
@@ -159,9 +158,8 @@ bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
       return false;
     }
     std::memcpy(ctx->iv, iv, len);
-    if (ctx->encrypt &&
-        RAND_bytes_ex(ctx->provider->fallback->libctx(), ctx->iv + len,
-                      ctx->iv_len - len, 0) <= 0) {
+    if (ctx->encrypt && !ctx->provider->fallback->RandomBytes(
+                            ctx->iv + len, ctx->iv_len - len)) {
       return false;
     }
   }
@@ -385,9 +383,7 @@ int GcmCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
 }
 
 // The IV as "iv" and "updated-iv": a copy first, else a pointer.
-bool GetIvParam(GcmCtx *ctx, OSSL_PARAM params[], const char *key) {
-  OSSL_PARAM *p = FindParam(params, key);
-  if (p == nullptr) return true;
+bool GetIv(GcmCtx *ctx, OSSL_PARAM *p) {
   if (ctx->iv_state == IvState::kUninitialised) return false;
   if (ctx->iv_len > p->data_size) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
@@ -401,113 +397,144 @@ bool GetIvParam(GcmCtx *ctx, OSSL_PARAM params[], const char *key) {
   return true;
 }
 
+bool GetTag(GcmCtx *ctx, OSSL_PARAM *p) {
+  const size_t size = p->data_size;
+  // The tag exists only after an encryption has finished.
+  if (size == 0 || size > kTagLen || !ctx->encrypt ||
+      ctx->tag_len == kUnset) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
+    return false;
+  }
+  if (!OSSL_PARAM_set_octet_string(p, ctx->buf, size)) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
+    return false;
+  }
+  return true;
+}
+
+// The keys get_ctx_params serves, in the default provider's order.
+enum GetKey { kGetIvLen, kGetKeyLen, kGetTagLen, kGetIv, kGetUpdatedIv,
+              kGetTlsAadPad, kGetTag, kGetTlsIvGen };
+constexpr std::array<const char *, 8> kGetKeys = {
+    OSSL_CIPHER_PARAM_IVLEN,          OSSL_CIPHER_PARAM_KEYLEN,
+    OSSL_CIPHER_PARAM_AEAD_TAGLEN,    OSSL_CIPHER_PARAM_IV,
+    OSSL_CIPHER_PARAM_UPDATED_IV,     OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD,
+    OSSL_CIPHER_PARAM_AEAD_TAG,       OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN};
+
+bool GetOne(GcmCtx *ctx, size_t key, OSSL_PARAM *p) {
+  switch (key) {
+    case kGetIvLen: return SetSize(p, ctx->iv_len);
+    case kGetKeyLen: return SetSize(p, ctx->key_len);
+    case kGetTagLen:
+      return SetSize(p, ctx->tag_len != kUnset ? ctx->tag_len : kTagLen);
+    case kGetIv:
+    case kGetUpdatedIv: return GetIv(ctx, p);
+    case kGetTlsAadPad: return SetSize(p, ctx->tls_aad_pad);
+    case kGetTag: return GetTag(ctx, p);
+    case kGetTlsIvGen:
+      return p->data != nullptr && p->data_type == OSSL_PARAM_OCTET_STRING &&
+             GetIvGen(ctx, static_cast<uint8_t *>(p->data), p->data_size);
+  }
+  return true;
+}
+
 int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
-  const size_t tag_len = ctx->tag_len != kUnset ? ctx->tag_len : kTagLen;
-  if (!SetSizeParam(params, OSSL_CIPHER_PARAM_IVLEN, ctx->iv_len) ||
-      !SetSizeParam(params, OSSL_CIPHER_PARAM_KEYLEN, ctx->key_len) ||
-      !SetSizeParam(params, OSSL_CIPHER_PARAM_AEAD_TAGLEN, tag_len) ||
-      !GetIvParam(ctx, params, OSSL_CIPHER_PARAM_IV) ||
-      !GetIvParam(ctx, params, OSSL_CIPHER_PARAM_UPDATED_IV) ||
-      !SetSizeParam(params, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD,
-                    ctx->tls_aad_pad)) {
-    return 0;
+  return ForEachParam(params, kGetKeys,
+                      [ctx](size_t key, OSSL_PARAM *p) {
+                        return GetOne(ctx, key, p);
+                      })
+             ? 1
+             : 0;
+}
+
+bool SetTag(GcmCtx *ctx, const OSSL_PARAM *p) {
+  void *tag = ctx->buf;
+  size_t size = 0;
+  if (!OSSL_PARAM_get_octet_string(p, &tag, kTagLen, &size)) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
+    return false;
   }
-  if (OSSL_PARAM *p = FindParam(params, OSSL_CIPHER_PARAM_AEAD_TAG)) {
-    const size_t size = p->data_size;
-    // The tag exists only after an encryption has finished.
-    if (size == 0 || size > kTagLen || !ctx->encrypt ||
-        ctx->tag_len == kUnset) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
-      return 0;
-    }
-    if (!OSSL_PARAM_set_octet_string(p, ctx->buf, size)) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
-      return 0;
-    }
+  if (size == 0 || ctx->encrypt) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
+    return false;
   }
-  if (OSSL_PARAM *p =
-          FindParam(params, OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN)) {
-    if (p->data == nullptr || p->data_type != OSSL_PARAM_OCTET_STRING ||
-        !GetIvGen(ctx, static_cast<uint8_t *>(p->data), p->data_size)) {
-      return 0;
-    }
+  ctx->tag_len = size;
+  ctx->engine.ExpectTag({ctx->buf, size});
+  return true;
+}
+
+bool SetIvLen(GcmCtx *ctx, const OSSL_PARAM *p) {
+  size_t iv_len = 0;
+  if (!OSSL_PARAM_get_size_t(p, &iv_len)) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
+    return false;
   }
-  return 1;
+  if (iv_len == 0 || iv_len > kMaxIvLen) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
+    return false;
+  }
+  if (iv_len != ctx->iv_len) {
+    // An IV already set (or drawn) no longer matches: require a new one.
+    if (ctx->iv_state != IvState::kUninitialised) {
+      ctx->iv_state = IvState::kFinished;
+    }
+    ctx->iv_len = iv_len;
+  }
+  return true;
+}
+
+bool SetTlsAadParam(GcmCtx *ctx, const OSSL_PARAM *p) {
+  if (p->data_type != OSSL_PARAM_OCTET_STRING) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
+    return false;
+  }
+  const size_t pad =
+      SetTlsAad(ctx, static_cast<const uint8_t *>(p->data), p->data_size);
+  if (pad == 0) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_AAD);
+    return false;
+  }
+  ctx->tls_aad_pad = pad;
+  return true;
+}
+
+// The keys set_ctx_params serves, in the default provider's order.
+enum SetKey { kSetTag, kSetIvLen, kSetTlsAad, kSetTlsIvFixed, kSetTlsIvInv };
+constexpr std::array<const char *, 5> kSetKeys = {
+    OSSL_CIPHER_PARAM_AEAD_TAG, OSSL_CIPHER_PARAM_AEAD_IVLEN,
+    OSSL_CIPHER_PARAM_AEAD_TLS1_AAD, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED,
+    OSSL_CIPHER_PARAM_AEAD_TLS1_SET_IV_INV};
+
+bool SetOne(GcmCtx *ctx, size_t key, const OSSL_PARAM *p) {
+  switch (key) {
+    case kSetTag: return SetTag(ctx, p);
+    case kSetIvLen: return SetIvLen(ctx, p);
+    case kSetTlsAad: return SetTlsAadParam(ctx, p);
+    case kSetTlsIvFixed:
+      if (p->data_type != OSSL_PARAM_OCTET_STRING ||
+          !SetTlsIvFixed(ctx, static_cast<const uint8_t *>(p->data),
+                         p->data_size)) {
+        ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
+        return false;
+      }
+      return true;
+    case kSetTlsIvInv:
+      return p->data != nullptr && p->data_type == OSSL_PARAM_OCTET_STRING &&
+             SetIvInv(ctx, static_cast<const uint8_t *>(p->data),
+                      p->data_size);
+  }
+  return true;
 }
 
 int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
-  if (params == nullptr) return 1;
-
-  if (const OSSL_PARAM *p =
-          FindParam(params, OSSL_CIPHER_PARAM_AEAD_TAG)) {
-    void *tag = ctx->buf;
-    size_t size = 0;
-    if (!OSSL_PARAM_get_octet_string(p, &tag, kTagLen, &size)) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
-      return 0;
-    }
-    if (size == 0 || ctx->encrypt) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
-      return 0;
-    }
-    ctx->tag_len = size;
-    ctx->engine.ExpectTag({ctx->buf, size});
-  }
-
-  bool found = false;
-  size_t iv_len = 0;
-  if (!GetSizeParam(params, OSSL_CIPHER_PARAM_AEAD_IVLEN, &iv_len, &found)) {
-    return 0;
-  }
-  if (found) {
-    if (iv_len == 0 || iv_len > kMaxIvLen) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
-      return 0;
-    }
-    if (iv_len != ctx->iv_len) {
-      // An IV already set (or drawn) no longer matches: require a new one.
-      if (ctx->iv_state != IvState::kUninitialised) {
-        ctx->iv_state = IvState::kFinished;
-      }
-      ctx->iv_len = iv_len;
-    }
-  }
-
-  if (const OSSL_PARAM *p =
-          FindParam(params, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD)) {
-    if (p->data_type != OSSL_PARAM_OCTET_STRING) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
-      return 0;
-    }
-    const size_t pad =
-        SetTlsAad(ctx, static_cast<const uint8_t *>(p->data), p->data_size);
-    if (pad == 0) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_AAD);
-      return 0;
-    }
-    ctx->tls_aad_pad = pad;
-  }
-
-  if (const OSSL_PARAM *p = FindParam(
-          params, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED)) {
-    if (p->data_type != OSSL_PARAM_OCTET_STRING ||
-        !SetTlsIvFixed(ctx, static_cast<const uint8_t *>(p->data),
-                       p->data_size)) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
-      return 0;
-    }
-  }
-
-  if (const OSSL_PARAM *p = FindParam(
-          params, OSSL_CIPHER_PARAM_AEAD_TLS1_SET_IV_INV)) {
-    if (p->data == nullptr || p->data_type != OSSL_PARAM_OCTET_STRING ||
-        !SetIvInv(ctx, static_cast<const uint8_t *>(p->data), p->data_size)) {
-      return 0;
-    }
-  }
-  return 1;
+  return ForEachParam(params, kSetKeys,
+                      [ctx](size_t key, const OSSL_PARAM *p) {
+                        return SetOne(ctx, key, p);
+                      })
+             ? 1
+             : 0;
 }
 
 const OSSL_PARAM *GcmGettableCtxParams(void *, void *) noexcept {

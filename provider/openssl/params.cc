@@ -43,7 +43,11 @@ FamilyConstants ConstantsOf(Family family) {
 
 bool SetSizeParam(OSSL_PARAM params[], const char *key, size_t value) {
   OSSL_PARAM *p = FindParam(params, key);
-  return p == nullptr || OSSL_PARAM_set_size_t(p, value) || Failed();
+  return p == nullptr || SetSize(p, value);
+}
+
+bool SetSize(OSSL_PARAM *p, size_t value) {
+  return StoreSize(p, value) || Failed();
 }
 
 bool SetUintParam(OSSL_PARAM params[], const char *key, unsigned int value) {

@@ -10,8 +10,10 @@
 #include <openssl/core.h>
 #include <openssl/params.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "provider/route/algorithm.h"
 
@@ -44,7 +46,58 @@ inline const OSSL_PARAM *FindParam(const OSSL_PARAM params[],
   return FindParam(const_cast<OSSL_PARAM *>(params), key);
 }
 
+// The index in `keys` of `key`, or N when it is none of them. The keys'
+// first bytes are compared before anything else, without a call.
+template <size_t N>
+size_t KeyIndex(const char *key, const std::array<const char *, N> &keys) {
+  const char first = key[0];
+#pragma GCC unroll 16
+  for (size_t i = 0; i < N; ++i) {
+    if (first == keys[i][0] && SameKey(key + 1, keys[i] + 1)) return i;
+  }
+  return N;
+}
+
+// Calls handle(i, p) for the parameter p of `params` named keys[i], for each
+// i in order (the first such parameter, as OSSL_PARAM_locate finds it),
+// until a call returns false; returns false then, else true. `keys` is in
+// the order the default provider looks its keys up, so that the side
+// effects of an array of several keys happen in its order.
+//
+// EVP's controls and EVP_CIPHER_CTX_get_iv_length pass one parameter at a
+// time: such an array is served by one lookup of its key, not one scan of
+// it per key.
+template <typename Param, size_t N, typename Handle>
+bool ForEachParam(Param *params, const std::array<const char *, N> &keys,
+                  Handle handle) {
+  if (params == nullptr || params[0].key == nullptr) return true;
+  if (params[1].key == nullptr) {
+    const size_t i = KeyIndex(params[0].key, keys);
+    return i == N || handle(i, &params[0]);
+  }
+  for (size_t i = 0; i < N; ++i) {
+    Param *p = FindParam(params, keys[i]);
+    if (p != nullptr && !handle(i, p)) return false;
+  }
+  return true;
+}
+
+// OSSL_PARAM_set_size_t, with its common case (a size_t parameter) inline:
+// it sets return_size, and the value when there is room for it.
+inline bool StoreSize(OSSL_PARAM *p, size_t value) {
+  if (p->data_type == OSSL_PARAM_UNSIGNED_INTEGER &&
+      p->data_size == sizeof(size_t)) {
+    p->return_size = sizeof(size_t);
+    if (p->data != nullptr) std::memcpy(p->data, &value, sizeof(value));
+    return true;
+  }
+  return OSSL_PARAM_set_size_t(p, value);
+}
+
 bool SetSizeParam(OSSL_PARAM params[], const char *key, size_t value);
+// The same for a parameter already found: raises
+// PROV_R_FAILED_TO_SET_PARAMETER when it cannot hold `value`.
+bool SetSize(OSSL_PARAM *p, size_t value);
 bool SetUintParam(OSSL_PARAM params[], const char *key, unsigned int value);
 bool SetIntParam(OSSL_PARAM params[], const char *key, int value);
 // An IV is offered as an octet pointer (into the context, which outlives

@@ -65,12 +65,8 @@ ProviderContext *MakeContext(const OSSL_CORE_HANDLE *handle,
     *reason = PROV_R_INVALID_CONFIG_DATA;
     return nullptr;
   }
-  std::unique_ptr<fallback::FallbackLibrary> fallback =
-      fallback::FallbackLibrary::Create(error);
-  if (fallback == nullptr) {
-    *reason = PROV_R_UNABLE_TO_INITIALISE_CIPHERS;
-    return nullptr;
-  }
+  // Made on the first request that needs it (fallback.h).
+  auto fallback = std::make_unique<fallback::FallbackLibrary>();
   batch::Prepare();
   auto context = std::make_unique<ProviderContext>(handle, std::move(fallback),
                                                    std::move(*settings));

@@ -34,6 +34,7 @@ bool GcmEngine::CopyFrom(const GcmEngine &other) {
   }
   router_ = other.router_;
   alg_ = other.alg_;
+  start_path_ = other.start_path_;
   key_ = other.key_;
   simd_ = other.simd_;
   direction_ = other.direction_;
@@ -69,13 +70,18 @@ void GcmEngine::SetKey(std::span<const uint8_t> key) {
 
 bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
   direction_ = direction;
-  std::memcpy(iv_.data(), iv.data(), iv.size());
+  // The common IV length copied inline.
+  if (iv.size() == 12) {
+    std::memcpy(iv_.data(), iv.data(), 12);
+  } else {
+    std::memcpy(iv_.data(), iv.data(), iv.size());
+  }
   iv_len_ = iv.size();
   afalg_.CancelQueued();  // a message whose ASYNC job never came back
   path_.reset();
   EndMessage();
   message_bytes_ = 0;
-  if (!router_->LengthMatters(alg_)) return Route(0);
+  if (start_path_) return StartCpu(*start_path_);
   return true;
 }
 

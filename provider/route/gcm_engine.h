@@ -47,7 +47,8 @@ namespace aesmux::route {
 
 class GcmEngine {
  public:
-  GcmEngine(const Router &router, Alg alg) : router_(&router), alg_(alg) {}
+  GcmEngine(const Router &router, Alg alg)
+      : router_(&router), alg_(alg), start_path_(StartPath(router, alg)) {}
   ~GcmEngine();
   GcmEngine(const GcmEngine &) = delete;
   GcmEngine &operator=(const GcmEngine &) = delete;
@@ -87,6 +88,14 @@ class GcmEngine {
   bool Finish(uint8_t tag[16], size_t tag_len);
 
  private:
+  // The path of every message when the router's decision cannot depend on
+  // the length (Router::LengthMatters): decided once, for the instance's
+  // life, not per message.
+  static std::optional<Path> StartPath(const Router &router, Alg alg) {
+    if (router.LengthMatters(alg)) return std::nullopt;
+    return router.Choose(alg, 0);
+  }
+
   // Routes the current message (to the afalg path: nothing more happens
   // until the payload) or starts it on a CPU path with the buffered AAD.
   bool Route(uint64_t len);
@@ -103,6 +112,7 @@ class GcmEngine {
 
   const Router *router_;
   Alg alg_;
+  std::optional<Path> start_path_;
   RawKey key_;
   kernels::SimdGcm simd_;
   fallback::FallbackContext fallback_;

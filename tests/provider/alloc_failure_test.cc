@@ -242,6 +242,42 @@ TEST(AllocFailure, StatisticsFileWrittenWhileServing) {
   std::remove((prefix + "." + std::to_string(getpid())).c_str());
 }
 
+// The fallback path's library context is made on the first request that
+// needs it (provider/fallback/fallback.h), not at load: running out of
+// memory while it is made fails that request with an error on the queue,
+// and a later request, with memory back, makes it and is served. Making
+// the library allocates a few thousand times and each try loads a provider
+// anew: every fifth allocation fails in turn, which keeps this to seconds.
+TEST(AllocFailure, FallbackLibraryMadeOnFirstRequest) {
+  const Buffers buffers;
+  uint64_t n = 1;
+  for (; n < 20000; n += 5) {
+    ProviderEnv env(Configuration("kernels = none"));
+    ASSERT_TRUE(env.loaded()) << env.error();
+    CipherPtr cipher = env.Aesmux("AES-128-GCM");
+    ASSERT_NE(cipher, nullptr);
+    const aesmux::test::Run run = RunFailingFrom(n, [&](Checker &check) {
+      Sequence(cipher.get(), Family::kGcm, buffers, 64, check);
+    });
+    EXPECT_EQ(run.silent_failures, 0)
+        << "allocation " << n << " failed: calls failed without an error";
+    CipherCtxPtr ctx = NewCipherCtx();
+    uint8_t *out = const_cast<uint8_t *>(buffers.out.data());
+    int len = 0;
+    EXPECT_TRUE(ctx != nullptr &&
+                EVP_EncryptInit_ex2(ctx.get(), cipher.get(),
+                                    buffers.key.data(), buffers.iv.data(),
+                                    nullptr) == 1 &&
+                EVP_EncryptUpdate(ctx.get(), out, &len, buffers.in.data(),
+                                  64) == 1 &&
+                EVP_EncryptFinal_ex(ctx.get(), out, &len) == 1)
+        << "allocation " << n << " failed: the provider serves no more";
+    ERR_clear_error();
+    if (!run.reached_failure || HasFailure()) break;
+  }
+  EXPECT_LT(n, 20000u) << "the sequence never ran to its end";
+}
+
 TEST(AllocFailure, BatchingInAsyncJobs) {
   ProviderEnv env(Configuration(""));
   ASSERT_TRUE(env.loaded()) << env.error();
