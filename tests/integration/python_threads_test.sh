@@ -55,10 +55,7 @@ for ((i = 0; i < 100; i++)); do [ -f "$WORK/port" ] && break; sleep 0.1; done
 [ -f "$WORK/port" ] || { echo "FAIL: the Python TLS server did not start"; exit 1; }
 port=$(cat "$WORK/port")
 
-aesmux_config "$WORK/uploader.cnf" "$WORK/stats-uploader" mb
-if OPENSSL_CONF=$WORK/uploader.cnf timeout 120 taskset -c "$cpus" \
-     /usr/bin/python3 - "$port" \
-     "$WORK/cert.pem" "$threads" <<'PY'
+cat >"$WORK/uploader.py" <<'PY'
 import hashlib, os, socket, ssl, sys, threading
 port, cafile, threads = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 context = ssl.create_default_context(cafile=cafile)
@@ -98,11 +95,22 @@ print("python threads:", threads, "uploads,", len(failures), "failed",
       failures[:3])
 sys.exit(1 if failures else 0)
 PY
-then
-  pass "python ssl: $threads threads uploaded 2 MiB each, sha256 matches"
-else
-  fail "python ssl: $threads threaded uploads failed"
-fi
-expect_served "python ssl, $threads threads (uploader)" "$WORK/stats-uploader" \
+# Whether threads meet inside aesmux is up to the scheduler: a round on a
+# machine busy with other work may see none. Up to three rounds, each with
+# its own statistics; the last one run is checked.
+for round in 1 2 3; do
+  stats=$WORK/stats-uploader-$round
+  aesmux_config "$WORK/uploader-$round.cnf" "$stats" mb
+  if ! OPENSSL_CONF=$WORK/uploader-$round.cnf timeout 120 taskset -c "$cpus" \
+       /usr/bin/python3 "$WORK/uploader.py" "$port" "$WORK/cert.pem" "$threads"; then
+    fail "python ssl: $threads threaded uploads failed (round $round)"
+    break
+  fi
+  pass "python ssl: $threads threads uploaded 2 MiB each, sha256 matches (round $round)"
+  mb=$(served "$stats" AES-128-CBC | awk '$1 == "mb" { print $2 }')
+  [ "${mb:-0}" -gt 0 ] && break
+  echo "round $round: no batch formed; again"
+done
+expect_served "python ssl, $threads threads (uploader)" "$stats" \
   AES-128-CBC mb $((threads * 2 * 1048576))
 finish
