@@ -195,8 +195,14 @@ struct Pair {
       default: return Family::kNone;
     }
   }
-  bool encrypting() const {
+  // The direction EVP routes by (EVP_EncryptUpdate, EVP_CipherFinal_ex).
+  bool evp_encrypting() const {
     return has_cipher() && EVP_CIPHER_CTX_is_encrypting(ctx[kDefault]);
+  }
+  // The direction the provider works in (Model::provider_enc).
+  bool encrypting() const {
+    return model.provider_enc >= 0 ? model.provider_enc == 1
+                                   : evp_encrypting();
   }
   void Free() {
     for (int side = 0; side < 2; ++side) {
@@ -419,6 +425,7 @@ class Harness {
     const size_t old_iv_len =
         pair.has_cipher() ? EVP_CIPHER_CTX_get_iv_length(pair.ctx[kDefault])
                           : 0;
+    const bool old_provider_enc = pair.encrypting();
     {
       char line[200];
       std::snprintf(line, sizeof(line),
@@ -501,7 +508,17 @@ class Harness {
       ExpectSameErrors(errors[kAesmux], errors[kDefault], "init");
     }
 
-    if (!reached) return;
+    if (!reached) {
+      // EVP took the direction; the provider kept its own, or (given a
+      // cipher) has a new algorithm context that no init reached.
+      if (pair.has_cipher()) {
+        const bool provider_enc = cipher_index < 0 && old_provider_enc;
+        m.provider_enc =
+            provider_enc == pair.evp_encrypting() ? -1 : int(provider_enc);
+      }
+      return;
+    }
+    m.provider_enc = -1;
     m.held = 0;
     const bool enc_now = pair.encrypting();
     if (!init_params.empty() && !ok && !new_context) m.unknown = true;
@@ -634,7 +651,8 @@ class Harness {
 
     const bool reaches = pair.has_cipher() &&
                          (call == Call::kUpdate || call == Call::kCipher ||
-                          (call == Call::kEncryptUpdate) == enc);
+                          (call == Call::kEncryptUpdate) ==
+                              pair.evp_encrypting());
     const bool tls_block =
         (family == Family::kEcb || family == Family::kCbc) &&
         m.tls_version != 0 && call != Call::kCipher;
@@ -880,7 +898,8 @@ class Harness {
       errors[side] = TakeErrorCodes();
     }
     const bool reaches = pair.has_cipher() &&
-                         (api == 0 || api == 3 || (api == 1) == enc);
+                         (api == 0 || api == 3 ||
+                          (api == 1) == pair.evp_encrypting());
     const bool gcm_final = family == Family::kGcm && reaches &&
                            !m.tls_aad_pending;
     if (gcm_final ? m.GcmFinalComparable(enc, ret[kAesmux] == 1)
