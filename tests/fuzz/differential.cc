@@ -685,6 +685,11 @@ class Harness {
         family == Family::kGcm ? EVP_CIPHER_CTX_get_iv_length(pair.ctx[kDefault])
                                : 0;
     const bool tls_gcm_record = family == Family::kGcm && m.tls_aad_pending;
+    // Default provider hazard: a TLS 1.2 GCM record on an IV shorter than
+    // its 8-byte explicit part makes it write in front of its IV (the
+    // counter tlsivgen advances, or the explicit IV it copies in). aesmux
+    // must refuse it; the default provider is not asked.
+    const bool gcm_hazard = tls_gcm_record && reaches && iv_len_before < 8;
 
     constexpr size_t kSlack = 32;
     constexpr uint8_t kFill = 0xa5;
@@ -693,7 +698,7 @@ class Harness {
     int outl[2] = {-1, -1};
     ErrorCodes errors[2];
     for (int side = 0; side < 2; ++side) {
-      if (side == kDefault && hazard) break;
+      if (side == kDefault && (hazard || gcm_hazard)) break;
       in_buf[side] = data;
       // A zero tail: the default provider's EVP_Cipher on a partial CBC
       // block reads a whole block.
@@ -729,6 +734,12 @@ class Harness {
     if (hazard) {
       Note("  (default provider not asked: TLS record shorter than its IV)");
       if (ret[kAesmux] > 0) Fail("aesmux accepted a TLS CBC record of 0 bytes");
+      return;
+    }
+    if (gcm_hazard) {
+      Note("  (default provider not asked: TLS GCM record, IV under 8 bytes)");
+      if (ret[kAesmux] > 0) Fail("aesmux ran a TLS GCM record on a short IV");
+      m.unknown = true;  // the default provider still has the record's AAD
       return;
     }
 
@@ -1136,15 +1147,27 @@ class Harness {
     }
     Note("get params" + DescribeParams(specs));
     ParamArray arrays[2] = {ParamArray(specs), ParamArray(specs)};
-    const Outcome o = OnBoth([&](int side) {
-      return EVP_CIPHER_CTX_get_params(pair.ctx[side], arrays[side].get());
-    });
-    const int *ret = o.ret;
-    Model &m = pair.model;
     const Family family = pair.family();
     // tlsivgen starts a message on the IV (and advances it).
     const OSSL_PARAM *gen =
         Find(&arrays[kDefault].at(0), OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN);
+    // Default provider hazard: tlsivgen on an IV shorter than its 8-byte
+    // counter increments the bytes in front of the IV. aesmux must refuse.
+    const bool hazard =
+        family == Family::kGcm && gen != nullptr &&
+        EVP_CIPHER_CTX_get_iv_length(pair.ctx[kDefault]) < 8;
+    const Outcome o = OnBoth(
+        [&](int side) {
+          return EVP_CIPHER_CTX_get_params(pair.ctx[side], arrays[side].get());
+        },
+        hazard);
+    const int *ret = o.ret;
+    Model &m = pair.model;
+    if (hazard) {
+      Note("  (default provider not asked: tlsivgen, IV under 8 bytes)");
+      if (ret[kAesmux] != 0) Fail("aesmux ran tlsivgen on a short IV");
+      return;
+    }
     if (family == Family::kGcm && gen != nullptr && ret[kDefault] == 1) {
       m.GcmNewIv(Model::GcmIv::kCopied);
     }
