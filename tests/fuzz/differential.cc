@@ -685,11 +685,13 @@ class Harness {
         family == Family::kGcm ? EVP_CIPHER_CTX_get_iv_length(pair.ctx[kDefault])
                                : 0;
     const bool tls_gcm_record = family == Family::kGcm && m.tls_aad_pending;
-    // Default provider hazard: a TLS 1.2 GCM record on an IV shorter than
-    // its 8-byte explicit part makes it write in front of its IV (the
-    // counter tlsivgen advances, or the explicit IV it copies in). aesmux
-    // must refuse it; the default provider is not asked.
-    const bool gcm_hazard = tls_gcm_record && reaches && iv_len_before < 8;
+    // Default provider hazard: a TLS 1.2 GCM record (in place, long enough
+    // for explicit IV and tag: the only one it takes that far) on an IV
+    // shorter than its 8-byte explicit part makes it write in front of its
+    // IV (the counter tlsivgen advances, or the explicit IV it copies in).
+    // aesmux must refuse it; the default provider is not asked.
+    const bool gcm_hazard = tls_gcm_record && reaches && iv_len_before < 8 &&
+                            shape == 1 && len >= 8 + 16;
 
     constexpr size_t kSlack = 32;
     constexpr uint8_t kFill = 0xa5;
