@@ -106,9 +106,14 @@ void IncrementInvocationField(GcmCtx *ctx) {
 
 // tlsivgen: starts a message on the current IV, hands out its last
 // `out_len` bytes (all of it for 0 or more than the IV) and advances the
-// invocation field for the next record.
+// invocation field for the next record. An IV shortened below that 8-byte
+// field after tlsivfixed is refused (OpenSSL 3.0 increments the bytes in
+// front of its IV).
 bool GetIvGen(GcmCtx *ctx, uint8_t *out, size_t out_len) {
-  if (!ctx->iv_gen || !ctx->key_set || !StartMessage(ctx)) return false;
+  if (!ctx->iv_gen || !ctx->key_set || ctx->iv_len < kTlsExplicitIvLen ||
+      !StartMessage(ctx)) {
+    return false;
+  }
   if (out_len == 0 || out_len > ctx->iv_len) out_len = ctx->iv_len;
   std::memcpy(out, ctx->iv + ctx->iv_len - out_len, out_len);
   IncrementInvocationField(ctx);

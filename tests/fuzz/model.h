@@ -17,6 +17,13 @@
 namespace aesmux::fuzz {
 
 struct Model {
+  // The direction of the default provider's algorithm context where it
+  // differs from EVP's: EVP takes an init's direction before it refuses the
+  // init's keylen or ivlen parameter, and the provider never sees that init
+  // (-1: the same as EVP's). EVP routes EVP_EncryptUpdate and friends by
+  // its own flag; the provider works in its own direction.
+  int provider_enc = -1;
+
   // ECB, CBC, XTS: the direction the default provider's key schedule was
   // made for. It keeps it when only the direction changes (README: "Where
   // aesmux deliberately differs"); -1 before any key.
