@@ -15,6 +15,11 @@
 #ifndef AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
 #define AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_fallback includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_fallback)
+#error "provider/fallback/fallback.h belongs to a layer above the one that includes it"
+#endif
+
 #include <openssl/evp.h>
 
 #include <array>
@@ -25,7 +30,7 @@
 #include <string>
 
 #include "provider/fallback/cipher_functions.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 namespace aesmux::fallback {
 
@@ -38,7 +43,7 @@ class FallbackLibrary {
   FallbackLibrary(const FallbackLibrary &) = delete;
   FallbackLibrary &operator=(const FallbackLibrary &) = delete;
 
-  const EVP_CIPHER *cipher(route::Alg alg) const {
+  const EVP_CIPHER *cipher(core::Alg alg) const {
     return ciphers_[static_cast<size_t>(alg)];
   }
   OSSL_LIB_CTX *libctx() const { return libctx_; }
@@ -47,7 +52,7 @@ class FallbackLibrary {
   FallbackLibrary() = default;
   OSSL_LIB_CTX *libctx_ = nullptr;
   OSSL_PROVIDER *provider_ = nullptr;
-  std::array<EVP_CIPHER *, route::kNumAlgs> ciphers_{};
+  std::array<EVP_CIPHER *, core::kNumAlgs> ciphers_{};
 };
 
 // One default-provider cipher context of the fallback library, keyed on
@@ -69,23 +74,23 @@ class FallbackContext {
   // ECB/CBC/CTR/XTS on `len` bytes. `iv` is the CBC chaining value or CTR
   // counter (updated on return) or the XTS tweak (unchanged); null for ECB.
   bool Blocks(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
-              route::Direction direction, uint8_t *iv, uint8_t *out,
+              core::Direction direction, uint8_t *iv, uint8_t *out,
               const uint8_t *in, size_t len);
 
   // GCM, one message: Start, then Aad/Crypt in any order the caller allows,
   // then Finish. Finish writes the 16-byte tag when encrypting and checks the
   // first `tag_len` bytes of `tag` when decrypting.
   bool GcmStart(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
-                route::Direction direction, std::span<const uint8_t> iv);
+                core::Direction direction, std::span<const uint8_t> iv);
   bool GcmAad(std::span<const uint8_t> aad);
   bool GcmCrypt(uint8_t *out, const uint8_t *in, size_t len);
-  bool GcmFinish(route::Direction direction, uint8_t tag[16], size_t tag_len);
+  bool GcmFinish(core::Direction direction, uint8_t tag[16], size_t tag_len);
   // Goes on with the message in `direction` (GCM's schedule serves both).
-  bool GcmSwitchDirection(route::Direction direction);
+  bool GcmSwitchDirection(core::Direction direction);
 
  private:
   bool Prepare(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
-               route::Direction direction);
+               core::Direction direction);
   // The provider's update over `len` bytes in chunks of at most
   // `max_chunk` (`out` null: AAD).
   bool Feed(uint8_t *out, const uint8_t *in, size_t len, size_t max_chunk);
@@ -97,7 +102,7 @@ class FallbackContext {
   void *ctx_ = nullptr;  // the provider's cipher context
   size_t block_size_ = 1;
   bool keyed_ = false;
-  route::Direction direction_ = route::Direction::kEncrypt;
+  core::Direction direction_ = core::Direction::kEncrypt;
 };
 
 }  // namespace aesmux::fallback

@@ -1,4 +1,4 @@
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -14,7 +14,7 @@
 #include <new>
 #include <string_view>
 
-namespace aesmux::route {
+namespace aesmux::core {
 
 namespace stats_internal {
 thread_local ThreadCounters *t_counters = nullptr;
@@ -390,4 +390,4 @@ int WriteStatsFile() {
   return error;
 }
 
-}  // namespace aesmux::route
+}  // namespace aesmux::core

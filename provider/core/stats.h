@@ -5,8 +5,8 @@
 // reading sums every live thread plus the totals of threads that have
 // exited. The counters are process-wide and start from zero in a forked
 // child, so each process reports only its own work.
-#ifndef AESMUX_PROVIDER_ROUTE_STATS_H_
-#define AESMUX_PROVIDER_ROUTE_STATS_H_
+#ifndef AESMUX_PROVIDER_CORE_STATS_H_
+#define AESMUX_PROVIDER_CORE_STATS_H_
 
 #include <array>
 #include <atomic>
@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
-namespace aesmux::route {
+namespace aesmux::core {
 
 struct Counter {
   uint64_t requests = 0;
@@ -139,6 +139,6 @@ inline void CountRequest(Alg alg, Path path, uint64_t bytes) {
   if (counters->unwritten_bytes >= kProgressBytes) WriteProgress();
 }
 
-}  // namespace aesmux::route
+}  // namespace aesmux::core
 
-#endif  // AESMUX_PROVIDER_ROUTE_STATS_H_
+#endif  // AESMUX_PROVIDER_CORE_STATS_H_
