@@ -16,6 +16,7 @@
 #include <span>
 #include <thread>
 
+#include "provider/core/async_wait.h"
 #include "provider/core/process.h"
 #include "provider/core/stats.h"
 
@@ -122,18 +123,8 @@ int WaitFd() {
 const char kWaitFdKey = 0;  // its address tags our fd in ASYNC_WAIT_CTX
 
 bool RegisterWaitFd(ASYNC_JOB *job) {
-  ASYNC_WAIT_CTX *wait_ctx = ASYNC_get_wait_ctx(job);
-  if (wait_ctx == nullptr) return false;
   const int fd = WaitFd();
-  if (fd < 0) return false;
-  OSSL_ASYNC_FD registered;
-  void *data;
-  if (ASYNC_WAIT_CTX_get_fd(wait_ctx, &kWaitFdKey, &registered, &data)) {
-    if (registered == fd) return true;
-    ASYNC_WAIT_CTX_clear_fd(wait_ctx, &kWaitFdKey);  // a parent's
-  }
-  return ASYNC_WAIT_CTX_set_wait_fd(wait_ctx, &kWaitFdKey, fd, nullptr,
-                                    nullptr) == 1;
+  return fd >= 0 && core::SetJobWaitFd(job, &kWaitFdKey, fd);
 }
 
 // After this many flushes in a row that found only the flusher's own
