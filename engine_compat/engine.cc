@@ -27,7 +27,7 @@
 #include "kernels/tiers.h"
 #include "provider/openssl/provider_context.h"
 #include "provider/route/settings.h"
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 
 namespace aesmux::engine {
 namespace {
@@ -184,7 +184,7 @@ int SetSetting(const route::SettingName &setting, const char *value) {
 }
 
 int DumpStats() {
-  const std::string stats = route::FormatStats(route::ReadStats());
+  const std::string stats = core::FormatStats(core::ReadStats());
   const bool ok = std::fputs(stats.c_str(), stdout) >= 0;
   return std::fflush(stdout) == 0 && ok ? 1 : 0;
 }

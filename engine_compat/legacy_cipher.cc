@@ -20,10 +20,10 @@
 namespace aesmux::engine {
 namespace {
 
-using route::Alg;
-using route::Family;
+using core::Alg;
+using core::Family;
 
-constexpr std::array<int, route::kNumAlgs> kNids = {
+constexpr std::array<int, core::kNumAlgs> kNids = {
     NID_aes_128_ecb, NID_aes_192_ecb, NID_aes_256_ecb,
     NID_aes_128_cbc, NID_aes_192_cbc, NID_aes_256_cbc,
     NID_aes_128_ctr, NID_aes_192_ctr, NID_aes_256_ctr,
@@ -37,9 +37,9 @@ constexpr size_t kMaxProviderIv = 128;
 using Functions = fallback::CipherFunctions;
 
 const Functions &FunctionsFor(Alg alg) {
-  static const std::array<Functions, route::kNumAlgs> table = [] {
-    std::array<Functions, route::kNumAlgs> t;
-    for (const route::AlgInfo &info : route::kAlgs) {
+  static const std::array<Functions, core::kNumAlgs> table = [] {
+    std::array<Functions, core::kNumAlgs> t;
+    for (const core::AlgInfo &info : core::kAlgs) {
       t[static_cast<size_t>(info.alg)] =
           fallback::CipherFunctionsOf(openssl::CipherDispatch(info.alg));
     }
@@ -75,7 +75,7 @@ CipherData *DataOf(EVP_CIPHER_CTX *ctx) {
 // Every callback of one algorithm's legacy cipher.
 template <Alg kAlg>
 struct Legacy {
-  static constexpr Family kFamily = route::Info(kAlg).family;
+  static constexpr Family kFamily = core::Info(kAlg).family;
   static constexpr bool kGcm = kFamily == Family::kGcm;
   static constexpr bool kCtr = kFamily == Family::kCtr;
 
@@ -373,7 +373,7 @@ struct Legacy {
     }
     EVP_CIPHER *cipher =
         EVP_CIPHER_meth_new(nid, static_cast<int>(c.block_size),
-                            static_cast<int>(route::Info(kAlg).key_len));
+                            static_cast<int>(core::Info(kAlg).key_len));
     if (cipher == nullptr ||
         !EVP_CIPHER_meth_set_iv_length(cipher, static_cast<int>(c.iv_len)) ||
         !EVP_CIPHER_meth_set_flags(cipher, flags) ||
@@ -390,7 +390,7 @@ struct Legacy {
 };
 
 template <size_t... kIndex>
-std::array<EVP_CIPHER *, route::kNumAlgs> MakeAll(
+std::array<EVP_CIPHER *, core::kNumAlgs> MakeAll(
     std::index_sequence<kIndex...>) {
   return {Legacy<static_cast<Alg>(kIndex)>::Make(kNids[kIndex])...};
 }
@@ -404,7 +404,7 @@ void SetProviderContext(openssl::ProviderContext *context) {
 std::unique_ptr<LegacyCiphers> LegacyCiphers::Create() {
   std::unique_ptr<LegacyCiphers> ciphers(new (std::nothrow) LegacyCiphers);
   if (ciphers == nullptr) return nullptr;
-  ciphers->ciphers_ = MakeAll(std::make_index_sequence<route::kNumAlgs>());
+  ciphers->ciphers_ = MakeAll(std::make_index_sequence<core::kNumAlgs>());
   for (EVP_CIPHER *cipher : ciphers->ciphers_) {
     if (cipher == nullptr) return nullptr;
   }

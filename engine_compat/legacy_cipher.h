@@ -28,7 +28,7 @@
 #include <span>
 
 #include "provider/openssl/provider_context.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 namespace aesmux::engine {
 
@@ -47,14 +47,14 @@ class LegacyCiphers {
   LegacyCiphers(const LegacyCiphers &) = delete;
   LegacyCiphers &operator=(const LegacyCiphers &) = delete;
 
-  // The NIDs of the legacy AES ciphers, in route::Alg order.
+  // The NIDs of the legacy AES ciphers, in core::Alg order.
   static std::span<const int> Nids();
   // The cipher for `nid`, or null if aesmux has none.
   const EVP_CIPHER *ByNid(int nid) const;
 
  private:
   LegacyCiphers() = default;
-  std::array<EVP_CIPHER *, route::kNumAlgs> ciphers_{};
+  std::array<EVP_CIPHER *, core::kNumAlgs> ciphers_{};
 };
 
 }  // namespace aesmux::engine

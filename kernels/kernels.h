@@ -19,6 +19,11 @@
 #ifndef AESMUX_KERNELS_KERNELS_H_
 #define AESMUX_KERNELS_KERNELS_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_kernels includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_kernels)
+#error "kernels/kernels.h belongs to a layer above the one that includes it"
+#endif
+
 #include <stddef.h>
 #include <stdint.h>
 

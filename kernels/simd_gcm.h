@@ -9,6 +9,11 @@
 #ifndef AESMUX_KERNELS_SIMD_GCM_H_
 #define AESMUX_KERNELS_SIMD_GCM_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_kernels includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_kernels)
+#error "kernels/simd_gcm.h belongs to a layer above the one that includes it"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <span>

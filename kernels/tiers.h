@@ -4,6 +4,11 @@
 #ifndef AESMUX_KERNELS_TIERS_H_
 #define AESMUX_KERNELS_TIERS_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_kernels includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_kernels)
+#error "kernels/tiers.h belongs to a layer above the one that includes it"
+#endif
+
 // The kernels are x86-64 assembly, which kernels/CMakeLists.txt builds for
 // x86-64 targets only. For any other target this library has no tiers:
 // kTiers and mb::kMbTiers are empty, so no key gets a tier, and the router

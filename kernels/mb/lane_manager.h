@@ -12,6 +12,11 @@
 #ifndef AESMUX_KERNELS_MB_LANE_MANAGER_H_
 #define AESMUX_KERNELS_MB_LANE_MANAGER_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_kernels includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_kernels)
+#error "kernels/mb/lane_manager.h belongs to a layer above the one that includes it"
+#endif
+
 #include <array>
 #include <bit>
 #include <cstddef>

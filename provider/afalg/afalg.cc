@@ -20,10 +20,10 @@
 
 namespace aesmux::afalg {
 
-using route::Alg;
-using route::Direction;
-using route::Family;
-using route::Handoff;
+using core::Alg;
+using core::Direction;
+using core::Family;
+using core::Handoff;
 
 namespace {
 
@@ -390,7 +390,7 @@ class Tfm {
     if (const int fault = TakeFault(Fault::kSocketSetup); fault != 0) {
       return fault;
     }
-    const Family family = route::Info(alg).family;
+    const Family family = core::Info(alg).family;
     if (!ReserveFds(1)) return -EMFILE;
     const int raw = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (raw < 0) {
@@ -610,13 +610,13 @@ Outcome RunRequest(Request &request, InFlight &in_flight, size_t expected,
 
 Outcome Key::Blocks(Alg alg, std::span<const uint8_t> key,
                     Direction direction, uint8_t *iv,
-                    std::span<const route::Segment> segments,
+                    std::span<const core::Segment> segments,
                     uint8_t *keystream) {
   in_flight_.Cancel();  // left by a job on this key that never came back
   uint64_t total = 0;
-  for (const route::Segment &segment : segments) total += segment.len;
+  for (const core::Segment &segment : segments) total += segment.len;
   if (total == 0) return Outcome::Ok();
-  const Family family = route::Info(alg).family;
+  const Family family = core::Info(alg).family;
   const size_t max_request = Service::Get().max_request() & ~(kBlock - 1);
   if (family == Family::kXts && total > max_request) {
     return Outcome::Fail(Handoff::kTooLong, -EMSGSIZE);
@@ -648,7 +648,7 @@ Outcome Key::Blocks(Alg alg, std::span<const uint8_t> key,
     uint8_t *last_out = nullptr;
     const uint8_t *last_in = nullptr;
     while (left != 0 && pieces.tx_count < 3) {
-      const route::Segment &segment = segments[segment_index];
+      const core::Segment &segment = segments[segment_index];
       const size_t take = std::min(left, segment.len - offset);
       const uint8_t *in = segment.in + offset;
       uint8_t *out = segment.out + offset;
@@ -710,7 +710,7 @@ Outcome Key::Blocks(Alg alg, std::span<const uint8_t> key,
 
   if (tail != 0) {
     // The output's tail, and the keystream block for the caller's `num`.
-    const route::Segment &final_segment = segments.back();
+    const core::Segment &final_segment = segments.back();
     uint8_t *out_tail = final_segment.out + final_segment.len - tail;
     std::memcpy(out_tail, tail_out, tail);
     for (size_t i = 0; i < kBlock; ++i) keystream[i] = tail_out[i] ^ tail_in[i];

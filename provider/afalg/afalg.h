@@ -34,6 +34,11 @@
 #ifndef AESMUX_PROVIDER_AFALG_AFALG_H_
 #define AESMUX_PROVIDER_AFALG_AFALG_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_afalg includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_afalg)
+#error "provider/afalg/afalg.h belongs to a layer above the one that includes it"
+#endif
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -47,17 +52,17 @@
 #include <vector>
 
 #include "provider/afalg/in_flight.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 namespace aesmux::afalg {
 
 // What one request on the afalg path came to.
 struct Outcome {
   int error = 0;                            // 0, or -errno
-  route::Handoff reason = route::Handoff::kIoError;  // when error != 0
+  core::Handoff reason = core::Handoff::kIoError;  // when error != 0
 
   static Outcome Ok() { return {}; }
-  static Outcome Fail(route::Handoff reason, int error) {
+  static Outcome Fail(core::Handoff reason, int error) {
     return {error != 0 ? error : -EIO, reason};
   }
   // From a kernel or ring result.
@@ -102,7 +107,7 @@ struct KernelAlgorithm {
   const char *type;  // "skcipher" or "aead"
   const char *name;  // "cbc(aes)"
 };
-KernelAlgorithm KernelAlgorithmFor(route::Family family);
+KernelAlgorithm KernelAlgorithmFor(core::Family family);
 
 // Process-wide state: probe results, arming, health. It lives while at
 // least one provider instance does (each route::Router holds it through
@@ -117,11 +122,11 @@ class Service {
   // At provider init: probes `family` unless already done (to the depth
   // asked for: `force` needs a bind even when /proc/crypto lists only CPU
   // software). Thread-safe; the first call per family does the work.
-  void Probe(route::Family family, bool force);
-  FamilyStatus status(route::Family family) const;
+  void Probe(core::Family family, bool force);
+  FamilyStatus status(core::Family family) const;
 
   // Whether `family` binds to an offload driver (no lock: per request).
-  bool offload(route::Family family) const {
+  bool offload(core::Family family) const {
     return offload_[static_cast<size_t>(family)].load(
         std::memory_order_relaxed);
   }
@@ -135,11 +140,11 @@ class Service {
   }
 
   // Per request: nullopt if the path may serve `alg` now, else why not.
-  std::optional<route::Handoff> Admit(route::Alg alg) const;
+  std::optional<core::Handoff> Admit(core::Alg alg) const;
   // After a request: failures that say the path is broken make `alg` rest
   // for a while (1 s, doubling per consecutive failure, at most 64 s); a
   // success ends the streak.
-  void Report(route::Alg alg, const Outcome &outcome);
+  void Report(core::Alg alg, const Outcome &outcome);
 
   // Tests: the first rest period (default 1 s), and forgetting health.
   void SetBackoffForTesting(std::chrono::milliseconds base);
@@ -147,21 +152,21 @@ class Service {
 
  private:
   Service() = default;
-  void ProbeLocked(route::Family family, bool force);
+  void ProbeLocked(core::Family family, bool force);
   int ReadProcCrypto();
 
   mutable std::mutex mutex_;
-  std::array<FamilyStatus, route::kNumFamilies> status_{};
+  std::array<FamilyStatus, core::kNumFamilies> status_{};
   std::string proc_crypto_;  // last read, guarded by mutex_
   bool proc_crypto_read_ = false;
   std::atomic<size_t> max_request_{64 * 1024};
-  std::array<std::atomic<bool>, route::kNumFamilies> offload_{};
+  std::array<std::atomic<bool>, core::kNumFamilies> offload_{};
 
   struct Health {
     std::atomic<int64_t> resting_until_ns{0};
     std::atomic<uint32_t> failures{0};
   };
-  std::array<Health, route::kNumAlgs> health_{};
+  std::array<Health, core::kNumAlgs> health_{};
   std::atomic<int64_t> backoff_base_ns_{1'000'000'000};
 };
 
@@ -193,21 +198,21 @@ class Key {
   // segments' inputs must not overlap their outputs (the caller stages
   // in-place requests). `iv` and `keystream` change only on success; on
   // failure the outputs are unspecified and the inputs untouched.
-  Outcome Blocks(route::Alg alg, std::span<const uint8_t> key,
-                 route::Direction direction, uint8_t *iv,
-                 std::span<const route::Segment> segments, uint8_t *keystream);
+  Outcome Blocks(core::Alg alg, std::span<const uint8_t> key,
+                 core::Direction direction, uint8_t *iv,
+                 std::span<const core::Segment> segments, uint8_t *keystream);
 
   // One whole GCM message of `len` bytes with a 12-byte IV and 16-byte tag.
   // Encrypting writes the tag to `tag`; decrypting checks `tag` and fails
   // with Handoff::kBadTag if it does not match. `in` must not overlap
   // `out`. On failure `out` is unspecified.
-  Outcome Gcm(route::Alg alg, std::span<const uint8_t> key,
-              route::Direction direction, std::span<const uint8_t> iv,
+  Outcome Gcm(core::Alg alg, std::span<const uint8_t> key,
+              core::Direction direction, std::span<const uint8_t> iv,
               std::span<const uint8_t> aad, uint8_t *out, const uint8_t *in,
               size_t len, uint8_t tag[16]);
 
  private:
-  Outcome Open(route::Alg alg, std::span<const uint8_t> key);
+  Outcome Open(core::Alg alg, std::span<const uint8_t> key);
   Tfm *tfm_ = nullptr;  // a reference
   InFlight in_flight_;  // cancelled by Reset(), before tfm_ is released
 };

@@ -5,6 +5,11 @@
 #ifndef AESMUX_PROVIDER_AFALG_FAULT_H_
 #define AESMUX_PROVIDER_AFALG_FAULT_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_afalg includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_afalg)
+#error "provider/afalg/fault.h belongs to a layer above the one that includes it"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 

@@ -19,6 +19,11 @@
 #ifndef AESMUX_PROVIDER_AFALG_FD_BUDGET_H_
 #define AESMUX_PROVIDER_AFALG_FD_BUDGET_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_afalg includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_afalg)
+#error "provider/afalg/fd_budget.h belongs to a layer above the one that includes it"
+#endif
+
 #include <cstdint>
 
 namespace aesmux::afalg {

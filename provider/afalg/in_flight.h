@@ -10,6 +10,11 @@
 #ifndef AESMUX_PROVIDER_AFALG_IN_FLIGHT_H_
 #define AESMUX_PROVIDER_AFALG_IN_FLIGHT_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_afalg includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_afalg)
+#error "provider/afalg/in_flight.h belongs to a layer above the one that includes it"
+#endif
+
 #include <memory>
 
 namespace aesmux::afalg {

@@ -6,6 +6,11 @@
 #ifndef AESMUX_PROVIDER_AFALG_KERNEL_CRYPTO_H_
 #define AESMUX_PROVIDER_AFALG_KERNEL_CRYPTO_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_afalg includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_afalg)
+#error "provider/afalg/kernel_crypto.h belongs to a layer above the one that includes it"
+#endif
+
 #include <optional>
 #include <string>
 #include <string_view>

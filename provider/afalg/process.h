@@ -1,7 +1,7 @@
 // Whether this process may use the afalg path.
 //
 // Sockets and rings belong to the process that made them (the fork
-// generation, route/process.h): everything made before a fork is
+// generation, core/process.h): everything made before a fork is
 // recognised in the child as the parent's, which the child neither uses
 // nor closes.
 //
@@ -12,13 +12,18 @@
 #ifndef AESMUX_PROVIDER_AFALG_PROCESS_H_
 #define AESMUX_PROVIDER_AFALG_PROCESS_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_afalg includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_afalg)
+#error "provider/afalg/process.h belongs to a layer above the one that includes it"
+#endif
+
 #include <cstdint>
 
-#include "provider/route/process.h"
+#include "provider/core/process.h"
 
 namespace aesmux::afalg {
 
-using route::ProcessGeneration;
+using core::ProcessGeneration;
 
 // Arming: the process that probed AF_ALG and io_uring successfully at
 // provider init is armed; its forked descendants are armed only when the

@@ -14,6 +14,7 @@
 #include "provider/afalg/fault.h"
 #include "provider/afalg/fd_budget.h"
 #include "provider/afalg/process.h"
+#include "provider/core/async_wait.h"
 
 namespace aesmux::afalg {
 namespace {
@@ -352,17 +353,8 @@ int Ring::WaitSync(Request &request) {
 }
 
 int Ring::WaitInJob(Request &request, std::unique_lock<std::mutex> &lock) {
-  ASYNC_WAIT_CTX *wait_ctx = ASYNC_get_wait_ctx(ASYNC_get_current_job());
-  if (wait_ctx == nullptr) return WaitSync(request);
-  OSSL_ASYNC_FD fd = -1;
-  void *custom = nullptr;
-  if (!ASYNC_WAIT_CTX_get_fd(wait_ctx, &kWaitKey, &fd, &custom) ||
-      fd != event_fd_) {
-    if (fd != -1) ASYNC_WAIT_CTX_clear_fd(wait_ctx, &kWaitKey);
-    if (!ASYNC_WAIT_CTX_set_wait_fd(wait_ctx, &kWaitKey, event_fd_, nullptr,
-                                    nullptr)) {
-      return WaitSync(request);
-    }
+  if (!core::SetJobWaitFd(ASYNC_get_current_job(), &kWaitKey, event_fd_)) {
+    return WaitSync(request);
   }
   if (!signalled_) {
     // Nothing makes the fd readable yet: let the application resume a job

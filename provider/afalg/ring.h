@@ -28,6 +28,11 @@
 #ifndef AESMUX_PROVIDER_AFALG_RING_H_
 #define AESMUX_PROVIDER_AFALG_RING_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_afalg includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_afalg)
+#error "provider/afalg/ring.h belongs to a layer above the one that includes it"
+#endif
+
 #include <liburing.h>
 #include <sys/socket.h>
 #include <sys/uio.h>

@@ -16,8 +16,9 @@
 #include <span>
 #include <thread>
 
-#include "provider/route/process.h"
-#include "provider/route/stats.h"
+#include "provider/core/async_wait.h"
+#include "provider/core/process.h"
+#include "provider/core/stats.h"
 
 namespace aesmux::batch {
 namespace {
@@ -29,14 +30,14 @@ using kernels::mb::MbTier;
 // An AES key of 10, 12 or 14 rounds: the lane manager for that key size,
 // and the statistics' algorithm.
 size_t KeySizeIndex(uint32_t rounds) { return (rounds - 10) / 2; }
-constexpr route::Alg kCbcAlgs[] = {route::Alg::kAes128Cbc,
-                                   route::Alg::kAes192Cbc,
-                                   route::Alg::kAes256Cbc};
+constexpr core::Alg kCbcAlgs[] = {core::Alg::kAes128Cbc,
+                                   core::Alg::kAes192Cbc,
+                                   core::Alg::kAes256Cbc};
 
 void RunAlone(const kernels::Tier &single, const CbcRequest &request) {
   single.ops.cbc_encrypt(request.key, request.iv, request.out, request.in,
                          request.len);
-  route::CountRequest(request.alg, route::Path::kSimd, request.len);
+  core::CountRequest(request.alg, core::Path::kSimd, request.len);
 }
 
 // Lane managers, one per multi-buffer tier and key size, created on first
@@ -65,7 +66,7 @@ class Managers {
         const uint64_t calls = row[k]->kernel_calls();
         const uint64_t lanes = row[k]->lanes_filled();
         if (calls == last.calls) continue;
-        route::CountBatches(kCbcAlgs[k], calls - last.calls,
+        core::CountBatches(kCbcAlgs[k], calls - last.calls,
                             lanes - last.lanes);
         last = {calls, lanes};
       }
@@ -113,27 +114,17 @@ int WaitFd() {
   static int fd = -1;
   static uint64_t generation = 0;
   std::lock_guard lock(mutex);
-  if (fd >= 0 && generation == route::ProcessGeneration()) return fd;
+  if (fd >= 0 && generation == core::ProcessGeneration()) return fd;
   fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
-  generation = route::ProcessGeneration();
+  generation = core::ProcessGeneration();
   return fd;
 }
 
 const char kWaitFdKey = 0;  // its address tags our fd in ASYNC_WAIT_CTX
 
 bool RegisterWaitFd(ASYNC_JOB *job) {
-  ASYNC_WAIT_CTX *wait_ctx = ASYNC_get_wait_ctx(job);
-  if (wait_ctx == nullptr) return false;
   const int fd = WaitFd();
-  if (fd < 0) return false;
-  OSSL_ASYNC_FD registered;
-  void *data;
-  if (ASYNC_WAIT_CTX_get_fd(wait_ctx, &kWaitFdKey, &registered, &data)) {
-    if (registered == fd) return true;
-    ASYNC_WAIT_CTX_clear_fd(wait_ctx, &kWaitFdKey);  // a parent's
-  }
-  return ASYNC_WAIT_CTX_set_wait_fd(wait_ctx, &kWaitFdKey, fd, nullptr,
-                                    nullptr) == 1;
+  return fd >= 0 && core::SetJobWaitFd(job, &kWaitFdKey, fd);
 }
 
 // After this many flushes in a row that found only the flusher's own
@@ -155,9 +146,9 @@ struct JobQueue {
   Managers managers;
   int lonely_flushes = 0;
   int skip_left = 0;
-  const uint64_t generation = route::ProcessGeneration();
+  const uint64_t generation = core::ProcessGeneration();
 
-  bool ours() const { return generation == route::ProcessGeneration(); }
+  bool ours() const { return generation == core::ProcessGeneration(); }
 
   // Under `mutex`: `queued` now stands for `job`, pending in `manager`.
   static void Hold(QueuedRequest &queued, std::shared_ptr<JobQueue> queue,
@@ -253,7 +244,7 @@ bool EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
     }
   }
   lock.unlock();
-  route::CountRequest(request.alg, route::Path::kMb, request.len);
+  core::CountRequest(request.alg, core::Path::kMb, request.len);
   return true;
 }
 
@@ -389,7 +380,7 @@ class Combiner {
   std::atomic<uint32_t> leases_{0};  // living threads that have batched
   std::unique_ptr<Shard[]> shards_;
   size_t num_shards_ = 0;
-  const uint64_t generation_ = route::ProcessGeneration();
+  const uint64_t generation_ = core::ProcessGeneration();
   // In a forked child, the combiner it replaced (and that one's), never
   // freed: the forking thread's lease may point into it.
   Combiner *const inherited_;
@@ -512,7 +503,7 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
 
 void Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
                      const CbcRequest &request) {
-  if (generation_ != route::ProcessGeneration()) {
+  if (generation_ != core::ProcessGeneration()) {
     if (Combiner *replacement = ReplaceInherited(this)) {
       replacement->Encrypt(tier, single, request);
     } else {
@@ -660,7 +651,7 @@ void Shard::Combine(const MbTier &tier, const kernels::Tier &single,
     }
     managers_.ReportBatches();
     for (Slot *slot : batch) {
-      route::CountRequest(slot->request->alg, route::Path::kMb,
+      core::CountRequest(slot->request->alg, core::Path::kMb,
                           slot->request->len);
     }
   }
@@ -772,7 +763,7 @@ bool EncryptCbcStreams(const MbTier &lanes,
   }
   managers.ReportBatches();
   for (size_t i = 0; i < count; ++i) {
-    route::CountRequest(requests[i].alg, route::Path::kMb, requests[i].len);
+    core::CountRequest(requests[i].alg, core::Path::kMb, requests[i].len);
   }
   return true;
 }

@@ -21,10 +21,15 @@
 // and lanes filled per algorithm).
 //
 // After fork(), the child's combiner, lane managers and wait fd are its
-// own (route/process.h): it never waits for a combiner that was a parent
+// own (core/process.h): it never waits for a combiner that was a parent
 // thread, and never runs a request a parent thread published or queued.
 #ifndef AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
 #define AESMUX_PROVIDER_BATCH_CBC_BATCH_H_
+
+// Layers (DEVELOPERS.md): only what links aesmux_batch includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_batch)
+#error "provider/batch/cbc_batch.h belongs to a layer above the one that includes it"
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +39,7 @@
 #include "kernels/kernels.h"
 #include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 namespace aesmux::batch {
 
@@ -71,7 +76,7 @@ class QueuedRequest {
 
 // One CBC encryption of whole blocks under an expanded encryption key.
 struct CbcRequest {
-  route::Alg alg;               // for statistics
+  core::Alg alg;                // for statistics
   const aesmux_aes_key *key;    // encryption schedule
   uint8_t *iv;                  // in: chaining value; out: last block
   uint8_t *out;

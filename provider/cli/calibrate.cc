@@ -18,15 +18,15 @@
 #include "provider/cli/provider_handle.h"
 #include "provider/cli/svg_plot.h"
 #include "provider/cli/throughput.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 extern char **environ;
 
 namespace aesmux::cli {
 namespace {
 
-using route::Family;
-using route::kNumFamilies;
+using core::Family;
+using core::kNumFamilies;
 
 struct Options {
   bool quick = false;
@@ -104,7 +104,7 @@ std::string DriverOf(const std::string &state) {
 
 // What one algorithm and direction measured, and its crossovers.
 struct Measured {
-  route::AlgInfo alg{};
+  core::AlgInfo alg{};
   Direction direction = Direction::kEncrypt;
   std::vector<PlotCurve> curves;  // in the order of the paths
   // Largest size up to which fallback wins at every size; 0: never.
@@ -267,7 +267,7 @@ bool WriteThresholds(const Options &options, const std::string &header,
   for (size_t f = 0; f < kNumFamilies; ++f) {
     const FamilyThresholds &t = families[f];
     if (!t.measured) continue;
-    const std::string family(route::kFamilyNames[f]);
+    const std::string family(core::kFamilyNames[f]);
     out << family << ".fallback_max_len = " << ByteCount(t.fallback_max)
         << "\n";
     if (t.afalg_measured) {
@@ -415,7 +415,7 @@ bool SetUpPaths(const Options &options, Plan *plan) {
     mb.serves[static_cast<size_t>(Family::kCbc)] = true;
   }
   std::vector<std::string> force = {"afalg = force", "cbc.mb_max_len = 0"};
-  for (std::string_view family : route::kFamilyNames) {
+  for (std::string_view family : core::kFamilyNames) {
     force.push_back(std::string(family) + ".afalg_min_len = 0");
   }
   std::unique_ptr<ProviderHandle> afalg =
@@ -426,7 +426,7 @@ bool SetUpPaths(const Options &options, Plan *plan) {
   std::string why_not = "aesmux with afalg = force did not load";
   for (size_t f = 0; afalg != nullptr && f < kNumFamilies; ++f) {
     const std::string state =
-        afalg->Param("afalg." + std::string(route::kFamilyNames[f]));
+        afalg->Param("afalg." + std::string(core::kFamilyNames[f]));
     path.serves[f] = state.starts_with("on");
     path.label[f] = "afalg " + DriverOf(state);
     if (!path.serves[f] && !any) why_not = state;
@@ -444,7 +444,7 @@ bool SetUpPaths(const Options &options, Plan *plan) {
 
 // Measures every path that serves `alg` in `direction` at every size, the
 // paths taking turns; nullopt, having said why, if OpenSSL refuses.
-std::optional<Measured> MeasureAlgorithm(const route::AlgInfo &alg,
+std::optional<Measured> MeasureAlgorithm(const core::AlgInfo &alg,
                                          Direction direction,
                                          const Plan &plan,
                                          const std::vector<size_t> &sizes,
@@ -535,7 +535,7 @@ PlotData MakePlot(const std::vector<Measured> &results,
     panel.title = panel.algorithm + " " + panel.direction;
     panel.curves = m.curves;
     const FamilyThresholds &t = families[static_cast<size_t>(m.alg.family)];
-    const std::string family(route::FamilyName(m.alg.family));
+    const std::string family(core::FamilyName(m.alg.family));
     if (t.fallback_max > 0) {
       panel.markers.push_back({family + ".fallback_max_len",
                                "fallback ≤ " + FormatSize(t.fallback_max),
@@ -588,7 +588,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
   if (!SetUpPaths(options, &plan)) return 1;
   const std::vector<size_t> sizes = Sizes(options.quick);
   double total = 0;  // measurements, each options.seconds long
-  for (const route::AlgInfo &alg : route::kAlgs) {
+  for (const core::AlgInfo &alg : core::kAlgs) {
     for (const PathUnderTest &path : plan.paths) {
       if (!path.serves[static_cast<size_t>(alg.family)]) continue;
       total += (path.async ? 1 : 2) * sizes.size() * options.runs;
@@ -607,7 +607,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
 
   Progress progress("aesmux calibrate", total);
   std::vector<Measured> results;
-  for (const route::AlgInfo &alg : route::kAlgs) {
+  for (const core::AlgInfo &alg : core::kAlgs) {
     for (const Direction direction :
          {Direction::kEncrypt, Direction::kDecrypt}) {
       std::optional<Measured> m =

@@ -9,7 +9,7 @@
 
 #include "provider/cli/json.h"
 #include "provider/cli/provider_handle.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 namespace aesmux::cli {
 namespace {
@@ -60,11 +60,11 @@ Info Gather(const ProviderHandle &aesmux) {
   info.tier = aesmux.Param("tier");
   info.tier_reason = aesmux.Param("tier-reason");
   info.mb_tier = aesmux.Param("mb-tier");
-  for (const route::AlgInfo &alg : route::kAlgs) {
+  for (const core::AlgInfo &alg : core::kAlgs) {
     const std::string name(alg.name);
     info.routes.emplace_back(name, aesmux.Param("route." + name));
   }
-  for (std::string_view family : route::kFamilyNames) {
+  for (std::string_view family : core::kFamilyNames) {
     info.afalg.emplace_back(std::string(family),
                             aesmux.Param("afalg." + std::string(family)));
   }

@@ -1,5 +1,5 @@
 // `aesmux stats`: the statistics files processes write (stats_file =
-// PREFIX: one PREFIX.<pid> each, format in provider/route/stats.h) read
+// PREFIX: one PREFIX.<pid> each, format in provider/core/stats.h) read
 // back and shown as a table or as JSON, summed over the processes or one
 // process at a time.
 #ifndef AESMUX_PROVIDER_CLI_STATS_REPORT_H_

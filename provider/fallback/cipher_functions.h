@@ -6,6 +6,11 @@
 #ifndef AESMUX_PROVIDER_FALLBACK_CIPHER_FUNCTIONS_H_
 #define AESMUX_PROVIDER_FALLBACK_CIPHER_FUNCTIONS_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_fallback includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_fallback)
+#error "provider/fallback/cipher_functions.h belongs to a layer above the one that includes it"
+#endif
+
 #include <openssl/core_dispatch.h>
 
 namespace aesmux::fallback {

@@ -17,7 +17,7 @@
 namespace aesmux::fallback {
 namespace {
 
-using route::Direction;
+using core::Direction;
 
 // Requests are fed in chunks that keep block boundaries (a multiple of 16
 // bytes), as when they went through EVP_CipherUpdate's int length.
@@ -28,7 +28,7 @@ constexpr size_t kMaxChunk = size_t{1} << 30;
 // libcrypto's own, the same in every library context). Null if the
 // provider lacks one.
 const CipherFunctions *DefaultFunctions(const EVP_CIPHER *cipher) {
-  static std::array<CipherFunctions, route::kNumAlgs> table;
+  static std::array<CipherFunctions, core::kNumAlgs> table;
   static std::once_flag once;
   const OSSL_PROVIDER *provider = EVP_CIPHER_get0_provider(cipher);
   std::call_once(once, [provider] {
@@ -39,7 +39,7 @@ const CipherFunctions *DefaultFunctions(const EVP_CIPHER *cipher) {
          a != nullptr && a->algorithm_names != nullptr; ++a) {
       const std::string_view names(a->algorithm_names);
       const std::string_view first = names.substr(0, names.find(':'));
-      for (const route::AlgInfo &info : route::kAlgs) {
+      for (const core::AlgInfo &info : core::kAlgs) {
         if (first == info.name) {
           table[static_cast<size_t>(info.alg)] =
               CipherFunctionsOf(a->implementation);
@@ -48,7 +48,7 @@ const CipherFunctions *DefaultFunctions(const EVP_CIPHER *cipher) {
     }
     OSSL_PROVIDER_unquery_operation(provider, OSSL_OP_CIPHER, algorithms);
   });
-  for (const route::AlgInfo &info : route::kAlgs) {
+  for (const core::AlgInfo &info : core::kAlgs) {
     if (EVP_CIPHER_is_a(cipher, std::string(info.name).c_str())) {
       const CipherFunctions &functions = table[static_cast<size_t>(info.alg)];
       return functions.complete() ? &functions : nullptr;
@@ -125,7 +125,7 @@ bool FallbackLibrary::Make(std::string *error) {
     Release();
     return false;
   }
-  for (const route::AlgInfo &info : route::kAlgs) {
+  for (const core::AlgInfo &info : core::kAlgs) {
     const std::string name(info.name);
     EVP_CIPHER *cipher =
         EVP_CIPHER_fetch(libctx_, name.c_str(), "provider=default");

@@ -18,6 +18,11 @@
 #ifndef AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
 #define AESMUX_PROVIDER_FALLBACK_FALLBACK_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_fallback includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_fallback)
+#error "provider/fallback/fallback.h belongs to a layer above the one that includes it"
+#endif
+
 #include <openssl/evp.h>
 
 #include <array>
@@ -30,7 +35,7 @@
 #include <string>
 
 #include "provider/fallback/cipher_functions.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 namespace aesmux::fallback {
 
@@ -49,7 +54,7 @@ class FallbackLibrary {
   // first call of either (by one thread; the others wait for it). Null if
   // they cannot be made, with PROV_R_UNABLE_TO_INITIALISE_CIPHERS (or
   // ERR_R_MALLOC_FAILURE) on OpenSSL's error queue; a later call tries again.
-  const EVP_CIPHER *cipher(route::Alg alg) const {
+  const EVP_CIPHER *cipher(core::Alg alg) const {
     return Ready() ? ciphers_[static_cast<size_t>(alg)] : nullptr;
   }
   OSSL_LIB_CTX *libctx() const { return Ready() ? libctx_ : nullptr; }
@@ -73,7 +78,7 @@ class FallbackLibrary {
   mutable std::atomic<bool> ready_{false};
   OSSL_LIB_CTX *libctx_ = nullptr;
   OSSL_PROVIDER *provider_ = nullptr;
-  std::array<EVP_CIPHER *, route::kNumAlgs> ciphers_{};
+  std::array<EVP_CIPHER *, core::kNumAlgs> ciphers_{};
 };
 
 // One default-provider cipher context of the fallback library, keyed on
@@ -95,23 +100,23 @@ class FallbackContext {
   // ECB/CBC/CTR/XTS on `len` bytes. `iv` is the CBC chaining value or CTR
   // counter (updated on return) or the XTS tweak (unchanged); null for ECB.
   bool Blocks(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
-              route::Direction direction, uint8_t *iv, uint8_t *out,
+              core::Direction direction, uint8_t *iv, uint8_t *out,
               const uint8_t *in, size_t len);
 
   // GCM, one message: Start, then Aad/Crypt in any order the caller allows,
   // then Finish. Finish writes the 16-byte tag when encrypting and checks the
   // first `tag_len` bytes of `tag` when decrypting.
   bool GcmStart(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
-                route::Direction direction, std::span<const uint8_t> iv);
+                core::Direction direction, std::span<const uint8_t> iv);
   bool GcmAad(std::span<const uint8_t> aad);
   bool GcmCrypt(uint8_t *out, const uint8_t *in, size_t len);
-  bool GcmFinish(route::Direction direction, uint8_t tag[16], size_t tag_len);
+  bool GcmFinish(core::Direction direction, uint8_t tag[16], size_t tag_len);
   // Goes on with the message in `direction` (GCM's schedule serves both).
-  bool GcmSwitchDirection(route::Direction direction);
+  bool GcmSwitchDirection(core::Direction direction);
 
  private:
   bool Prepare(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
-               route::Direction direction);
+               core::Direction direction);
   // The provider's update over `len` bytes in chunks of at most
   // `max_chunk` (`out` null: AAD).
   bool Feed(uint8_t *out, const uint8_t *in, size_t len, size_t max_chunk);
@@ -123,7 +128,7 @@ class FallbackContext {
   void *ctx_ = nullptr;  // the provider's cipher context
   size_t block_size_ = 1;
   bool keyed_ = false;
-  route::Direction direction_ = route::Direction::kEncrypt;
+  core::Direction direction_ = core::Direction::kEncrypt;
 };
 
 }  // namespace aesmux::fallback

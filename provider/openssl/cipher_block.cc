@@ -15,9 +15,9 @@
 namespace aesmux::openssl {
 namespace {
 
-using route::Alg;
-using route::Family;
-using route::Segment;
+using core::Alg;
+using core::Family;
+using core::Segment;
 
 // Runs whole blocks through the router; raises CIPHER_OPERATION_FAILED when
 // no path could serve them.

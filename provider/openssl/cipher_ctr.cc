@@ -11,7 +11,7 @@
 namespace aesmux::openssl {
 namespace {
 
-using route::Alg;
+using core::Alg;
 
 bool CtrCrypt(GenericCtx *ctx, uint8_t *out, const uint8_t *in, size_t len) {
   size_t used = ctx->num;
@@ -21,8 +21,8 @@ bool CtrCrypt(GenericCtx *ctx, uint8_t *out, const uint8_t *in, size_t len) {
     --len;
   }
   if (len != 0) {
-    const route::Segment segment{out, in, len};
-    if (!ctx->engine.Run(route::Direction::kEncrypt, ctx->iv,
+    const core::Segment segment{out, in, len};
+    if (!ctx->engine.Run(core::Direction::kEncrypt, ctx->iv,
                          std::span(&segment, 1), ctx->buf)) {
       ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
       return false;

@@ -23,8 +23,8 @@
 namespace aesmux::openssl {
 namespace {
 
-using route::Alg;
-using route::Direction;
+using core::Alg;
+using core::Direction;
 
 constexpr size_t kUnset = static_cast<size_t>(-1);
 constexpr size_t kDefaultIvLen = 12;
@@ -42,7 +42,7 @@ struct GcmCtx {
       : provider(provider_context),
         alg(algorithm),
         engine(provider_context->router, algorithm),
-        key_len(route::Info(algorithm).key_len) {}
+        key_len(core::Info(algorithm).key_len) {}
   ~GcmCtx() {
     OPENSSL_cleanse(iv, sizeof(iv));
     OPENSSL_cleanse(buf, sizeof(buf));

@@ -12,7 +12,7 @@
 namespace aesmux::openssl {
 namespace {
 
-using route::Alg;
+using core::Alg;
 
 // IEEE 1619-2018 and SP 800-38E: at most 2^20 blocks per data unit.
 constexpr size_t kMaxDataUnit = (size_t{1} << 20) * kAesBlock;
@@ -91,7 +91,7 @@ int XtsCipher(void *vctx, unsigned char *out, size_t *outl, size_t,
     ERR_raise(ERR_LIB_PROV, PROV_R_XTS_DATA_UNIT_IS_TOO_LARGE);
     return 0;
   }
-  const route::Segment segment{out, in, inl};
+  const core::Segment segment{out, in, inl};
   if (!ctx->engine.Run(ctx->direction(), ctx->iv, std::span(&segment, 1))) {
     return 0;
   }

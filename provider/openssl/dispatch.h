@@ -3,10 +3,15 @@
 #ifndef AESMUX_PROVIDER_OPENSSL_DISPATCH_H_
 #define AESMUX_PROVIDER_OPENSSL_DISPATCH_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_edge includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_edge)
+#error "provider/openssl/dispatch.h belongs to a layer above the one that includes it"
+#endif
+
 #include <openssl/core_dispatch.h>
 
 #include "provider/openssl/params.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 // OpenSSL 3.5's cipher pipeline functions. Their ids are ABI numbers, fixed
 // since 3.5 (core_dispatch.h); older headers lack them, so they are defined
@@ -25,7 +30,7 @@ namespace aesmux::openssl {
 // EncryptInit, DecryptInit, Update, Final, Cipher, GetCtxParams,
 // SetCtxParams, GettableCtxParams, SettableCtxParams. The algorithm
 // constants (get_params) come from params.h.
-template <route::Alg kAlg, typename Family>
+template <core::Alg kAlg, typename Family>
 inline const OSSL_DISPATCH kCipherDispatch[] = {
     {OSSL_FUNC_CIPHER_NEWCTX,
      DispatchFn(Family::template NewCtx<kAlg>)},
@@ -48,7 +53,7 @@ inline const OSSL_DISPATCH kCipherDispatch[] = {
 
 // The classic functions plus the cipher pipeline (`Family` adds
 // PipelineEncryptInit, PipelineUpdate, PipelineFinal).
-template <route::Alg kAlg, typename Family>
+template <core::Alg kAlg, typename Family>
 inline const OSSL_DISPATCH kCipherPipelineDispatch[] = {
     {OSSL_FUNC_CIPHER_NEWCTX,
      DispatchFn(Family::template NewCtx<kAlg>)},

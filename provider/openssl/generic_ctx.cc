@@ -10,14 +10,14 @@
 
 namespace aesmux::openssl {
 
-using route::Family;
+using core::Family;
 
-GenericCtx::GenericCtx(ProviderContext *provider_context, route::Alg algorithm)
+GenericCtx::GenericCtx(ProviderContext *provider_context, core::Alg algorithm)
     : provider(provider_context),
       alg(algorithm),
-      family(route::Info(algorithm).family),
+      family(core::Info(algorithm).family),
       engine(provider_context->router, algorithm),
-      key_len(route::Info(algorithm).key_len),
+      key_len(core::Info(algorithm).key_len),
       iv_len(family == Family::kEcb ? 0 : kAesBlock),
       block_size(family == Family::kEcb || family == Family::kCbc ? kAesBlock
                                                                   : 1) {}
@@ -30,7 +30,7 @@ GenericCtx::~GenericCtx() {
   if (pipes != nullptr) OPENSSL_cleanse(pipes.get(), sizeof(*pipes));
 }
 
-void *NewGenericCtx(void *provctx, route::Alg alg) noexcept {
+void *NewGenericCtx(void *provctx, core::Alg alg) noexcept {
   auto *ctx = new (std::nothrow)
       GenericCtx(static_cast<ProviderContext *>(provctx), alg);
   if (ctx == nullptr) ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);

@@ -4,6 +4,11 @@
 #ifndef AESMUX_PROVIDER_OPENSSL_GENERIC_CTX_H_
 #define AESMUX_PROVIDER_OPENSSL_GENERIC_CTX_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_edge includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_edge)
+#error "provider/openssl/generic_ctx.h belongs to a layer above the one that includes it"
+#endif
+
 #include <openssl/core.h>
 
 #include <cstddef>
@@ -20,12 +25,12 @@ namespace aesmux::openssl {
 inline constexpr size_t kAesBlock = 16;
 
 struct GenericCtx {
-  GenericCtx(ProviderContext *provider_context, route::Alg algorithm);
+  GenericCtx(ProviderContext *provider_context, core::Alg algorithm);
   ~GenericCtx();
 
   ProviderContext *provider;
-  route::Alg alg;
-  route::Family family;
+  core::Alg alg;
+  core::Family family;
   route::BlockEngine engine;
   size_t key_len;
   size_t iv_len;  // 0 for ECB
@@ -58,13 +63,13 @@ struct GenericCtx {
   };
   std::unique_ptr<PipeIvs> pipes;
 
-  route::Direction direction() const {
-    return encrypt ? route::Direction::kEncrypt : route::Direction::kDecrypt;
+  core::Direction direction() const {
+    return encrypt ? core::Direction::kEncrypt : core::Direction::kDecrypt;
   }
 };
 
 // Dispatch functions shared by the generic families.
-void *NewGenericCtx(void *provctx, route::Alg alg) noexcept;
+void *NewGenericCtx(void *provctx, core::Alg alg) noexcept;
 void FreeGenericCtx(void *vctx) noexcept;
 void *DupGenericCtx(void *vctx) noexcept;
 int GenericGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept;
@@ -89,7 +94,7 @@ bool SetInitKey(GenericCtx *ctx, const uint8_t *key, size_t key_len);
 // The dispatch functions the generic families share (dispatch.h); each
 // family adds its Update, Final and Cipher, and XTS replaces a few more.
 struct GenericFamily {
-  template <route::Alg kAlg>
+  template <core::Alg kAlg>
   static void *NewCtx(void *provctx) noexcept {
     return NewGenericCtx(provctx, kAlg);
   }
@@ -104,13 +109,13 @@ struct GenericFamily {
 };
 
 // Per-family dispatch tables.
-const OSSL_DISPATCH *BlockDispatch(route::Alg alg);  // ECB, CBC
-const OSSL_DISPATCH *CtrDispatch(route::Alg alg);
-const OSSL_DISPATCH *XtsDispatch(route::Alg alg);
-const OSSL_DISPATCH *GcmDispatch(route::Alg alg);
+const OSSL_DISPATCH *BlockDispatch(core::Alg alg);  // ECB, CBC
+const OSSL_DISPATCH *CtrDispatch(core::Alg alg);
+const OSSL_DISPATCH *XtsDispatch(core::Alg alg);
+const OSSL_DISPATCH *GcmDispatch(core::Alg alg);
 // The dispatch table of `alg`, from its family's: the provider's algorithm
 // table and the ENGINE's ciphers are both made of these.
-const OSSL_DISPATCH *CipherDispatch(route::Alg alg);
+const OSSL_DISPATCH *CipherDispatch(core::Alg alg);
 
 }  // namespace aesmux::openssl
 

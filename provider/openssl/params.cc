@@ -8,8 +8,8 @@
 namespace aesmux::openssl {
 namespace {
 
-using route::Alg;
-using route::Family;
+using core::Alg;
+using core::Family;
 
 bool Failed() {
   ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
@@ -86,7 +86,7 @@ bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
 }
 
 bool SetAlgorithmParams(Alg alg, OSSL_PARAM params[]) {
-  const route::AlgInfo &info = route::Info(alg);
+  const core::AlgInfo &info = core::Info(alg);
   const FamilyConstants c = ConstantsOf(info.family);
   return SetUintParam(params, OSSL_CIPHER_PARAM_MODE, c.mode) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_AEAD, c.aead) &&

@@ -7,6 +7,11 @@
 #ifndef AESMUX_PROVIDER_OPENSSL_PARAMS_H_
 #define AESMUX_PROVIDER_OPENSSL_PARAMS_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_edge includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_edge)
+#error "provider/openssl/params.h belongs to a layer above the one that includes it"
+#endif
+
 #include <openssl/core.h>
 #include <openssl/params.h>
 
@@ -15,7 +20,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 namespace aesmux::openssl {
 
@@ -121,14 +126,14 @@ struct FamilyConstants {
   int aead;
   int custom_iv;
 };
-FamilyConstants ConstantsOf(route::Family family);
+FamilyConstants ConstantsOf(core::Family family);
 
 // The constants of `alg` that OpenSSL caches at fetch time (mode, key and IV
 // length, block size, flags), with the default provider's values.
-bool SetAlgorithmParams(route::Alg alg, OSSL_PARAM params[]);
+bool SetAlgorithmParams(core::Alg alg, OSSL_PARAM params[]);
 const OSSL_PARAM *AlgorithmGettableParams(void *provctx);
 
-template <route::Alg kAlg>
+template <core::Alg kAlg>
 int GetAlgorithmParams(OSSL_PARAM params[]) noexcept {
   return SetAlgorithmParams(kAlg, params) ? 1 : 0;
 }

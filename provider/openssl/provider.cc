@@ -17,9 +17,9 @@
 #include "provider/openssl/generic_ctx.h"
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 #include "provider/route/settings.h"
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 
 #ifndef AESMUX_VERSION
 #define AESMUX_VERSION "0.0.0"
@@ -28,14 +28,14 @@
 namespace aesmux::openssl {
 namespace {
 
-using route::Alg;
-using route::Family;
+using core::Alg;
+using core::Family;
 
 constexpr const char *kProperties = "provider=aesmux";
 
 // Names, aliases and OIDs exactly as the default provider registers them, so
 // that legacy NIDs, EVP_aes_*() and libssl's fetches all find aesmux.
-constexpr std::array<const char *, route::kNumAlgs> kAlgorithmNames = {
+constexpr std::array<const char *, core::kNumAlgs> kAlgorithmNames = {
     "AES-128-ECB:2.16.840.1.101.3.4.1.1",
     "AES-192-ECB:2.16.840.1.101.3.4.1.21",
     "AES-256-ECB:2.16.840.1.101.3.4.1.41",
@@ -54,8 +54,8 @@ constexpr std::array<const char *, route::kNumAlgs> kAlgorithmNames = {
 
 const OSSL_ALGORITHM *Algorithms() {
   static const auto *table = [] {
-    static OSSL_ALGORITHM algorithms[route::kNumAlgs + 1] = {};
-    for (const route::AlgInfo &info : route::kAlgs) {
+    static OSSL_ALGORITHM algorithms[core::kNumAlgs + 1] = {};
+    for (const core::AlgInfo &info : core::kAlgs) {
       const auto i = static_cast<size_t>(info.alg);
       algorithms[i] = {kAlgorithmNames[i], kProperties, CipherDispatch(info.alg),
                        "aesmux AES"};
@@ -179,9 +179,9 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
 // ("stats.<ALGORITHM>.afalg-fallback:<reason>.requests"),
 // "stats.<ALGORITHM>.key_setups" and "stats.<ALGORITHM>.mb.batches" /
 // ".mb.lanes" as uint64.
-bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
+bool SetCounterParam(OSSL_PARAM *p, const core::StatsSnapshot &snapshot) {
   const std::string_view key(p->key);
-  for (const route::AlgInfo &info : route::kAlgs) {
+  for (const core::AlgInfo &info : core::kAlgs) {
     const std::string prefix = "stats." + std::string(info.name) + ".";
     if (!key.starts_with(prefix)) continue;
     const std::string_view rest = key.substr(prefix.size());
@@ -191,7 +191,7 @@ bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
     }
     // "<name>.requests" or "<name>.bytes" of a counter called `name`.
     auto field = [&](const std::string &name,
-                     const route::Counter &counter) -> int {
+                     const core::Counter &counter) -> int {
       if (rest == name + ".requests") {
         return OSSL_PARAM_set_uint64(p, counter.requests) ? 1 : 0;
       }
@@ -204,14 +204,14 @@ bool SetCounterParam(OSSL_PARAM *p, const route::StatsSnapshot &snapshot) {
       return OSSL_PARAM_set_uint64(p, snapshot.mb_batches[a]);
     }
     if (rest == "mb.lanes") return OSSL_PARAM_set_uint64(p, snapshot.mb_lanes[a]);
-    for (size_t path = 0; path < route::kNumPaths; ++path) {
-      const int set = field(std::string(route::kPathNames[path]),
-                            snapshot.at(info.alg, static_cast<route::Path>(path)));
+    for (size_t path = 0; path < core::kNumPaths; ++path) {
+      const int set = field(std::string(core::kPathNames[path]),
+                            snapshot.at(info.alg, static_cast<core::Path>(path)));
       if (set >= 0) return set == 1;
     }
-    for (size_t h = 0; h < route::kNumHandoffs; ++h) {
-      const auto handoff = static_cast<route::Handoff>(h);
-      const int set = field(route::HandoffStatName(handoff),
+    for (size_t h = 0; h < core::kNumHandoffs; ++h) {
+      const auto handoff = static_cast<core::Handoff>(h);
+      const int set = field(core::HandoffStatName(handoff),
                             snapshot.at(info.alg, handoff));
       if (set >= 0) return set == 1;
     }
@@ -250,8 +250,8 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
     return 0;
   }
   // "afalg.<family>": whether the afalg path serves the family, and why.
-  for (size_t f = 0; f < route::kNumFamilies; ++f) {
-    const std::string key = "afalg." + std::string(route::kFamilyNames[f]);
+  for (size_t f = 0; f < core::kNumFamilies; ++f) {
+    const std::string key = "afalg." + std::string(core::kFamilyNames[f]);
     if ((p = OSSL_PARAM_locate(params, key.c_str())) != nullptr &&
         !SetText(
             p, provctx->router.afalg_state(static_cast<Family>(f)).c_str())) {
@@ -259,7 +259,7 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
     }
   }
   // "route.<ALGORITHM>": which path serves which lengths.
-  for (const route::AlgInfo &info : route::kAlgs) {
+  for (const core::AlgInfo &info : core::kAlgs) {
     const std::string key = "route." + std::string(info.name);
     if ((p = OSSL_PARAM_locate(params, key.c_str())) != nullptr &&
         !SetText(p, provctx->router.route_description(info.alg).c_str())) {
@@ -301,9 +301,9 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
     if (std::strncmp(p->key, "stats", 5) == 0) wants_stats = true;
   }
   if (!wants_stats) return 1;
-  const route::StatsSnapshot snapshot = route::ReadStats();
+  const core::StatsSnapshot snapshot = core::ReadStats();
   if ((p = OSSL_PARAM_locate(params, "stats")) != nullptr &&
-      !OSSL_PARAM_set_utf8_string(p, route::FormatStats(snapshot).c_str())) {
+      !OSSL_PARAM_set_utf8_string(p, core::FormatStats(snapshot).c_str())) {
     return 0;
   }
   for (p = params; p->key != nullptr; ++p) {
@@ -403,7 +403,7 @@ int InitOrRaise(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
 }  // namespace
 
 const OSSL_DISPATCH *CipherDispatch(Alg alg) {
-  switch (route::Info(alg).family) {
+  switch (core::Info(alg).family) {
     case Family::kEcb:
     case Family::kCbc: return BlockDispatch(alg);
     case Family::kCtr: return CtrDispatch(alg);

@@ -9,12 +9,12 @@
 
 #include "kernels/tiers.h"
 #include "provider/batch/cbc_batch.h"
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 
 namespace aesmux::openssl {
 namespace {
 
-using route::Family;
+using core::Family;
 
 // Statistics are process-wide; the file is written when the last instance
 // of the process goes away (normally at OPENSSL_cleanup, at exit), or when
@@ -30,30 +30,30 @@ constinit Instances g_instances;
 void RegisterInstance(const route::Router &router) {
   // "# afalg <family>: <state>" lines of the latest instance.
   std::string notes;
-  for (size_t f = 0; f < route::kNumFamilies; ++f) {
-    notes += "# afalg " + std::string(route::kFamilyNames[f]) + ": " +
+  for (size_t f = 0; f < core::kNumFamilies; ++f) {
+    notes += "# afalg " + std::string(core::kFamilyNames[f]) + ": " +
              router.afalg_state(static_cast<Family>(f)) + "\n";
   }
   std::lock_guard lock(g_instances.mutex);
   ++g_instances.count;
   const route::Settings &settings = router.settings();
   if (!settings.stats_file.empty()) {
-    route::SetStatsFilePrefix(settings.stats_file);
+    core::SetStatsFilePrefix(settings.stats_file);
   }
-  route::SetStatsFileNotes(notes);
+  core::SetStatsFileNotes(notes);
 }
 
 void UnregisterInstance() {
   std::lock_guard lock(g_instances.mutex);
   if (--g_instances.count == 0) {
-    route::WriteStatsFile();
+    core::WriteStatsFile();
     batch::ReleaseIdleCombiner();
   }
 }
 
 __attribute__((destructor)) void WriteStatsOfLiveInstances() {
   std::lock_guard lock(g_instances.mutex);
-  if (g_instances.count > 0) route::WriteStatsFile();
+  if (g_instances.count > 0) core::WriteStatsFile();
 }
 
 ProviderContext *MakeContext(const OSSL_CORE_HANDLE *handle,

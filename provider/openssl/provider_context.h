@@ -4,6 +4,11 @@
 #ifndef AESMUX_PROVIDER_OPENSSL_PROVIDER_CONTEXT_H_
 #define AESMUX_PROVIDER_OPENSSL_PROVIDER_CONTEXT_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_edge includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_edge)
+#error "provider/openssl/provider_context.h belongs to a layer above the one that includes it"
+#endif
+
 #include <openssl/core.h>
 
 #include <memory>

@@ -5,6 +5,11 @@
 #ifndef AESMUX_PROVIDER_OPENSSL_TLS_CBC_H_
 #define AESMUX_PROVIDER_OPENSSL_TLS_CBC_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_edge includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_edge)
+#error "provider/openssl/tls_cbc.h belongs to a layer above the one that includes it"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <span>

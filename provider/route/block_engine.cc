@@ -7,7 +7,7 @@
 #include <iterator>
 
 #include "provider/batch/cbc_batch.h"
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 
 namespace aesmux::route {
 namespace {

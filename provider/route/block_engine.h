@@ -17,6 +17,11 @@
 #ifndef AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
 #define AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_route includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_route)
+#error "provider/route/block_engine.h belongs to a layer above the one that includes it"
+#endif
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -26,11 +31,11 @@
 #include "provider/afalg/afalg.h"
 #include "provider/batch/cbc_batch.h"
 #include "provider/fallback/fallback.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 #include "provider/route/raw_key.h"
 #include "provider/route/router.h"
 #include "provider/route/scratch_buffer.h"
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 
 namespace aesmux::route {
 

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 
 namespace aesmux::route {
 namespace {

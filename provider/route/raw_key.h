@@ -3,6 +3,11 @@
 #ifndef AESMUX_PROVIDER_ROUTE_RAW_KEY_H_
 #define AESMUX_PROVIDER_ROUTE_RAW_KEY_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_route includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_route)
+#error "provider/route/raw_key.h belongs to a layer above the one that includes it"
+#endif
+
 #include <openssl/crypto.h>
 
 #include <array>

@@ -3,7 +3,7 @@
 #include "provider/afalg/afalg.h"
 #include "provider/afalg/fd_budget.h"
 #include "provider/afalg/process.h"
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 
 namespace aesmux::route {
 

@@ -13,6 +13,11 @@
 #ifndef AESMUX_PROVIDER_ROUTE_ROUTER_H_
 #define AESMUX_PROVIDER_ROUTE_ROUTER_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_route includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_route)
+#error "provider/route/router.h belongs to a layer above the one that includes it"
+#endif
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -20,7 +25,7 @@
 #include <string>
 
 #include "provider/fallback/fallback.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 #include "provider/route/settings.h"
 
 namespace aesmux::route {

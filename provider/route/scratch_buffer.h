@@ -12,6 +12,11 @@
 #ifndef AESMUX_PROVIDER_ROUTE_SCRATCH_BUFFER_H_
 #define AESMUX_PROVIDER_ROUTE_SCRATCH_BUFFER_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_route includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_route)
+#error "provider/route/scratch_buffer.h belongs to a layer above the one that includes it"
+#endif
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

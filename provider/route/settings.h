@@ -21,6 +21,11 @@
 #ifndef AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 #define AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 
+// Layers (DEVELOPERS.md): only what links aesmux_route includes this.
+#if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_route)
+#error "provider/route/settings.h belongs to a layer above the one that includes it"
+#endif
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -32,9 +37,23 @@
 
 #include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
 namespace aesmux::route {
+
+// The core vocabulary (provider/core/algorithm.h), spoken throughout the
+// router and its engines.
+using core::Alg;
+using core::AlgInfo;
+using core::Direction;
+using core::Family;
+using core::Handoff;
+using core::Info;
+using core::kAlgs;
+using core::kNumAlgs;
+using core::kNumFamilies;
+using core::Path;
+using core::Segment;
 
 enum class AfalgPolicy : uint8_t { kAuto, kOff, kForce };
 

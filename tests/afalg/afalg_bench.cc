@@ -46,22 +46,22 @@ std::unique_ptr<route::Router> MakeRouter(
         afalg ? route::AfalgPolicy::kForce : route::AfalgPolicy::kOff;
   }
   auto router = std::make_unique<route::Router>(settings, &library);
-  if (afalg && !router->afalg_on(route::Family::kCbc)) {
-    Die(router->afalg_state(route::Family::kCbc));
+  if (afalg && !router->afalg_on(core::Family::kCbc)) {
+    Die(router->afalg_state(core::Family::kCbc));
   }
   return router;
 }
 
 // Requests per second of `segment` through `engine`, over `seconds`.
 double RequestsPerSecond(route::BlockEngine &engine,
-                         const route::Segment &segment, double seconds) {
+                         const core::Segment &segment, double seconds) {
   uint8_t iv[16] = {};
   long requests = 0;
   const auto start = std::chrono::steady_clock::now();
   double elapsed = 0;
   while (elapsed < seconds) {
     for (int i = 0; i < 16; ++i) {
-      if (!engine.Run(route::Direction::kEncrypt, iv, std::span(&segment, 1))) {
+      if (!engine.Run(core::Direction::kEncrypt, iv, std::span(&segment, 1))) {
         Die("a request failed");
       }
     }
@@ -76,12 +76,12 @@ double RequestsPerSecond(route::BlockEngine &engine,
 int StagingCost(const fallback::FallbackLibrary &library, size_t bytes,
                 double seconds) {
   auto router = MakeRouter(library, true);
-  route::BlockEngine engine(*router, route::Alg::kAes128Cbc);
+  route::BlockEngine engine(*router, core::Alg::kAes128Cbc);
   const std::vector<uint8_t> key(16, 7);
   engine.SetKey(key);
   test::Buffer in(bytes), out(bytes);
   for (const bool in_place : {false, true, false, true}) {
-    const route::Segment segment{out.data, in_place ? out.data : in.data,
+    const core::Segment segment{out.data, in_place ? out.data : in.data,
                                  bytes};
     const double rps = RequestsPerSecond(engine, segment, seconds);
     std::printf("%s %zu %.0f %.1f\n", in_place ? "in-place" : "out-of-place",
@@ -97,15 +97,15 @@ int VersusCpu(const fallback::FallbackLibrary &library,
   const char *cpu_path = cpu_router->tier() != nullptr ? "simd" : "fallback";
   const std::vector<uint8_t> key(16, 7);
   for (const auto &[alg, name] :
-       {std::pair{route::Alg::kAes128Cbc, "AES-128-CBC"},
-        std::pair{route::Alg::kAes128Ctr, "AES-128-CTR"}}) {
+       {std::pair{core::Alg::kAes128Cbc, "AES-128-CBC"},
+        std::pair{core::Alg::kAes128Ctr, "AES-128-CTR"}}) {
     route::BlockEngine afalg(*afalg_router, alg), cpu(*cpu_router, alg);
     afalg.SetKey(key);
     cpu.SetKey(key);
     std::vector<double> afalg_seconds, cpu_seconds;  // per request, medians
     for (const int size : sizes) {
       test::Buffer in(size), out(size);
-      const route::Segment segment{out.data, in.data,
+      const core::Segment segment{out.data, in.data,
                                    static_cast<size_t>(size)};
       std::vector<double> a, c;
       for (int run = 0; run < runs; ++run) {

@@ -13,7 +13,7 @@
 #include "provider/fallback/fallback.h"
 #include "provider/route/block_engine.h"
 #include "provider/route/router.h"
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 #include "tests/afalg/afalg_support.h"
 
 namespace aesmux::test {
@@ -117,9 +117,9 @@ int EngineJobFn(void *arg) {
   auto *job = *static_cast<EngineJob **>(arg);
   uint8_t iv[16] = {};
   for (int i = 0; i < 4; ++i) {
-    const route::Segment segment{job->data.data(), job->data.data(),
+    const core::Segment segment{job->data.data(), job->data.data(),
                                  job->data.size()};
-    if (!job->engine->Run(route::Direction::kEncrypt, iv,
+    if (!job->engine->Run(core::Direction::kEncrypt, iv,
                           std::span(&segment, 1))) {
       return 0;
     }
@@ -136,10 +136,10 @@ TEST(AfalgAsync, JobsShareIoUringEnters) {
   ASSERT_NE(library, nullptr) << error;
   route::Settings settings;
   settings.tier = kernels::BestTier(kernels::DetectCpuFeatures());
-  settings.families[static_cast<size_t>(route::Family::kCbc)].afalg =
+  settings.families[static_cast<size_t>(core::Family::kCbc)].afalg =
       route::AfalgPolicy::kForce;
   route::Router router(settings, library.get());
-  ASSERT_TRUE(router.afalg_on(route::Family::kCbc));
+  ASSERT_TRUE(router.afalg_on(core::Family::kCbc));
   constexpr int kJobs = 8;
   std::vector<std::unique_ptr<route::BlockEngine>> engines;
   std::vector<EngineJob> jobs(kJobs);
@@ -147,20 +147,20 @@ TEST(AfalgAsync, JobsShareIoUringEnters) {
   std::mt19937_64 rng(6);
   for (int j = 0; j < kJobs; ++j) {
     engines.push_back(std::make_unique<route::BlockEngine>(
-        router, route::Alg::kAes128Cbc));
+        router, core::Alg::kAes128Cbc));
     engines.back()->SetKey(RandomBytes(rng, 16));
     jobs[j] = {engines.back().get(), RandomBytes(rng, 16384)};
     args.push_back(&jobs[j]);
   }
   ASSERT_TRUE(ASYNC_init_thread(kJobs, kJobs));
   const uint64_t served =
-      route::ReadStats().at(route::Alg::kAes128Cbc, route::Path::kAfalg)
+      core::ReadStats().at(core::Alg::kAes128Cbc, core::Path::kAfalg)
           .requests;
   const uint64_t enters = afalg::RingEnters();
   for (int result : RunJobs(kJobs, EngineJobFn, args)) EXPECT_EQ(result, 1);
   const uint64_t requests = kJobs * 4;
-  EXPECT_EQ(route::ReadStats()
-                .at(route::Alg::kAes128Cbc, route::Path::kAfalg)
+  EXPECT_EQ(core::ReadStats()
+                .at(core::Alg::kAes128Cbc, core::Path::kAfalg)
                 .requests,
             served + requests);
   // One enter per round of the eight jobs' requests, give or take the

@@ -22,16 +22,16 @@
 #include "provider/route/block_engine.h"
 #include "provider/route/gcm_engine.h"
 #include "provider/route/router.h"
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 #include "tests/afalg/afalg_support.h"
 
 namespace aesmux::test {
 namespace {
 
 using afalg::Fault;
-using route::Alg;
-using route::Direction;
-using route::Handoff;
+using core::Alg;
+using core::Direction;
+using core::Handoff;
 
 // CBC encryption by the default provider (the reference).
 Bytes ReferenceCbc(const Bytes &key, const Bytes &iv, const Bytes &plain) {
@@ -78,8 +78,8 @@ class AfalgFaultTest : public ::testing::Test {
       family.afalg = route::AfalgPolicy::kForce;
     }
     router_ = std::make_unique<route::Router>(settings, library_.get());
-    ASSERT_TRUE(router_->afalg_on(route::Family::kCbc))
-        << router_->afalg_state(route::Family::kCbc);
+    ASSERT_TRUE(router_->afalg_on(core::Family::kCbc))
+        << router_->afalg_state(core::Family::kCbc);
     afalg::Service::Get().SetBackoffForTesting(std::chrono::hours(1));
     afalg::Service::Get().ResetHealthForTesting();
     afalg::ClearFaults();
@@ -90,11 +90,11 @@ class AfalgFaultTest : public ::testing::Test {
     if (router_ != nullptr) afalg::Service::Get().ResetHealthForTesting();
   }
 
-  static uint64_t Count(Alg alg, route::Path path) {
-    return route::ReadStats().at(alg, path).requests;
+  static uint64_t Count(Alg alg, core::Path path) {
+    return core::ReadStats().at(alg, path).requests;
   }
   static uint64_t Count(Alg alg, Handoff handoff) {
-    return route::ReadStats().at(alg, handoff).requests;
+    return core::ReadStats().at(alg, handoff).requests;
   }
 
   // One in-place AES-128-CBC encryption of `len` bytes through an engine;
@@ -108,7 +108,7 @@ class AfalgFaultTest : public ::testing::Test {
     engine.SetKey(key);
     Bytes buffer = plain;
     Bytes chain = iv;
-    const route::Segment segment{buffer.data(), buffer.data(), len};
+    const core::Segment segment{buffer.data(), buffer.data(), len};
     ASSERT_TRUE(engine.Run(Direction::kEncrypt, chain.data(),
                            std::span(&segment, 1)));
     EXPECT_EQ(ToHex(buffer), ToHex(expected));
@@ -120,23 +120,23 @@ class AfalgFaultTest : public ::testing::Test {
   // path rests.
   void ExpectHandedOn(Fault fault, int error, Handoff reason, bool rests) {
     const uint64_t handed = Count(Alg::kAes128Cbc, reason);
-    const uint64_t simd = Count(Alg::kAes128Cbc, route::Path::kSimd) +
-                          Count(Alg::kAes128Cbc, route::Path::kFallback);
+    const uint64_t simd = Count(Alg::kAes128Cbc, core::Path::kSimd) +
+                          Count(Alg::kAes128Cbc, core::Path::kFallback);
     afalg::InjectFault(fault, 1, error);
     EncryptInPlace(4096, 1);
     EXPECT_EQ(Count(Alg::kAes128Cbc, reason), handed + 1)
-        << route::HandoffName(reason);
-    EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kSimd) +
-                  Count(Alg::kAes128Cbc, route::Path::kFallback),
+        << core::HandoffName(reason);
+    EXPECT_EQ(Count(Alg::kAes128Cbc, core::Path::kSimd) +
+                  Count(Alg::kAes128Cbc, core::Path::kFallback),
               simd + 1);
     const uint64_t resting = Count(Alg::kAes128Cbc, Handoff::kUnhealthy);
-    const uint64_t served = Count(Alg::kAes128Cbc, route::Path::kAfalg);
+    const uint64_t served = Count(Alg::kAes128Cbc, core::Path::kAfalg);
     EncryptInPlace(4096, 2);
     if (rests) {
       EXPECT_EQ(Count(Alg::kAes128Cbc, Handoff::kUnhealthy), resting + 1);
-      EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kAfalg), served);
+      EXPECT_EQ(Count(Alg::kAes128Cbc, core::Path::kAfalg), served);
     } else {
-      EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kAfalg), served + 1);
+      EXPECT_EQ(Count(Alg::kAes128Cbc, core::Path::kAfalg), served + 1);
     }
   }
 
@@ -145,11 +145,11 @@ class AfalgFaultTest : public ::testing::Test {
 };
 
 TEST_F(AfalgFaultTest, HealthyPathServesInPlaceRequests) {
-  const uint64_t served = Count(Alg::kAes128Cbc, route::Path::kAfalg);
+  const uint64_t served = Count(Alg::kAes128Cbc, core::Path::kAfalg);
   for (size_t len : {16u, 4096u, 65536u, 65536u + 16u, 200000u}) {
     EncryptInPlace(len, len);
   }
-  EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kAfalg), served + 5);
+  EXPECT_EQ(Count(Alg::kAes128Cbc, core::Path::kAfalg), served + 5);
 }
 
 TEST_F(AfalgFaultTest, OpSocketClosedMidRequest) {
@@ -171,19 +171,19 @@ TEST_F(AfalgFaultTest, DriverRefusingALength) {
   EncryptInPlace(1024, 4);
   EXPECT_EQ(Count(Alg::kAes128Cbc, Handoff::kUnhealthy), resting + 1);
   // Another algorithm is not affected.
-  const uint64_t ecb = Count(Alg::kAes256Ecb, route::Path::kAfalg);
+  const uint64_t ecb = Count(Alg::kAes256Ecb, core::Path::kAfalg);
   route::BlockEngine engine(*router_, Alg::kAes256Ecb);
   const Bytes key(32, 9);
   engine.SetKey(key);
   Bytes data(1024, 1);
-  const route::Segment segment{data.data(), data.data(), data.size()};
+  const core::Segment segment{data.data(), data.data(), data.size()};
   ASSERT_TRUE(engine.Run(Direction::kEncrypt, nullptr, std::span(&segment, 1)));
-  EXPECT_EQ(Count(Alg::kAes256Ecb, route::Path::kAfalg), ecb + 1);
+  EXPECT_EQ(Count(Alg::kAes256Ecb, core::Path::kAfalg), ecb + 1);
   // Once the rest is over, lengths the driver takes are served again.
   afalg::Service::Get().ResetHealthForTesting();
-  const uint64_t served = Count(Alg::kAes128Cbc, route::Path::kAfalg);
+  const uint64_t served = Count(Alg::kAes128Cbc, core::Path::kAfalg);
   EncryptInPlace(1024, 5);
-  EXPECT_EQ(Count(Alg::kAes128Cbc, route::Path::kAfalg), served + 1);
+  EXPECT_EQ(Count(Alg::kAes128Cbc, core::Path::kAfalg), served + 1);
 }
 
 TEST_F(AfalgFaultTest, RingFullSpillsOverWithoutResting) {
@@ -245,12 +245,12 @@ TEST_F(AfalgFaultTest, OneIoUringEnterPerSynchronousRequest) {
   route::BlockEngine engine(*router_, Alg::kAes128Cbc);
   engine.SetKey(key);
   Bytes data = RandomBytes(rng, 16384), out(16384), iv(16, 0);
-  const route::Segment first{out.data(), data.data(), data.size()};
+  const core::Segment first{out.data(), data.data(), data.size()};
   ASSERT_TRUE(engine.Run(Direction::kEncrypt, iv.data(), std::span(&first, 1)));
   const uint64_t enters = afalg::RingEnters();
   constexpr int kRequests = 50;
   for (int i = 0; i < kRequests; ++i) {
-    const route::Segment segment{out.data(), data.data(), data.size()};
+    const core::Segment segment{out.data(), data.data(), data.size()};
     ASSERT_TRUE(
         engine.Run(Direction::kEncrypt, iv.data(), std::span(&segment, 1)));
   }

@@ -7,13 +7,13 @@
 
 #include <random>
 
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 #include "tests/afalg/afalg_support.h"
 
 namespace aesmux::test {
 namespace {
 
-class AfalgPathTest : public ::testing::TestWithParam<route::AlgInfo> {
+class AfalgPathTest : public ::testing::TestWithParam<core::AlgInfo> {
  protected:
   static void SetUpTestSuite() {
     if (!AfalgUnavailableReason().empty()) return;
@@ -27,7 +27,7 @@ class AfalgPathTest : public ::testing::TestWithParam<route::AlgInfo> {
     SKIP_WITHOUT_AFALG();
     ASSERT_NE(env_, nullptr);
     ASSERT_TRUE(env_->loaded()) << env_->error();
-    const std::string family(route::FamilyName(GetParam().family));
+    const std::string family(core::FamilyName(GetParam().family));
     ASSERT_TRUE(env_->ProviderParam(("afalg." + family).c_str())
                     .starts_with("on (force)"))
         << env_->ProviderParam(("afalg." + family).c_str());
@@ -37,15 +37,15 @@ class AfalgPathTest : public ::testing::TestWithParam<route::AlgInfo> {
 ProviderEnv *AfalgPathTest::env_ = nullptr;
 
 TEST_P(AfalgPathTest, AgreesWithTheDefaultProvider) {
-  const route::AlgInfo &alg = GetParam();
+  const core::AlgInfo &alg = GetParam();
   const std::string name(alg.name);
   CipherPtr ours = env_->Aesmux(name);
   CipherPtr theirs = env_->Default(name);
   ASSERT_NE(ours, nullptr);
   ASSERT_NE(theirs, nullptr);
   std::mt19937_64 rng(static_cast<uint64_t>(alg.alg) * 7919 + 1);
-  const bool stream = alg.family == route::Family::kCtr;
-  const bool xts = alg.family == route::Family::kXts;
+  const bool stream = alg.family == core::Family::kCtr;
+  const bool xts = alg.family == core::Family::kXts;
   const size_t block = stream ? 1 : 16;
   const uint64_t served_before = env_->Stat(name, "afalg", "requests");
   for (int round = 0; round < 24; ++round) {
@@ -54,7 +54,7 @@ TEST_P(AfalgPathTest, AgreesWithTheDefaultProvider) {
     if (xts && len < 16) len = 16;
     Bytes key = RandomBytes(rng, alg.key_len);
     if (xts) key[0] ^= key[alg.key_len / 2] ^ 1;  // halves differ
-    const Bytes iv = alg.family == route::Family::kEcb ? Bytes{}
+    const Bytes iv = alg.family == core::Family::kEcb ? Bytes{}
                                                         : RandomBytes(rng, 16);
     const Bytes plain = RandomBytes(rng, len);
     const std::vector<size_t> splits =
@@ -72,14 +72,14 @@ TEST_P(AfalgPathTest, AgreesWithTheDefaultProvider) {
   }
   EXPECT_GT(env_->Stat(name, "afalg", "requests"), served_before + 24);
   // Only XTS data units beyond one AF_ALG request are handed on.
-  for (size_t h = 0; h < route::kNumHandoffs; ++h) {
-    const auto handoff = static_cast<route::Handoff>(h);
-    if (xts && handoff == route::Handoff::kTooLong) continue;
+  for (size_t h = 0; h < core::kNumHandoffs; ++h) {
+    const auto handoff = static_cast<core::Handoff>(h);
+    if (xts && handoff == core::Handoff::kTooLong) continue;
     EXPECT_EQ(env_->Stat(name, "afalg-fallback:" +
-                                   std::string(route::HandoffName(handoff)),
+                                   std::string(core::HandoffName(handoff)),
                          "requests"),
               0u)
-        << route::HandoffName(handoff);
+        << core::HandoffName(handoff);
   }
 }
 
@@ -87,7 +87,7 @@ TEST_P(AfalgPathTest, AgreesWithTheDefaultProvider) {
 class AfalgPacketTest : public AfalgPathTest {};
 
 TEST_P(AfalgPacketTest, EvpCipherPacketsInPlace) {
-  const route::AlgInfo &alg = GetParam();
+  const core::AlgInfo &alg = GetParam();
   const std::string name(alg.name);
   std::mt19937_64 rng(42);
   const Bytes key = RandomBytes(rng, alg.key_len), iv = RandomBytes(rng, 16);
@@ -110,7 +110,7 @@ TEST_P(AfalgPacketTest, EvpCipherPacketsInPlace) {
   }
 }
 
-std::string AlgName(const testing::TestParamInfo<route::AlgInfo> &info) {
+std::string AlgName(const testing::TestParamInfo<core::AlgInfo> &info) {
   std::string name(info.param.name);
   for (char &c : name) {
     if (c == '-') c = '_';
@@ -119,14 +119,14 @@ std::string AlgName(const testing::TestParamInfo<route::AlgInfo> &info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, AfalgPathTest,
-                         ::testing::ValuesIn(route::kAlgs.begin(),
-                                             route::kAlgs.end() - 3),
+                         ::testing::ValuesIn(core::kAlgs.begin(),
+                                             core::kAlgs.end() - 3),
                          AlgName);
 
 // CBC and CTR only: what OpenSSH sends through EVP_Cipher.
 INSTANTIATE_TEST_SUITE_P(SshModes, AfalgPacketTest,
-                         ::testing::ValuesIn(route::kAlgs.begin() + 3,
-                                             route::kAlgs.begin() + 9),
+                         ::testing::ValuesIn(core::kAlgs.begin() + 3,
+                                             core::kAlgs.begin() + 9),
                          AlgName);
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 #include "tests/afalg/afalg_support.h"
 
 namespace aesmux::test {
@@ -23,14 +23,14 @@ namespace {
 // agree and nothing reached the error queue.
 int EveryAlgorithmAgrees(const ProviderEnv &env) {
   std::mt19937_64 rng(99);
-  for (const route::AlgInfo &alg : route::kAlgs) {
+  for (const core::AlgInfo &alg : core::kAlgs) {
     const std::string name(alg.name);
     CipherPtr ours = env.Aesmux(name), theirs = env.Default(name);
     if (ours == nullptr || theirs == nullptr) return 20;
     for (size_t len : {16u, 4096u, 65536u}) {
       Bytes key = RandomBytes(rng, alg.key_len);
-      if (alg.family == route::Family::kXts) key[0] = key[alg.key_len / 2] ^ 1;
-      const Bytes iv = RandomBytes(rng, alg.family == route::Family::kGcm ? 12 : 16);
+      if (alg.family == core::Family::kXts) key[0] = key[alg.key_len / 2] ^ 1;
+      const Bytes iv = RandomBytes(rng, alg.family == core::Family::kGcm ? 12 : 16);
       const Bytes plain = RandomBytes(rng, len);
       const Bytes a = EvpCrypt(ours.get(), key, iv, plain, true, {}, true);
       const Bytes b = EvpCrypt(theirs.get(), key, iv, plain, true, {}, false);

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 #include "tests/engine/engine_env.h"
 #include "tests/provider/aligned_buffer.h"
 #include "tests/provider/kernel_configs.h"
@@ -48,7 +48,7 @@
 namespace aesmux::test {
 namespace {
 
-using route::Family;
+using core::Family;
 
 constexpr size_t kBlock = 16;
 
@@ -375,7 +375,7 @@ struct Message {
 
 class StreamRunner {
  public:
-  StreamRunner(ENGINE *e, const route::AlgInfo &alg, uint64_t seed)
+  StreamRunner(ENGINE *e, const core::AlgInfo &alg, uint64_t seed)
       : e_(e),
         alg_(alg),
         rng_(seed),
@@ -406,7 +406,7 @@ class StreamRunner {
 
   ProviderEnv env_;  // the default provider, for the reference
   ENGINE *e_;
-  const route::AlgInfo &alg_;
+  const core::AlgInfo &alg_;
   std::mt19937_64 rng_;
   const EVP_CIPHER *legacy_;
   CipherPtr reference_;
@@ -693,7 +693,7 @@ bool StreamRunner::Run(const Message &m, bool *completed) {
 // ---------------------------------------------------------------------------
 
 class EngineDifferentialTest
-    : public EngineFixture<std::tuple<KernelConfig, route::AlgInfo>> {
+    : public EngineFixture<std::tuple<KernelConfig, core::AlgInfo>> {
  protected:
   const KernelConfig &config() const override {
     return std::get<0>(GetParam());
@@ -703,7 +703,7 @@ class EngineDifferentialTest
 constexpr size_t kStreams = 1000;  // per direction
 
 TEST_P(EngineDifferentialTest, RandomStreams) {
-  const route::AlgInfo &alg = std::get<1>(GetParam());
+  const core::AlgInfo &alg = std::get<1>(GetParam());
   const uint64_t seed = std::hash<std::string_view>{}(alg.name) ^ 0x656e67696e65;
   std::cout << "[ SEED     ] " << alg.name << ": 0x" << std::hex << seed
             << std::dec << "\n";
@@ -736,7 +736,7 @@ std::string TestName(
 
 INSTANTIATE_TEST_SUITE_P(Kernels, EngineDifferentialTest,
                          testing::Combine(testing::ValuesIn(AllKernelConfigs()),
-                                          testing::ValuesIn(route::kAlgs)),
+                                          testing::ValuesIn(core::kAlgs)),
                          TestName);
 
 class EngineGcmTest : public EngineFixture<KernelConfig> {
@@ -747,7 +747,7 @@ class EngineGcmTest : public EngineFixture<KernelConfig> {
 // Every GCM IV length from 1 to 128 bytes and every tag length, both
 // directions, tags right and wrong.
 TEST_P(EngineGcmTest, IvAndTagLengths) {
-  for (const route::AlgInfo &alg : route::kAlgs) {
+  for (const core::AlgInfo &alg : core::kAlgs) {
     if (alg.family != Family::kGcm) continue;
     SCOPED_TRACE(alg.name);
     StreamRunner runner(engine_.get(), alg, 0x6976);

@@ -86,8 +86,8 @@ for cipher in aes128-ctr aes256-ctr aes128-gcm@openssh.com aes256-gcm@openssh.co
     "$algorithm" "$client_profile" $((16 * 1048576))
   # sshd's session processes leave through _exit(), so their statistics
   # are the last progress write, made at most once a second
-  # (route::kProgressIntervalNs): the first when a session has served
-  # 1 MiB (route::kProgressBytes), so each of the two connections reports
+  # (core::kProgressIntervalNs): the first when a session has served
+  # 1 MiB (core::kProgressBytes), so each of the two connections reports
   # about that much, most of it on the kernels (1.5 MiB between them).
   # They also end a moment after the client.
   for ((i = 0; i < 50; i++)); do

@@ -22,14 +22,14 @@
 #include <thread>
 #include <vector>
 
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 #include "tests/support/alloc_hooks.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
 namespace {
 
-using route::Family;
+using core::Family;
 
 // The buffers the sequences use, made before any failure is injected.
 struct Buffers {
@@ -205,7 +205,7 @@ TEST_P(AllocFailureTest, EveryAlgorithmFailsCleanly) {
   ProviderEnv env(Configuration(GetParam()));
   ASSERT_TRUE(env.loaded()) << env.error();
   const Buffers buffers;
-  for (const route::AlgInfo &alg : route::kAlgs) {
+  for (const core::AlgInfo &alg : core::kAlgs) {
     SCOPED_TRACE(std::string(alg.name));
     CipherPtr cipher = env.Aesmux(std::string(alg.name));
     ASSERT_NE(cipher, nullptr);
@@ -228,7 +228,7 @@ INSTANTIATE_TEST_SUITE_P(Settings, AllocFailureTest,
                                            "cbc.fallback_max_len = 64"),
                          SettingName);
 
-// Every MiB served rewrites the statistics file (provider/route/stats.h).
+// Every MiB served rewrites the statistics file (provider/core/stats.h).
 TEST(AllocFailure, StatisticsFileWrittenWhileServing) {
   const std::string prefix =
       "/tmp/aesmux-alloc-failure-" + std::to_string(getpid());

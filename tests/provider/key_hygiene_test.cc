@@ -24,7 +24,7 @@
 #include <cstring>
 #include <random>
 
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 #include "tests/provider/kernel_configs.h"
 #include "tests/support/alloc_hooks.h"
 #include "tests/support/bytes.h"
@@ -33,7 +33,7 @@
 namespace aesmux::test {
 namespace {
 
-using route::Family;
+using core::Family;
 
 // EVP_CIPHER_CTX_dup() is OpenSSL 3.1's.
 EVP_CIPHER_CTX *CopyOf(const EVP_CIPHER_CTX *ctx) {
@@ -165,7 +165,7 @@ constexpr size_t kMaxPowers = 32;  // the vaes_avx512 tier's
 // too); for GCM, H'^1..H'^32 computed with the default provider's E(K, 0),
 // each followed by its Karatsuba operand (the XOR of its halves, in both
 // halves), which tiers keep beside it.
-void MakePatterns(const ProviderEnv &env, const route::AlgInfo &alg,
+void MakePatterns(const ProviderEnv &env, const core::AlgInfo &alg,
                   const uint8_t *key, KeyPatterns *patterns) {
   patterns->Add(key, alg.key_len, "the raw key");
   const size_t halves = alg.family == Family::kXts ? 2 : 1;
@@ -210,7 +210,7 @@ uint8_t g_new_key[64];
 
 // One request through `ctx`; GCM: a whole message (AAD, payload, tag).
 // Encrypting and decrypting both run, so that both schedules exist.
-void Request(EVP_CIPHER_CTX *ctx, const route::AlgInfo &alg, size_t len,
+void Request(EVP_CIPHER_CTX *ctx, const core::AlgInfo &alg, size_t len,
              bool encrypt) {
   Bytes in(len, 0x5a), out(len + 16);
   static const uint8_t iv[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
@@ -235,7 +235,7 @@ void Request(EVP_CIPHER_CTX *ctx, const route::AlgInfo &alg, size_t len,
 
 // Keys `ctx` (already holding a cipher) with `key` and runs requests of
 // each length, both ways.
-void UseKey(EVP_CIPHER_CTX *ctx, const route::AlgInfo &alg,
+void UseKey(EVP_CIPHER_CTX *ctx, const core::AlgInfo &alg,
             const uint8_t *key, std::initializer_list<size_t> lengths) {
   ASSERT_TRUE(EVP_CipherInit_ex2(ctx, nullptr, key, nullptr, 1, nullptr));
   for (size_t len : lengths) {
@@ -275,7 +275,7 @@ class KeyHygieneTest : public KernelConfigTest {
 
 TEST_P(KeyHygieneTest, NoOldKeyAfterReKeyNorAnyAfterFree) {
   std::mt19937_64 rng(7);
-  for (const route::AlgInfo &alg : route::kAlgs) {
+  for (const core::AlgInfo &alg : core::kAlgs) {
     SCOPED_TRACE(std::string(alg.name));
     for (size_t i = 0; i < alg.key_len; ++i) {
       g_old_key[i] = static_cast<uint8_t>(rng());
@@ -369,7 +369,7 @@ TEST(KeyHygieneMb, LanesKeepNoKeyOfAFinishedJob) {
   if (env->ProviderParam("tier") == "none") {
     GTEST_SKIP() << "no kernel tier on this CPU: no multi-buffer lanes";
   }
-  const route::AlgInfo &alg = route::Info(route::Alg::kAes256Cbc);
+  const core::AlgInfo &alg = core::Info(core::Alg::kAes256Cbc);
   CipherPtr cipher = env->Aesmux(std::string(alg.name));
   ASSERT_TRUE(ASYNC_init_thread(4, 4));
   constexpr int kJobs = 4;

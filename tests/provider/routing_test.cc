@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "tests/support/bytes.h"
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 #include "tests/provider/kernel_configs.h"
 #include "tests/support/provider_env.h"
 
@@ -203,7 +203,7 @@ StatsLines RunChildAndReadStats(const std::function<void(const std::string &)> &
     lines[alg + " " + path_name] = {requests, bytes};
   }
   // No hand-off lines: nothing here was chosen for the afalg path.
-  EXPECT_EQ(lines.size(), route::kNumAlgs * route::kNumPaths)
+  EXPECT_EQ(lines.size(), core::kNumAlgs * core::kNumPaths)
       << "one line per algorithm and path";
   EXPECT_EQ(afalg_notes, 5) << "why the afalg path is on or off, per family";
   std::remove(path.c_str());

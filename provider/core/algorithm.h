@@ -1,14 +1,15 @@
 // The algorithms aesmux serves and the paths that can serve them: the shared
-// vocabulary of the router, the statistics and the OpenSSL edge.
-#ifndef AESMUX_PROVIDER_ROUTE_ALGORITHM_H_
-#define AESMUX_PROVIDER_ROUTE_ALGORITHM_H_
+// vocabulary of every layer (the paths, the router, the statistics and the
+// OpenSSL edge), kept below them all (DEVELOPERS.md, "Layers").
+#ifndef AESMUX_PROVIDER_CORE_ALGORITHM_H_
+#define AESMUX_PROVIDER_CORE_ALGORITHM_H_
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-namespace aesmux::route {
+namespace aesmux::core {
 
 // A mode family: algorithms of one family share thresholds and a context
 // type at the OpenSSL edge.
@@ -117,6 +118,6 @@ struct Segment {
   size_t len;
 };
 
-}  // namespace aesmux::route
+}  // namespace aesmux::core
 
-#endif  // AESMUX_PROVIDER_ROUTE_ALGORITHM_H_
+#endif  // AESMUX_PROVIDER_CORE_ALGORITHM_H_

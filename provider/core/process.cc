@@ -1,11 +1,11 @@
-#include "provider/route/process.h"
+#include "provider/core/process.h"
 
 #include <pthread.h>
 
 #include <atomic>
 #include <mutex>
 
-namespace aesmux::route {
+namespace aesmux::core {
 namespace {
 
 constinit std::atomic<uint64_t> g_generation{1};
@@ -29,4 +29,4 @@ uint64_t ProcessGeneration() {
   return g_generation.load(std::memory_order_relaxed);
 }
 
-}  // namespace aesmux::route
+}  // namespace aesmux::core

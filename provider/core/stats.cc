@@ -1,4 +1,4 @@
-#include "provider/route/stats.h"
+#include "provider/core/stats.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -14,7 +14,9 @@
 #include <new>
 #include <string_view>
 
-namespace aesmux::route {
+#include "provider/core/trace.h"
+
+namespace aesmux::core {
 
 namespace stats_internal {
 thread_local ThreadCounters *t_counters = nullptr;
@@ -25,6 +27,10 @@ namespace {
 using stats_internal::Bump;
 using stats_internal::t_counters;
 using stats_internal::ThreadCounters;
+
+// This thread's counters once registered, also while AESMUX_TRACE keeps
+// t_counters null.
+thread_local ThreadCounters *t_registered = nullptr;
 
 // The registry of every thread's counters. Constant-initialized and
 // trivially destructible: it is never destroyed (threads may exit after
@@ -88,6 +94,7 @@ class ThreadSlot {
   ~ThreadSlot() {
     if (counters_ != nullptr) Retire(counters_);
     t_counters = nullptr;
+    t_registered = nullptr;
   }
 
  private:
@@ -146,7 +153,7 @@ void AfterForkInParent() {
 }
 void AfterForkInChild() {
   Registry &registry = TheRegistry();
-  ThreadCounters *mine = t_counters;
+  ThreadCounters *mine = t_registered;
   for (ThreadCounters *node = registry.live; node != nullptr;) {
     ThreadCounters *next = node->next;
     if (node != mine) delete node;
@@ -193,6 +200,7 @@ void ThreadSlot::Retire(ThreadCounters *counters) {
 namespace stats_internal {
 
 ThreadCounters *RegisterThread() {
+  if (t_registered != nullptr) return t_registered;
   auto *counters = new (std::nothrow) ThreadCounters;
   if (counters == nullptr) return nullptr;
   Registry &registry = TheRegistry();
@@ -202,12 +210,22 @@ ThreadCounters *RegisterThread() {
     registry.live = counters;
   }
   t_slot.Hold(counters);
-  t_counters = counters;
+  t_registered = counters;
+  if (!TraceOn()) t_counters = counters;
   return counters;
 }
 
+void CountRequestSlow(Alg alg, Path path, uint64_t bytes) {
+  if (TraceOn()) TraceRequest(alg, path, bytes);
+  if (ThreadCounters *counters = RegisterThread()) {
+    AddRequest(*counters, alg, path, bytes);
+  }
+}
+
 void WriteProgress() {
-  t_counters->unwritten_bytes = 0;
+  ThreadCounters *counters = RegisterThread();
+  if (counters == nullptr) return;
+  counters->unwritten_bytes = 0;
   Registry &registry = TheRegistry();
   if (!registry.progress_writes.load(std::memory_order_relaxed)) return;
   timespec now{};
@@ -295,6 +313,7 @@ void CountHandoff(Alg alg, Handoff handoff, uint64_t bytes) {
       (counters = stats_internal::RegisterThread()) == nullptr) {
     return;
   }
+  if (TraceOn()) TraceHandoff(alg, handoff, bytes);
   const auto a = static_cast<size_t>(alg);
   const auto h = static_cast<size_t>(handoff);
   Bump(counters->handoff_requests[a][h], 1);
@@ -390,4 +409,4 @@ int WriteStatsFile() {
   return error;
 }
 
-}  // namespace aesmux::route
+}  // namespace aesmux::core

@@ -15,18 +15,18 @@
 // drops the handler when aesmux.so is unloaded (dlclose unregisters the
 // module's fork handlers; tests/provider/fork_test.cc forks after an
 // unload), so it never calls into an unmapped module.
-#ifndef AESMUX_PROVIDER_ROUTE_PROCESS_H_
-#define AESMUX_PROVIDER_ROUTE_PROCESS_H_
+#ifndef AESMUX_PROVIDER_CORE_PROCESS_H_
+#define AESMUX_PROVIDER_CORE_PROCESS_H_
 
 #include <cstdint>
 
-namespace aesmux::route {
+namespace aesmux::core {
 
 // Starts at 1 and grows by one in each forked child. Reading it registers
 // the fork handler, so anything that records a generation is recognised
 // in a child forked after that.
 uint64_t ProcessGeneration();
 
-}  // namespace aesmux::route
+}  // namespace aesmux::core
 
-#endif  // AESMUX_PROVIDER_ROUTE_PROCESS_H_
+#endif  // AESMUX_PROVIDER_CORE_PROCESS_H_

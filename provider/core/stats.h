@@ -5,8 +5,8 @@
 // reading sums every live thread plus the totals of threads that have
 // exited. The counters are process-wide and start from zero in a forked
 // child, so each process reports only its own work.
-#ifndef AESMUX_PROVIDER_ROUTE_STATS_H_
-#define AESMUX_PROVIDER_ROUTE_STATS_H_
+#ifndef AESMUX_PROVIDER_CORE_STATS_H_
+#define AESMUX_PROVIDER_CORE_STATS_H_
 
 #include <array>
 #include <atomic>
@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "provider/route/algorithm.h"
+#include "provider/core/algorithm.h"
 
-namespace aesmux::route {
+namespace aesmux::core {
 
 struct Counter {
   uint64_t requests = 0;
@@ -111,13 +111,19 @@ struct ThreadCounters {
   ThreadCounters *next = nullptr;
 };
 
-// This thread's counters, or null before its first request. A plain
-// pointer, so that reaching it from a dlopen()ed module is one TLS
-// descriptor access.
+// This thread's counters, or null before its first request, and always
+// null while AESMUX_TRACE is on (core/trace.h): every request then takes
+// CountRequest()'s slow path, which traces it, and the fast path has no
+// test of its own. A plain pointer, so that reaching it from a dlopen()ed
+// module is one TLS descriptor access.
 extern thread_local ThreadCounters *t_counters;
 
-// Null if memory has run out.
+// This thread's counters, made on first use; null if memory has run out.
 ThreadCounters *RegisterThread();
+// CountRequest() without t_counters: traces the request when AESMUX_TRACE
+// is on, then counts it in RegisterThread()'s counters. Out of line and
+// called last, so that the fast path keeps no copy of its arguments for it.
+void CountRequestSlow(Alg alg, Path path, uint64_t bytes);
 void WriteProgress();
 
 inline void Bump(std::atomic<uint64_t> &counter, uint64_t amount) {
@@ -125,20 +131,28 @@ inline void Bump(std::atomic<uint64_t> &counter, uint64_t amount) {
                 std::memory_order_relaxed);
 }
 
+inline void AddRequest(ThreadCounters &counters, Alg alg, Path path,
+                       uint64_t bytes) {
+  const auto a = static_cast<size_t>(alg);
+  const auto p = static_cast<size_t>(path);
+  Bump(counters.requests[a][p], 1);
+  Bump(counters.bytes[a][p], bytes);
+  counters.unwritten_bytes += bytes;
+  if (counters.unwritten_bytes >= kProgressBytes) WriteProgress();
+}
+
 }  // namespace stats_internal
 
 inline void CountRequest(Alg alg, Path path, uint64_t bytes) {
   using namespace stats_internal;
   ThreadCounters *counters = t_counters;
-  if (counters == nullptr && (counters = RegisterThread()) == nullptr) return;
-  const auto a = static_cast<size_t>(alg);
-  const auto p = static_cast<size_t>(path);
-  Bump(counters->requests[a][p], 1);
-  Bump(counters->bytes[a][p], bytes);
-  counters->unwritten_bytes += bytes;
-  if (counters->unwritten_bytes >= kProgressBytes) WriteProgress();
+  if (counters == nullptr) {
+    CountRequestSlow(alg, path, bytes);
+    return;
+  }
+  AddRequest(*counters, alg, path, bytes);
 }
 
-}  // namespace aesmux::route
+}  // namespace aesmux::core
 
-#endif  // AESMUX_PROVIDER_ROUTE_STATS_H_
+#endif  // AESMUX_PROVIDER_CORE_STATS_H_
