@@ -170,8 +170,10 @@ stage "afalg suite on Debian's kernel under qemu" \
 stage "arm64 build under qemu" "$(dirname "$0")/test-arm64.sh"
 
 sanitize_build=${AESMUX_SANITIZE_BUILD:-$AESMUX_ROOT/build-sanitize}
+# The instrumented builds link without LTO: it would only cost time.
 stage "sanitizer build" \
-  build_in "$sanitize_build" -DCMAKE_BUILD_TYPE=Debug -DAESMUX_SANITIZE=ON
+  build_in "$sanitize_build" -DCMAKE_BUILD_TYPE=Debug -DAESMUX_SANITIZE=ON \
+  -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   stage "suites under ASan and UBSan" \
   run_ctest "$sanitize_build" --timeout 1800 -j "$(nproc)" "$@"
@@ -181,7 +183,8 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 # and freed from other threads), again under ThreadSanitizer.
 tsan_build=${AESMUX_TSAN_BUILD:-$AESMUX_ROOT/build-tsan}
 stage "ThreadSanitizer build" \
-  build_in "$tsan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_TSAN=ON
+  build_in "$tsan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_TSAN=ON \
+  -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   stage "threaded suites under TSan" \
   run_ctest "$tsan_build" --timeout 1800 \
