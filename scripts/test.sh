@@ -197,4 +197,4 @@ fuzz_build=${AESMUX_FUZZ_BUILD:-$AESMUX_ROOT/build-fuzz}
 CC=clang-14 CXX=clang++-14 stage "fuzz build (clang)" \
   build_in "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_FUZZ=ON
 stage "fuzzers: the seed corpus, then each for ${AESMUX_FUZZ_SECONDS:-60} s" \
-  run_ctest "$fuzz_build" -L fuzz
+  ctest --test-dir "$fuzz_build" --output-on-failure -L fuzz
