@@ -73,6 +73,10 @@ struct GcmCtx {
   // A decryption's final found the tag wrong: the message may go on, but
   // no later final of it succeeds (README).
   bool tag_failed = false;
+  // A key ended the message under way (GcmInit). The default provider's
+  // message would go on, and its encrypting final would make a tag and set
+  // the tag length to 16: aesmux refuses that final but sets the length.
+  bool interrupted = false;
   // TLS 1.2 record mode: set by tlsaad for the next update only.
   size_t tls_aad_len = kUnset;
   size_t tls_aad_pad = 0;
@@ -82,6 +86,7 @@ struct GcmCtx {
 // Starts the engine's message on the current IV ("setiv").
 bool StartMessage(GcmCtx *ctx) {
   ctx->tag_failed = false;
+  ctx->interrupted = false;
   return ctx->engine.Start(ctx->direction(), {ctx->iv, ctx->iv_len});
 }
 
@@ -92,6 +97,7 @@ bool GenerateIv(GcmCtx *ctx) {
     return false;
   }
   ctx->iv_state = IvState::kBuffered;
+  ctx->interrupted = false;
   ctx->iv_gen_rand = true;
   return true;
 }
@@ -170,6 +176,7 @@ bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
   }
   ctx->iv_gen = true;
   ctx->iv_state = IvState::kBuffered;
+  ctx->interrupted = false;
   return true;
 }
 
@@ -221,7 +228,13 @@ int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
                size_t len) {
   if (ctx->tls_aad_len != kUnset) return TlsRecord(ctx, out, outl, in, len);
   *outl = 0;
-  if (!ctx->key_set || ctx->iv_state == IvState::kFinished) return 0;
+  if (!ctx->key_set || ctx->iv_state == IvState::kFinished) {
+    if (in == nullptr && ctx->interrupted && ctx->encrypt) {
+      ctx->tag_len = kTagLen;
+      ctx->interrupted = false;  // the default provider's message ended too
+    }
+    return 0;
+  }
   if (ctx->iv_state == IvState::kUninitialised &&
       (!ctx->encrypt || !GenerateIv(ctx))) {
     return 0;
@@ -243,8 +256,12 @@ int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
   // tag: aesmux lets no later final succeed.
   if (!ctx->encrypt && ctx->tag_len == kUnset) return 0;
   if (ctx->tag_failed) {
-    // Encrypting, the default provider's final would end the message.
-    if (ctx->encrypt) ctx->iv_state = IvState::kFinished;
+    // Encrypting, the default provider's final would end the message with
+    // a 16-byte tag.
+    if (ctx->encrypt) {
+      ctx->iv_state = IvState::kFinished;
+      ctx->tag_len = kTagLen;
+    }
     return 0;
   }
   if (!ctx->engine.Finish(ctx->buf, ctx->encrypt ? kTagLen : ctx->tag_len)) {
@@ -282,6 +299,7 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->iv_len = iv_len;
     std::memcpy(ctx->iv, iv, iv_len);
     ctx->iv_state = IvState::kBuffered;
+    ctx->interrupted = false;
   }
   if (key != nullptr) {
     if (key_len != ctx->key_len) {
@@ -291,7 +309,10 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->engine.SetKey({key, key_len});
     ctx->key_set = true;
     ctx->tls_enc_records = 0;
-    if (ctx->iv_state == IvState::kCopied) ctx->iv_state = IvState::kFinished;
+    if (ctx->iv_state == IvState::kCopied) {
+      ctx->iv_state = IvState::kFinished;
+      ctx->interrupted = true;
+    }
   }
   ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   return GcmSetCtxParams(ctx, params);
@@ -327,6 +348,7 @@ void *GcmDupCtx(void *vctx) noexcept {
   out->tag_len = in->tag_len;
   std::memcpy(out->buf, in->buf, sizeof(out->buf));
   out->tag_failed = in->tag_failed;
+  out->interrupted = in->interrupted;
   out->tls_aad_len = in->tls_aad_len;
   out->tls_aad_pad = in->tls_aad_pad;
   out->tls_enc_records = in->tls_enc_records;

@@ -232,6 +232,39 @@ TEST_P(ReinitTest, GcmKeyInTheMiddleOfAMessageEndsIt) {
   }
 }
 
+// After a key ended a decryption with a 4-byte tag set, a switch to
+// encrypting and a final: the default provider makes a tag (tag length
+// 16), aesmux refuses the final (the test above) but reports the same tag
+// length. (The parameter fuzzer's finding; its input is in the corpus.)
+TEST_P(ReinitTest, GcmTagLengthAfterARefusedFinalOfAnInterruptedMessage) {
+  CipherPtr ciphers[2] = {env_->Aesmux("AES-128-GCM"),
+                          env_->Default("AES-128-GCM")};
+  SetKeys(ciphers[0].get());
+  int tag_len[2], final_ok[2];
+  for (int side = 0; side < 2; ++side) {
+    auto ctx = NewCipherCtx();
+    int len = 0;
+    Bytes out(40);
+    ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), ciphers[side].get(),
+                                   key_[0].data(), iv_[0].data(), 0, nullptr));
+    ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), out.data(), &len, plain_.data(),
+                                 37));
+    ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, 4,
+                                    plain_.data()));
+    ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr, key_[1].data(),
+                                   nullptr, -1, nullptr));
+    ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr, nullptr, 1,
+                                   nullptr));
+    final_ok[side] = EVP_CipherFinal_ex(ctx.get(), out.data(), &len);
+    ERR_clear_error();
+    tag_len[side] = EVP_CIPHER_CTX_get_tag_length(ctx.get());
+  }
+  EXPECT_EQ(final_ok[1], 1);
+  EXPECT_EQ(final_ok[0], 0);
+  EXPECT_EQ(tag_len[0], tag_len[1]);
+  EXPECT_EQ(tag_len[1], 16);
+}
+
 // A GCM decryption whose final found the tag wrong may go on with more
 // data, as in the default provider, but no later final of that message
 // succeeds in aesmux: the default provider's failed finish has folded the
