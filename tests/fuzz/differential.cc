@@ -386,7 +386,12 @@ class Harness {
       iv_len = EVP_CIPHER_get_iv_length(cipher[kDefault]);
     } else if (pair.has_cipher()) {
       key_len = EVP_CIPHER_CTX_get_key_length(pair.ctx[kDefault]);
-      iv_len = EVP_CIPHER_CTX_get_iv_length(pair.ctx[kDefault]);
+      // EVP reads each side's IV length from its own context: they differ
+      // after a call only aesmux was given (DefaultHazard), and the buffer
+      // must hold the longer.
+      iv_len = static_cast<size_t>(
+          std::max({0, EVP_CIPHER_CTX_get_iv_length(pair.ctx[kDefault]),
+                    EVP_CIPHER_CTX_get_iv_length(pair.ctx[kAesmux])}));
     } else {
       key_len = 16;
       iv_len = 16;
