@@ -464,10 +464,14 @@ class Tfm {
   // Closes the idle op sockets (in this process only: a parent's are left
   // alone, see process.h).
   void CloseIdle() {
+    // A parent's Tfm in a forked child: its sockets are the parent's, and
+    // its mutex may have been held by a parent thread at the fork (a
+    // request taking or giving back a socket): touch neither.
+    if (!ours()) return;
     std::lock_guard lock(mutex_);
     g_idle_op_sockets.fetch_sub(idle_count_, std::memory_order_relaxed);
     for (; idle_count_ != 0; --idle_count_) {
-      if (ours()) CloseOpSocket(idle_[idle_count_ - 1]);
+      CloseOpSocket(idle_[idle_count_ - 1]);
     }
   }
 
