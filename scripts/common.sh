@@ -12,11 +12,12 @@ AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
 # tests run nginx, OpenSSH and Python's ssl module against aesmux (Debian
 # starts the nginx and ssh services when it installs them), the afalg
 # suite boots a kernel under qemu, the constant-time checks run under
-# valgrind, and the fuzz targets are built with clang 14 and its libFuzzer
-# and sanitizer runtimes.
+# valgrind, the fuzz targets are built with clang 14 and its libFuzzer
+# and sanitizer runtimes, and gdb prints the stacks of a forked test child
+# that hangs.
 AESMUX_TEST_PACKAGES=(nginx-light curl openssh-server openssh-client python3
                       qemu-system-x86 busybox-static cpio valgrind
-                      clang-14 libclang-rt-14-dev)
+                      clang-14 libclang-rt-14-dev gdb)
 
 log() { printf '\n==> %s\n' "$*"; }
 

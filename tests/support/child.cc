@@ -6,9 +6,27 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace aesmux::test {
+namespace {
+
+// With AESMUX_HUNG_CHILD_STACKS set, prints every thread's stack of a hung
+// child (through gdb) to stderr before it is killed: a hang that shows up
+// once in many runs can then be read from the log of that run.
+void PrintStacks(pid_t child) {
+  if (std::getenv("AESMUX_HUNG_CHILD_STACKS") == nullptr) return;
+  const std::string command = "gdb -p " + std::to_string(child) +
+                              " -batch -nx -ex 'thread apply all bt' 1>&2";
+  std::fprintf(stderr, "stacks of the hung child %d:\n", child);
+  if (std::system(command.c_str()) != 0) {
+    std::fprintf(stderr, "(gdb could not print them)\n");
+  }
+}
+
+}  // namespace
 
 std::string RunInChild(const std::function<int()> &body,
                        std::chrono::milliseconds timeout) {
@@ -42,6 +60,7 @@ std::string RunInChild(const std::function<int()> &body,
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     if (ended == 0) {
+      PrintStacks(child);
       kill(child, SIGKILL);
       waitpid(child, &status, 0);
       return "child hung (killed after " + std::to_string(timeout.count()) +
