@@ -206,7 +206,7 @@ Checkers::Checkers(const CipherSet &ciphers, int threads, uint64_t seed) {
 
 std::string Checkers::Fork(const std::function<int()> &body,
                            std::chrono::milliseconds timeout) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   park_ = true;
   while (parked_.load() < static_cast<int>(pool_.size()) && !stop_.load()) {
     std::this_thread::yield();

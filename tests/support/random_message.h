@@ -59,10 +59,12 @@ class Checkers {
   Checkers(const Checkers &) = delete;
   Checkers &operator=(const Checkers &) = delete;
 
-  // RunInChild while the threads run. Under AddressSanitizer they are
-  // parked between messages first: its allocator (GCC 12's) does not
-  // guard its locks across fork(), so a child forked while a thread
-  // allocates can wait forever for a lock of a thread it does not have.
+  // RunInChild while the threads run. Under AddressSanitizer and
+  // ThreadSanitizer they are parked between messages first: their
+  // allocator (GCC 12's) does not guard its locks across fork(), so a
+  // child forked while a thread allocates can wait forever for a lock of
+  // a thread it does not have (seen under TSan: the child's first
+  // allocation waited in SizeClassAllocator64::GetFromAllocator).
   std::string Fork(const std::function<int()> &body,
                    std::chrono::milliseconds timeout);
   // Stops the threads; returns the first disagreement (empty if none).
