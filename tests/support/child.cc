@@ -1,26 +1,105 @@
 #include "tests/support/child.h"
 
+#include <dirent.h>
+#include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace aesmux::test {
 namespace {
 
-// With AESMUX_HUNG_CHILD_STACKS set, prints every thread's stack of a hung
-// child (through gdb) to stderr before it is killed: a hang that shows up
-// once in many runs can then be read from the log of that run.
+// With AESMUX_HUNG_CHILD_STACKS set, the stacks of every thread of a hung
+// child are printed to stderr before it is killed, so that a hang that
+// shows up once in many runs can be read from the log of that run: by gdb
+// where it is installed, else by the child itself (a VM's initramfs has no
+// gdb): SIGQUIT makes it print each thread's backtrace, as addresses in
+// their modules (addr2line turns them into lines).
+
+bool WantStacks() { return std::getenv("AESMUX_HUNG_CHILD_STACKS") != nullptr; }
+
+// AESMUX_HUNG_CHILD_STACKS=self: the child's own printing even where gdb
+// is installed (under qemu-aarch64, gdb would show the emulator's stacks).
+bool HaveGdb() {
+  return std::string_view(std::getenv("AESMUX_HUNG_CHILD_STACKS")) != "self" &&
+         access("/usr/bin/gdb", X_OK) == 0;
+}
+
+std::atomic<int> g_threads_printed{0};
+
+int StackSignal() { return SIGRTMIN + 3; }
+
+void PrintThisThreadsStack(int) {
+  void *frames[64];
+  const int count = backtrace(frames, 64);
+  char header[64];
+  const int len = std::snprintf(header, sizeof header, "thread %ld:\n",
+                                static_cast<long>(syscall(SYS_gettid)));
+  if (len > 0) (void)!write(STDERR_FILENO, header, len);
+  backtrace_symbols_fd(frames, count, STDERR_FILENO);
+  g_threads_printed.fetch_add(1);
+}
+
+// SIGQUIT's handler: each thread of the process in turn (the others through
+// a signal of their own), without allocating (the hang may be in malloc).
+void PrintEveryThreadsStack(int) {
+  const int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY);
+  if (dir < 0) return;
+  const long self = syscall(SYS_gettid);
+  alignas(8) char buffer[4096];
+  long got;
+  while ((got = syscall(SYS_getdents64, dir, buffer, sizeof buffer)) > 0) {
+    for (long at = 0; at < got;) {
+      const auto *entry = reinterpret_cast<const dirent64 *>(buffer + at);
+      at += entry->d_reclen;
+      const long tid = std::strtol(entry->d_name, nullptr, 10);
+      if (tid <= 0) continue;
+      if (tid == self) {
+        PrintThisThreadsStack(0);
+        continue;
+      }
+      const int before = g_threads_printed.load();
+      if (syscall(SYS_tgkill, getpid(), tid, StackSignal()) != 0) continue;
+      for (int waited = 0; waited < 1000 && g_threads_printed.load() == before;
+           ++waited) {
+        usleep(1000);
+      }
+    }
+  }
+  close(dir);
+}
+
+// In a child: installs the handlers (backtrace loads libgcc's unwinder on
+// its first call, which must not happen in a handler).
+void PrepareToPrintStacks() {
+  if (!WantStacks() || HaveGdb()) return;
+  void *frame[1];
+  backtrace(frame, 1);
+  signal(StackSignal(), PrintThisThreadsStack);
+  signal(SIGQUIT, PrintEveryThreadsStack);
+}
+
 void PrintStacks(pid_t child) {
-  if (std::getenv("AESMUX_HUNG_CHILD_STACKS") == nullptr) return;
+  if (!WantStacks()) return;
+  std::fprintf(stderr, "stacks of the hung child %d:\n", child);
+  std::fflush(stderr);
+  if (!HaveGdb()) {
+    kill(child, SIGQUIT);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    return;
+  }
   const std::string command = "gdb -p " + std::to_string(child) +
                               " -batch -nx -ex 'thread apply all bt' 1>&2";
-  std::fprintf(stderr, "stacks of the hung child %d:\n", child);
   if (std::system(command.c_str()) != 0) {
     std::fprintf(stderr, "(gdb could not print them)\n");
   }
@@ -39,6 +118,7 @@ std::string RunInChild(const std::function<int()> &body,
     // A child killed after its timeout takes its own children with it.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(97);
+    PrepareToPrintStacks();
     int code = 99;
     try {
       code = body();
