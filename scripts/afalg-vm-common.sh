@@ -128,7 +128,7 @@ vm_add_binaries() {
 # vm_write_init AFALG_TEST FILTER EXTRA: the guest's init: mounts, insmods
 # the modules, prints the driver of each algorithm, runs AFALG_TEST with the
 # gtest FILTER, then the shell commands EXTRA (may be empty), and powers
-# off.
+# off. AESMUX_HUNG_CHILD_STACKS and AESMUX_STRESS_SECONDS reach the guest.
 vm_write_init() {
   local afalg_test=$1 filter=$2 extra=$3
   cat >"$vm_root/init" <<EOF
@@ -147,6 +147,8 @@ for alg in 'ecb(aes)' 'cbc(aes)' 'ctr(aes)' 'xts(aes)' 'gcm(aes)'; do
 done
 cd /tmp
 export HOME=/tmp OPENSSL_CONF=/dev/null
+${AESMUX_HUNG_CHILD_STACKS:+export AESMUX_HUNG_CHILD_STACKS=$AESMUX_HUNG_CHILD_STACKS}
+${AESMUX_STRESS_SECONDS:+export AESMUX_STRESS_SECONDS=$AESMUX_STRESS_SECONDS}
 $afalg_test --gtest_color=no --gtest_filter='$filter'
 echo "AFALG-VM: test-exit \$?"
 $extra
