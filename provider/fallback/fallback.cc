@@ -5,13 +5,13 @@
 #include <openssl/proverr.h>
 #include <openssl/provider.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <array>
 #include <mutex>
 #include <new>
 #include <string_view>
-#include <system_error>
 #include <utility>
 
 namespace aesmux::fallback {
@@ -57,6 +57,28 @@ const CipherFunctions *DefaultFunctions(const EVP_CIPHER *cipher) {
   return nullptr;
 }
 
+// Held while a library is made (any library: making one is rare). fork()
+// waits until no thread holds it: a child has only the forking thread, and
+// must not inherit the lock, or a half-made library context, from a thread
+// it does not have (its first fallback request would wait forever).
+pthread_mutex_t g_making = PTHREAD_MUTEX_INITIALIZER;
+
+class MakingLock {
+ public:
+  MakingLock() {
+    static std::once_flag watching;
+    std::call_once(watching, [] {
+      pthread_atfork([] { pthread_mutex_lock(&g_making); },
+                     [] { pthread_mutex_unlock(&g_making); },
+                     [] { pthread_mutex_unlock(&g_making); });
+    });
+    pthread_mutex_lock(&g_making);
+  }
+  ~MakingLock() { pthread_mutex_unlock(&g_making); }
+  MakingLock(const MakingLock &) = delete;
+  MakingLock &operator=(const MakingLock &) = delete;
+};
+
 // The errors OpenSSL raises inside a call are dropped: the OpenSSL edge
 // raises what the default provider raises for the request itself.
 class DropErrors {
@@ -83,13 +105,7 @@ std::unique_ptr<FallbackLibrary> FallbackLibrary::Create(std::string *error) {
 bool FallbackLibrary::MakeOnce() const {
   // Lazily made state of a logically const object (see the header).
   auto *self = const_cast<FallbackLibrary *>(this);
-  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  try {
-    lock.lock();
-  } catch (const std::system_error &) {
-    ERR_raise(ERR_LIB_PROV, ERR_R_INTERNAL_ERROR);
-    return false;
-  }
+  MakingLock lock;
   if (ready_.load(std::memory_order_relaxed)) return true;
   std::string error;
   bool made = false;

@@ -30,7 +30,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 
@@ -66,7 +65,8 @@ class FallbackLibrary {
   bool Ready() const {
     return ready_.load(std::memory_order_acquire) || MakeOnce();
   }
-  // Makes the library under the mutex unless another thread has.
+  // Makes the library (under a lock that fork() waits for) unless another
+  // thread has.
   bool MakeOnce() const;
   // Makes the library; false (with `error` saying why) leaves it empty.
   bool Make(std::string *error);
@@ -74,7 +74,6 @@ class FallbackLibrary {
 
   // Made lazily by the const accessors: what they return never changes
   // once made, so the library is logically const.
-  mutable std::mutex mutex_;
   mutable std::atomic<bool> ready_{false};
   OSSL_LIB_CTX *libctx_ = nullptr;
   OSSL_PROVIDER *provider_ = nullptr;

@@ -227,6 +227,49 @@ TEST(ForkAfterUnload, ForkingAfterAesmuxIsUnloadedCallsNothingInIt) {
   EXPECT_EQ(result, "");
 }
 
+// The fallback path's library context is made by the first request that
+// needs it. A fork while another thread makes it must not leave the child
+// waiting for that thread: each round loads aesmux afresh (kernels = none:
+// every request takes the fallback path), starts a thread whose request
+// makes the library, and forks at a random moment of it; the child's own
+// request must finish and agree with the default provider. (Everything
+// the test itself fetches is fetched before the thread starts: OpenSSL
+// does not guard its own locks across fork().)
+TEST(ForkWhileMakingTheFallback, AChildForkedMeanwhileServesItsRequests) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' allocator does not guard its locks across "
+                  "fork(): a child forked while the thread allocates can "
+                  "hang in it (tests/support/random_message.h)";
+#endif
+  std::mt19937_64 rng(0xfa11);
+  for (int round = 0; round < 40; ++round) {
+    ProviderEnv env({"kernels = none"});
+    ASSERT_TRUE(env.loaded()) << env.error();
+    const Stream parents = MakeStream(env, rng, 4, 1);
+    const Stream childs = MakeStream(env, rng, 4, 1);
+    const CipherPtr parent_cipher = env.Aesmux(parents.algorithm);
+    const CipherPtr child_cipher = env.Aesmux(childs.algorithm);
+    bool parent_agrees = false;
+    std::thread maker([&] {
+      parent_agrees =
+          EncryptThrough(parent_cipher.get(), parents) == parents.expected;
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+    EXPECT_EQ(RunInChild(
+                  [&] {
+                    return EncryptThrough(child_cipher.get(), childs) ==
+                                   childs.expected
+                               ? 0
+                               : 1;
+                  },
+                  seconds(10)),
+              "")
+        << "round " << round;
+    maker.join();
+    EXPECT_TRUE(parent_agrees) << "round " << round;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, ForkTest,
                          ::testing::ValuesIn(MultiBufferConfigs()),
                          KernelConfigName);
