@@ -48,11 +48,7 @@ awk '/: Skipped$/ { getline reason; pending = 1; next }
 
 if [ $vm = 1 ]; then
   log "the afalg suite on Debian's arm64 kernel under qemu-system-aarch64"
-  # Left out here, and said so: on this VM a child of the fork stress can
-  # hang under afalg_fork = off (its requests on the fallback path), a
-  # known open defect (issue 9's closing note); amd64's VM runs it.
-  echo "  not run here: AfalgFork.ThreadsAndForksStress (a forked child can hang: open defect)"
-  "$(dirname "$0")/test-afalg-vm-arm64.sh" $bench '*-AfalgFork.ThreadsAndForksStress' || status=1
+  "$(dirname "$0")/test-afalg-vm-arm64.sh" $bench || status=1
 fi
 echo "arm64 stage took $(( $(date +%s) - stage_start )) s"
 [ $status = 0 ] || { echo "arm64 tests failed" >&2; exit 1; }
