@@ -22,7 +22,21 @@ void AfterForkInChild() {
   g_watching.store(true, std::memory_order_release);
 }
 
+pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
+constinit std::once_flag g_init_fork_handlers;
+
 }  // namespace
+
+InitLock::InitLock() {
+  std::call_once(g_init_fork_handlers, [] {
+    pthread_atfork([] { pthread_mutex_lock(&g_init); },
+                   [] { pthread_mutex_unlock(&g_init); },
+                   [] { pthread_mutex_unlock(&g_init); });
+  });
+  pthread_mutex_lock(&g_init);
+}
+
+InitLock::~InitLock() { pthread_mutex_unlock(&g_init); }
 
 uint64_t ProcessGeneration() {
   if (!g_watching.load(std::memory_order_acquire)) WatchForks();

@@ -27,6 +27,19 @@ namespace aesmux::core {
 // in a child forked after that.
 uint64_t ProcessGeneration();
 
+// Held while a process-wide object is made or replaced on first use (the
+// fallback library, a wait fd, the afalg probe): one lock for all of them,
+// held briefly and never around anything that takes it again. fork() waits
+// until no thread holds it, so that a child never inherits it held, or an
+// object half made, by a thread it does not have.
+class InitLock {
+ public:
+  InitLock();
+  ~InitLock();
+  InitLock(const InitLock &) = delete;
+  InitLock &operator=(const InitLock &) = delete;
+};
+
 }  // namespace aesmux::core
 
 #endif  // AESMUX_PROVIDER_CORE_PROCESS_H_

@@ -5,7 +5,6 @@
 #include <openssl/proverr.h>
 #include <openssl/provider.h>
 #include <openssl/rand.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <array>
@@ -13,6 +12,8 @@
 #include <new>
 #include <string_view>
 #include <utility>
+
+#include "provider/core/process.h"
 
 namespace aesmux::fallback {
 namespace {
@@ -57,28 +58,6 @@ const CipherFunctions *DefaultFunctions(const EVP_CIPHER *cipher) {
   return nullptr;
 }
 
-// Held while a library is made (any library: making one is rare). fork()
-// waits until no thread holds it: a child has only the forking thread, and
-// must not inherit the lock, or a half-made library context, from a thread
-// it does not have (its first fallback request would wait forever).
-pthread_mutex_t g_making = PTHREAD_MUTEX_INITIALIZER;
-
-class MakingLock {
- public:
-  MakingLock() {
-    static std::once_flag watching;
-    std::call_once(watching, [] {
-      pthread_atfork([] { pthread_mutex_lock(&g_making); },
-                     [] { pthread_mutex_unlock(&g_making); },
-                     [] { pthread_mutex_unlock(&g_making); });
-    });
-    pthread_mutex_lock(&g_making);
-  }
-  ~MakingLock() { pthread_mutex_unlock(&g_making); }
-  MakingLock(const MakingLock &) = delete;
-  MakingLock &operator=(const MakingLock &) = delete;
-};
-
 // The errors OpenSSL raises inside a call are dropped: the OpenSSL edge
 // raises what the default provider raises for the request itself.
 class DropErrors {
@@ -105,7 +84,7 @@ std::unique_ptr<FallbackLibrary> FallbackLibrary::Create(std::string *error) {
 bool FallbackLibrary::MakeOnce() const {
   // Lazily made state of a logically const object (see the header).
   auto *self = const_cast<FallbackLibrary *>(this);
-  MakingLock lock;
+  core::InitLock lock;  // fork() waits while a library is made
   if (ready_.load(std::memory_order_relaxed)) return true;
   std::string error;
   bool made = false;
