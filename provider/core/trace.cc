@@ -3,53 +3,48 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 namespace aesmux::core {
 namespace {
 
+// Lines printed this second, counted without a lock (a forked child must
+// not inherit one held, and an approximate count serves diagnostics).
 struct Limiter {
-  std::mutex mutex;
-  int64_t second = -1;
-  uint64_t printed = 0;
-  uint64_t dropped = 0;
+  std::atomic<int64_t> second{-1};
+  std::atomic<uint64_t> printed{0};
+  std::atomic<uint64_t> dropped{0};
 };
 
-Limiter &TheLimiter() {
-  static Limiter limiter;
-  return limiter;
-}
+constinit Limiter g_limiter;
 
 void Print(const char *line, int len) {
   if (len <= 0) return;
-  Limiter &limiter = TheLimiter();
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
   char dropped_line[96];
   int dropped_len = 0;
-  {
-    std::lock_guard lock(limiter.mutex);
-    if (now.tv_sec != limiter.second) {
-      if (limiter.dropped != 0) {
-        dropped_len = std::snprintf(
-            dropped_line, sizeof(dropped_line),
-            "aesmux: %llu routing decisions not printed (AESMUX_TRACE "
-            "prints %llu a second)\n",
-            static_cast<unsigned long long>(limiter.dropped),
-            static_cast<unsigned long long>(kTraceLinesPerSecond));
-      }
-      limiter.second = now.tv_sec;
-      limiter.printed = 0;
-      limiter.dropped = 0;
+  int64_t second = g_limiter.second.load(std::memory_order_relaxed);
+  if (second != now.tv_sec &&
+      g_limiter.second.compare_exchange_strong(second, now.tv_sec)) {
+    // The first line of a new second starts its count.
+    if (const uint64_t dropped = g_limiter.dropped.exchange(0);
+        dropped != 0) {
+      dropped_len = std::snprintf(
+          dropped_line, sizeof(dropped_line),
+          "aesmux: %llu routing decisions not printed (AESMUX_TRACE "
+          "prints %llu a second)\n",
+          static_cast<unsigned long long>(dropped),
+          static_cast<unsigned long long>(kTraceLinesPerSecond));
     }
-    if (limiter.printed == kTraceLinesPerSecond) {
-      ++limiter.dropped;
-      return;
-    }
-    ++limiter.printed;
+    g_limiter.printed.store(0);
+  }
+  if (g_limiter.printed.fetch_add(1) >= kTraceLinesPerSecond) {
+    g_limiter.dropped.fetch_add(1);
+    return;
   }
   // Diagnostics only: a failed or short write to stderr is not retried.
   if (dropped_len > 0) {
