@@ -58,17 +58,25 @@ void IncrementCounter32(uint8_t block[16]) {
 
 }  // namespace
 
-// As SimdKey::Set, the powers of H are overwritten in place (gcm_init
-// leaves nothing of the old key's, kernels.h); only a change of tier
-// (another layout) wipes them first.
+// As SimdKey::Set, the schedule and the powers of H are overwritten in
+// place (gcm_init leaves nothing of the old key's, kernels.h), except a
+// longer old key's last round keys; only a change of tier (another layout)
+// wipes them first.
 void SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
-  if (key_.tier() != &tier) Clear();
-  key_.Set(tier, key);
-  tier.ops.gcm_init(&gkey_, &key_.encrypt_schedule());
+  if (tier_ != &tier) Clear();
+  const uint32_t old_rounds = tier_ != nullptr ? enc_.rounds : 0;
+  tier.ops.expand_key(&enc_, key.data(), key.size());
+  tier_ = &tier;
+  if (old_rounds > enc_.rounds) {
+    SecureZero(enc_.round_keys[enc_.rounds + 1],
+               16 * (old_rounds - enc_.rounds));
+  }
+  tier.ops.gcm_init(&gkey_, &enc_);
 }
 
 void SimdGcm::Clear() {
-  key_.Clear();
+  SecureZero(&enc_, sizeof(enc_));
+  tier_ = nullptr;
   SecureZero(&gkey_, sizeof(gkey_));
   SecureZero(j0_keystream_, sizeof(j0_keystream_));
   SecureZero(counter_, sizeof(counter_));
@@ -80,7 +88,7 @@ void SimdGcm::Clear() {
 }
 
 void SimdGcm::Start(std::span<const uint8_t> iv) {
-  const auto &ops = key_.tier()->ops;
+  const auto &ops = tier_->ops;
   std::memset(xi_, 0, sizeof(xi_));
   SecureZero(keystream_, sizeof(keystream_));  // the last message's
   pending_len_ = 0;
@@ -107,14 +115,14 @@ void SimdGcm::Start(std::span<const uint8_t> iv) {
     ops.ghash(&gkey_, j0, block, 16);
     std::memcpy(counter_, j0, 16);
   }
-  key_.EncryptBlock(j0_keystream_, counter_);
+  EncryptBlock(j0_keystream_, counter_);
   IncrementCounter32(counter_);
 }
 
 void SimdGcm::FlushPending() {
   if (pending_len_ == 0) return;
   ZeroPad(pending_, pending_, pending_len_);
-  key_.tier()->ops.ghash(&gkey_, xi_, pending_, 16);
+  tier_->ops.ghash(&gkey_, xi_, pending_, 16);
   pending_len_ = 0;
 }
 
@@ -132,11 +140,11 @@ SimdGcm::Status SimdGcm::Aad(std::span<const uint8_t> aad) {
     in += take;
     len -= take;
     if (pending_len_ < 16) return Status::kOk;
-    key_.tier()->ops.ghash(&gkey_, xi_, pending_, 16);
+    tier_->ops.ghash(&gkey_, xi_, pending_, 16);
     pending_len_ = 0;
   }
   const size_t whole = len & ~size_t{15};
-  key_.tier()->ops.ghash(&gkey_, xi_, in, whole);
+  tier_->ops.ghash(&gkey_, xi_, in, whole);
   std::memcpy(pending_, in + whole, len - whole);
   pending_len_ = len - whole;
   return Status::kOk;
@@ -166,7 +174,7 @@ void SimdGcm::XorPartial(uint8_t *out, const uint8_t *in, size_t len,
 template <bool kEncrypt>
 SimdGcm::Status SimdGcm::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
   if (Status status = BeginData(len); status != Status::kOk) return status;
-  const auto &ops = key_.tier()->ops;
+  const auto &ops = tier_->ops;
 
   if (pending_len_ != 0) {
     const size_t take = std::min(len, 16 - pending_len_);
@@ -181,9 +189,9 @@ SimdGcm::Status SimdGcm::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
   }
   const size_t whole = len & ~size_t{15};
   const auto bulk = kEncrypt ? ops.gcm_encrypt : ops.gcm_decrypt;
-  bulk(&key_.encrypt_schedule(), &gkey_, counter_, xi_, out, in, whole);
+  bulk(&enc_, &gkey_, counter_, xi_, out, in, whole);
   if (whole != len) {
-    key_.EncryptBlock(keystream_, counter_);
+    EncryptBlock(keystream_, counter_);
     IncrementCounter32(counter_);
     XorPartial<kEncrypt>(out + whole, in + whole, len - whole, 0, 0);
     pending_len_ = len - whole;
@@ -204,7 +212,7 @@ SimdGcm::Status SimdGcm::Decrypt(uint8_t *out, const uint8_t *in, size_t len) {
 // CRYPTO_gcm128_finish does the same, and the default provider lets a
 // decryption whose tag did not verify go on with more data.
 void SimdGcm::Finish(uint8_t tag[16]) {
-  const auto &ops = key_.tier()->ops;
+  const auto &ops = tier_->ops;
   uint8_t xi[16];
   std::memcpy(xi, xi_, sizeof(xi));
   if (pending_len_ != 0) {
