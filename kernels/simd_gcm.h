@@ -48,6 +48,10 @@ class SimdGcm {
   // open: more data may follow (after a tag that did not verify), and a
   // later Finish covers it.
   void Finish(uint8_t tag[16]);
+  // Decrypting: whether the first `tag_len` (1..16) bytes of `tag` (16
+  // bytes readable) are those of the message's tag, compared in constant
+  // time. The message stays open as after Finish.
+  bool Verify(const uint8_t tag[16], size_t tag_len);
 
  private:
   void EncryptBlock(uint8_t out[16], const uint8_t in[16]) const {
