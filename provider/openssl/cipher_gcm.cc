@@ -202,7 +202,7 @@ bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
 }
 
 // One TLS 1.2 record, in place: explicit IV ‖ payload ‖ tag.
-int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
+[[gnu::noinline]] int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
               size_t len) {
   size_t produced = 0;
   int ok = 0;
@@ -245,36 +245,31 @@ done:
   return ok;
 }
 
-// The shared body of update, final and cipher: `in` null finalises, `out`
-// null with `in` set is AAD.
-int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
-               size_t len) {
-  if (ctx->tls_record) return TlsRecord(ctx, out, outl, in, len);
-  *outl = 0;
+// Out of line, as TlsRecord and FinishMessage, so that GcmProcess, run for
+// every update, saves few registers (BENCHMARKS.md, "Per-record cost").
+// Makes the message ready for its first update or final: starts it on the
+// buffered IV, or one drawn when encrypting without. False when there is no
+// message to go on with (no key, no IV, or it finished), or it cannot start.
+[[gnu::noinline]] bool BeginMessage(GcmCtx *ctx, bool finalising) {
   if (!ctx->key_set || IsFinished(ctx->iv_state)) {
-    if (in == nullptr && ctx->iv_state == IvState::kInterrupted &&
+    if (finalising && ctx->iv_state == IvState::kInterrupted &&
         ctx->encrypt) {
       ctx->tag_len = kTagLen;
       // The default provider's message ended too.
       ctx->iv_state = IvState::kFinished;
     }
-    return 0;
+    return false;
   }
   if (ctx->iv_state == IvState::kUninitialised &&
       (!ctx->encrypt || !GenerateIv(ctx))) {
-    return 0;
+    return false;
   }
-  if (ctx->iv_state == IvState::kBuffered) {
-    if (!StartMessage(ctx)) return 0;
-    ctx->iv_state = IvState::kCopied;
-  }
-  if (in != nullptr) {
-    const bool ok = out == nullptr ? ctx->engine.Aad({in, len})
-                                   : ctx->engine.Crypt(out, in, len);
-    if (!ok) return 0;
-    *outl = len;
-    return 1;
-  }
+  if (!StartMessage(ctx)) return false;
+  ctx->iv_state = IvState::kCopied;
+  return true;
+}
+
+[[gnu::noinline]] int FinishMessage(GcmCtx *ctx) {
   // The tag must be set before decrypting can finish. After a wrong tag
   // the default provider's message goes on, but its finish has folded the
   // lengths and E(K, J0) into its GHASH state, so a later tag is no GCM
@@ -295,6 +290,26 @@ int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
   }
   if (ctx->encrypt) ctx->tag_len = kTagLen;
   ctx->iv_state = IvState::kFinished;
+  return 1;
+}
+
+// The shared body of update, final and cipher: `in` null finalises, `out`
+// null with `in` set is AAD. A message under way (IV state "copied", which
+// implies a key) goes straight to the engine.
+int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
+               size_t len) {
+  if (ctx->tls_record) [[unlikely]] {
+    return TlsRecord(ctx, out, outl, in, len);
+  }
+  *outl = 0;
+  if (ctx->iv_state != IvState::kCopied && !BeginMessage(ctx, in == nullptr)) {
+    return 0;
+  }
+  if (in == nullptr) return FinishMessage(ctx);
+  const bool ok = out == nullptr ? ctx->engine.Aad({in, len})
+                                 : ctx->engine.Crypt(out, in, len);
+  if (!ok) return 0;
+  *outl = len;
   return 1;
 }
 
@@ -322,7 +337,12 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
       return 0;
     }
     ctx->iv_len = iv_len;
-    std::memcpy(ctx->iv, iv, iv_len);
+    // TLS's 12-byte IV copied inline, not by a call into libc per record.
+    if (iv_len == kDefaultIvLen) {
+      std::memcpy(ctx->iv, iv, kDefaultIvLen);
+    } else {
+      std::memcpy(ctx->iv, iv, iv_len);
+    }
     ctx->iv_state = IvState::kBuffered;
   }
   if (key != nullptr) {
@@ -441,6 +461,14 @@ bool GetTag(GcmCtx *ctx, OSSL_PARAM *p) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
     return false;
   }
+  // OSSL_PARAM_set_octet_string's common case inline: the whole tag into
+  // an octet string of its size (EVP_CTRL_AEAD_GET_TAG, once per record).
+  if (p->data_type == OSSL_PARAM_OCTET_STRING && p->data != nullptr &&
+      size == kTagLen) {
+    std::memcpy(p->data, ctx->buf, kTagLen);
+    p->return_size = kTagLen;
+    return true;
+  }
   if (!OSSL_PARAM_set_octet_string(p, ctx->buf, size)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
     return false;
@@ -487,7 +515,13 @@ int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
 bool SetTag(GcmCtx *ctx, const OSSL_PARAM *p) {
   void *tag = ctx->buf;
   size_t size = 0;
-  if (!OSSL_PARAM_get_octet_string(p, &tag, kTagLen, &size)) {
+  // OSSL_PARAM_get_octet_string's common case inline: a whole tag
+  // (EVP_CTRL_AEAD_SET_TAG, once per record decrypted).
+  if (p->data_type == OSSL_PARAM_OCTET_STRING && p->data != nullptr &&
+      p->data_size == kTagLen) {
+    std::memcpy(ctx->buf, p->data, kTagLen);
+    size = kTagLen;
+  } else if (!OSSL_PARAM_get_octet_string(p, &tag, kTagLen, &size)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
     return false;
   }
