@@ -23,8 +23,8 @@ std::unique_ptr<CpuGcm> FallbackGcmPath::Clone() const {
   std::unique_ptr<FallbackGcmPath> copy(
       new (std::nothrow) FallbackGcmPath(*library_, alg_, key_.bytes()));
   if (copy == nullptr) return OutOfMemory();
-  // As before paths were separate objects, a failed copy of the default
-  // provider's context raises nothing here.
+  // The default provider's dupctx failing raises nothing here, as the
+  // engine's copy of its fallback context never did.
   if (!copy->context_.CopyFrom(context_)) return nullptr;
   return copy;
 }

@@ -18,8 +18,8 @@
 //   tag that did not verify more payload continues it.
 // Copies (the provider's dupctx) are deep: Clone() returns null if that
 // fails (with ERR_R_MALLOC_FAILURE on OpenSSL's error queue when the copy
-// itself could not be allocated). Keys are
-// wiped when replaced and on destruction.
+// itself could not be allocated). Keys are wiped when replaced and on
+// destruction.
 #ifndef AESMUX_PROVIDER_ROUTE_GCM_PATHS_H_
 #define AESMUX_PROVIDER_ROUTE_GCM_PATHS_H_
 
@@ -63,15 +63,14 @@ class CpuGcm {
 // Made only where the router has a tier.
 class SimdGcmPath final : public CpuGcm {
  public:
-  SimdGcmPath(const kernels::Tier &tier, std::span<const uint8_t> key)
-      : tier_(&tier) {
+  SimdGcmPath(const kernels::Tier &tier, std::span<const uint8_t> key) {
     gcm_.SetKey(tier, key);
   }
 
   core::Path path() const override { return core::Path::kSimd; }
   std::unique_ptr<CpuGcm> Clone() const override;
   void SetKey(std::span<const uint8_t> key) override {
-    gcm_.SetKey(*tier_, key);
+    gcm_.SetKey(*gcm_.tier(), key);
   }
 
   bool Start(core::Direction, std::span<const uint8_t> iv) override {
@@ -100,7 +99,6 @@ class SimdGcmPath final : public CpuGcm {
   }
 
  private:
-  const kernels::Tier *tier_;
   kernels::SimdGcm gcm_;
 };
 
