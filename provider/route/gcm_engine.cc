@@ -149,8 +149,13 @@ bool GcmEngine::SwitchDirection(Direction direction) {
 void GcmEngine::ExpectTag(std::span<const uint8_t> tag) {
   // Only a message routed late can go to the afalg path.
   if (value_.start_path) return;
-  Late *late = LateState();
-  if (late == nullptr) return;  // the message will run on a CPU path
+  if (late_ == nullptr) {
+    // Out of memory, the message runs on a CPU path: settag succeeds, so
+    // nothing is raised.
+    late_.reset(new (std::nothrow) Late);
+    if (late_ == nullptr) return;
+  }
+  Late *late = late_.get();
   if (tag.size() != 16) {
     late->value.expected_tag.reset();
     return;
