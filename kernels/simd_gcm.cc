@@ -32,17 +32,45 @@ void StoreBlock(uint8_t out[16], uint64_t low, uint64_t high) {
   std::memcpy(out, &block, 16);
 }
 
-// out = the first `len` (< 16) bytes of `in`, zero padded to a block, in
-// one 16-byte store (see StoreBlock).
-void ZeroPad(uint8_t out[16], const uint8_t in[16], size_t len) {
+// A mask of `len` (<= 16) 0xff bytes then zeros.
+Block8x16 LeadingBytesMask(size_t len) {
   alignas(16) static constexpr uint8_t kMasks[32] = {
       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-  Block8x16 block, mask;
-  std::memcpy(&block, in, 16);
+  Block8x16 mask;
   std::memcpy(&mask, kMasks + 16 - len, 16);
-  block &= mask;
+  return mask;
+}
+
+// out = the first `len` (< 16) bytes of `in`, zero padded to a block, in
+// one 16-byte store (see StoreBlock).
+void ZeroPad(uint8_t out[16], const uint8_t in[16], size_t len) {
+  Block8x16 block;
+  std::memcpy(&block, in, 16);
+  block &= LeadingBytesMask(len);
   std::memcpy(out, &block, 16);
+}
+
+// Copies `len` (< 16) bytes without a call into libc: two overlapping
+// loads and stores of 8, 4 or 1 bytes. `len` is a length, never secret.
+void CopyShort(uint8_t *out, const uint8_t *in, size_t len) {
+  if (len >= 8) {
+    uint64_t head, tail;
+    std::memcpy(&head, in, 8);
+    std::memcpy(&tail, in + len - 8, 8);
+    std::memcpy(out, &head, 8);
+    std::memcpy(out + len - 8, &tail, 8);
+  } else if (len >= 4) {
+    uint32_t head, tail;
+    std::memcpy(&head, in, 4);
+    std::memcpy(&tail, in + len - 4, 4);
+    std::memcpy(out, &head, 4);
+    std::memcpy(out + len - 4, &tail, 4);
+  } else if (len != 0) {
+    out[0] = in[0];
+    out[len / 2] = in[len / 2];
+    out[len - 1] = in[len - 1];
+  }
 }
 
 // GCM's inc32: the last four bytes are a big-endian counter modulo 2^32.
@@ -58,17 +86,25 @@ void IncrementCounter32(uint8_t block[16]) {
 
 }  // namespace
 
-// As SimdKey::Set, the powers of H are overwritten in place (gcm_init
-// leaves nothing of the old key's, kernels.h); only a change of tier
-// (another layout) wipes them first.
+// As SimdKey::Set, the schedule and the powers of H are overwritten in
+// place (gcm_init leaves nothing of the old key's, kernels.h), except a
+// longer old key's last round keys; only a change of tier (another layout)
+// wipes them first.
 void SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
-  if (key_.tier() != &tier) Clear();
-  key_.Set(tier, key);
-  tier.ops.gcm_init(&gkey_, &key_.encrypt_schedule());
+  if (tier_ != &tier) Clear();
+  const uint32_t old_rounds = tier_ != nullptr ? enc_.rounds : 0;
+  tier.ops.expand_key(&enc_, key.data(), key.size());
+  tier_ = &tier;
+  if (old_rounds > enc_.rounds) {
+    SecureZero(enc_.round_keys[enc_.rounds + 1],
+               16 * (old_rounds - enc_.rounds));
+  }
+  tier.ops.gcm_init(&gkey_, &enc_);
 }
 
 void SimdGcm::Clear() {
-  key_.Clear();
+  SecureZero(&enc_, sizeof(enc_));
+  tier_ = nullptr;
   SecureZero(&gkey_, sizeof(gkey_));
   SecureZero(j0_keystream_, sizeof(j0_keystream_));
   SecureZero(counter_, sizeof(counter_));
@@ -80,7 +116,7 @@ void SimdGcm::Clear() {
 }
 
 void SimdGcm::Start(std::span<const uint8_t> iv) {
-  const auto &ops = key_.tier()->ops;
+  const auto &ops = tier_->ops;
   std::memset(xi_, 0, sizeof(xi_));
   SecureZero(keystream_, sizeof(keystream_));  // the last message's
   pending_len_ = 0;
@@ -107,14 +143,14 @@ void SimdGcm::Start(std::span<const uint8_t> iv) {
     ops.ghash(&gkey_, j0, block, 16);
     std::memcpy(counter_, j0, 16);
   }
-  key_.EncryptBlock(j0_keystream_, counter_);
+  EncryptBlock(j0_keystream_, counter_);
   IncrementCounter32(counter_);
 }
 
 void SimdGcm::FlushPending() {
   if (pending_len_ == 0) return;
   ZeroPad(pending_, pending_, pending_len_);
-  key_.tier()->ops.ghash(&gkey_, xi_, pending_, 16);
+  tier_->ops.ghash(&gkey_, xi_, pending_, 16);
   pending_len_ = 0;
 }
 
@@ -127,17 +163,18 @@ SimdGcm::Status SimdGcm::Aad(std::span<const uint8_t> aad) {
   size_t len = aad.size();
   if (pending_len_ != 0) {
     const size_t take = std::min(len, 16 - pending_len_);
-    std::memcpy(pending_ + pending_len_, in, take);
+    CopyShort(pending_ + pending_len_, in, take);
     pending_len_ += take;
     in += take;
     len -= take;
     if (pending_len_ < 16) return Status::kOk;
-    key_.tier()->ops.ghash(&gkey_, xi_, pending_, 16);
+    tier_->ops.ghash(&gkey_, xi_, pending_, 16);
     pending_len_ = 0;
   }
+  // A TLS record's 13 bytes of AAD make no whole block: no kernel call.
   const size_t whole = len & ~size_t{15};
-  key_.tier()->ops.ghash(&gkey_, xi_, in, whole);
-  std::memcpy(pending_, in + whole, len - whole);
+  if (whole != 0) tier_->ops.ghash(&gkey_, xi_, in, whole);
+  CopyShort(pending_, in + whole, len - whole);
   pending_len_ = len - whole;
   return Status::kOk;
 }
@@ -166,7 +203,7 @@ void SimdGcm::XorPartial(uint8_t *out, const uint8_t *in, size_t len,
 template <bool kEncrypt>
 SimdGcm::Status SimdGcm::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
   if (Status status = BeginData(len); status != Status::kOk) return status;
-  const auto &ops = key_.tier()->ops;
+  const auto &ops = tier_->ops;
 
   if (pending_len_ != 0) {
     const size_t take = std::min(len, 16 - pending_len_);
@@ -181,9 +218,9 @@ SimdGcm::Status SimdGcm::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
   }
   const size_t whole = len & ~size_t{15};
   const auto bulk = kEncrypt ? ops.gcm_encrypt : ops.gcm_decrypt;
-  bulk(&key_.encrypt_schedule(), &gkey_, counter_, xi_, out, in, whole);
+  bulk(&enc_, &gkey_, counter_, xi_, out, in, whole);
   if (whole != len) {
-    key_.EncryptBlock(keystream_, counter_);
+    EncryptBlock(keystream_, counter_);
     IncrementCounter32(counter_);
     XorPartial<kEncrypt>(out + whole, in + whole, len - whole, 0, 0);
     pending_len_ = len - whole;
@@ -203,26 +240,44 @@ SimdGcm::Status SimdGcm::Decrypt(uint8_t *out, const uint8_t *in, size_t len) {
 // the partial block and its keystream as they are: OpenSSL's
 // CRYPTO_gcm128_finish does the same, and the default provider lets a
 // decryption whose tag did not verify go on with more data.
+// The last partial block and the length block go to the kernel in one
+// call.
 void SimdGcm::Finish(uint8_t tag[16]) {
-  const auto &ops = key_.tier()->ops;
   uint8_t xi[16];
   std::memcpy(xi, xi_, sizeof(xi));
+  uint8_t blocks[32];
+  size_t len = 0;
   if (pending_len_ != 0) {
-    uint8_t block[16];
-    ZeroPad(block, pending_, pending_len_);
-    ops.ghash(&gkey_, xi, block, 16);
-    SecureZero(block, sizeof(block));
+    ZeroPad(blocks, pending_, pending_len_);
+    len = 16;
   }
-  uint8_t lengths[16];
-  StoreBlock(lengths, __builtin_bswap64(aad_len_ * 8),
+  StoreBlock(blocks + len, __builtin_bswap64(aad_len_ * 8),
              __builtin_bswap64(data_len_ * 8));
-  ops.ghash(&gkey_, xi, lengths, 16);
+  tier_->ops.ghash(&gkey_, xi, blocks, len + 16);
+  SecureZero(blocks, len);
   Block8x16 block, keystream;
   std::memcpy(&block, xi, 16);
   std::memcpy(&keystream, j0_keystream_, 16);
   block ^= keystream;
   std::memcpy(tag, &block, 16);
   SecureZero(xi, sizeof(xi));
+}
+
+// The whole tag is compared, masked to its first `tag_len` bytes, in
+// vector operations without an early exit: the time does not depend on
+// where the tags differ. Inline rather than CRYPTO_memcmp, a call into
+// libcrypto per record (BENCHMARKS.md, "Per-record cost").
+bool SimdGcm::Verify(const uint8_t tag[16], size_t tag_len) {
+  uint8_t computed[16];
+  Finish(computed);
+  Block8x16 expected, given;
+  std::memcpy(&expected, computed, 16);
+  std::memcpy(&given, tag, 16);
+  const Block8x16 diff = (expected ^ given) & LeadingBytesMask(tag_len);
+  Block64x2 folded;
+  std::memcpy(&folded, &diff, 16);
+  SecureZero(computed, sizeof(computed));
+  return (folded[0] | folded[1]) == 0;
 }
 
 }  // namespace aesmux::kernels

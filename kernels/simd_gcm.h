@@ -36,8 +36,8 @@ class SimdGcm {
 
   void SetKey(const Tier &tier, std::span<const uint8_t> key);
   void Clear();
-  bool is_set() const { return key_.is_set(); }
-  const Tier *tier() const { return key_.tier(); }
+  bool is_set() const { return tier_ != nullptr; }
+  const Tier *tier() const { return tier_; }
 
   // Begins a message with an IV of any non-zero length.
   void Start(std::span<const uint8_t> iv);
@@ -48,8 +48,15 @@ class SimdGcm {
   // open: more data may follow (after a tag that did not verify), and a
   // later Finish covers it.
   void Finish(uint8_t tag[16]);
+  // Decrypting: whether the first `tag_len` (1..16) bytes of `tag` (16
+  // bytes readable) are those of the message's tag, compared in constant
+  // time. The message stays open as after Finish.
+  bool Verify(const uint8_t tag[16], size_t tag_len);
 
  private:
+  void EncryptBlock(uint8_t out[16], const uint8_t in[16]) const {
+    tier_->ops.ecb_encrypt(&enc_, out, in, 16);
+  }
   // Folds the pending partial block (zero padded) into xi_.
   void FlushPending();
   Status BeginData(size_t len);
@@ -59,7 +66,10 @@ class SimdGcm {
   void XorPartial(uint8_t *out, const uint8_t *in, size_t len,
                   size_t ks_offset, size_t pending_offset);
 
-  SimdKey key_;
+  // GCM only encrypts blocks: the encryption schedule alone, not a
+  // SimdKey with room for a decryption schedule too.
+  const Tier *tier_ = nullptr;
+  aesmux_aes_key enc_{};
   aesmux_gcm_key gkey_{};
 
   // Per-message state.

@@ -5,6 +5,10 @@
 // the engine is routed) on the first update; final "finishes" it, after which
 // updates fail until a new IV is set, so an IV is never reused by accident.
 // Encrypting without an IV draws a random one.
+//
+// This file keeps the EVP contract's state (GcmState: the IV and its state,
+// tag, TLS fields), a plain value that dupctx copies whole; the message
+// itself (its path, GHASH state, buffered AAD) is the GcmEngine's.
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -15,6 +19,7 @@
 #include <array>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "provider/openssl/dispatch.h"
 #include "provider/openssl/generic_ctx.h"
@@ -26,7 +31,8 @@ namespace {
 using core::Alg;
 using core::Direction;
 
-constexpr size_t kUnset = static_cast<size_t>(-1);
+// tlsivfixed's length that restores a whole IV (OpenSSH).
+constexpr size_t kWholeIv = static_cast<size_t>(-1);
 constexpr size_t kDefaultIvLen = 12;
 constexpr size_t kMaxIvLen = 128;
 constexpr size_t kTagLen = 16;
@@ -35,18 +41,24 @@ constexpr size_t kTlsExplicitIvLen = EVP_GCM_TLS_EXPLICIT_IV_LEN;  // 8
 constexpr size_t kTlsFixedIvLen = EVP_GCM_TLS_FIXED_IV_LEN;        // 4
 constexpr size_t kTlsAadLen = EVP_AEAD_TLS1_AAD_LEN;               // 13
 
-enum class IvState { kUninitialised, kBuffered, kCopied, kFinished };
+// kInterrupted: finished because a key ended the message under way
+// (GcmInit). The default provider's message would go on, and its
+// encrypting final would make a tag and set the tag length to 16: aesmux
+// refuses that final but sets the length, and the IV is then kFinished.
+enum class IvState { kUninitialised, kBuffered, kCopied, kFinished,
+                     kInterrupted };
 
-struct GcmCtx {
-  GcmCtx(ProviderContext *provider_context, Alg algorithm)
+bool IsFinished(IvState state) {
+  return state == IvState::kFinished || state == IvState::kInterrupted;
+}
+
+// The EVP contract's state: plain values, copied whole by dupctx (a field
+// added here is copied without anyone remembering to).
+struct GcmState {
+  GcmState(ProviderContext *provider_context, Alg algorithm)
       : provider(provider_context),
         alg(algorithm),
-        engine(provider_context->router, algorithm),
         key_len(core::Info(algorithm).key_len) {}
-  ~GcmCtx() {
-    OPENSSL_cleanse(iv, sizeof(iv));
-    OPENSSL_cleanse(buf, sizeof(buf));
-  }
 
   Direction direction() const {
     return encrypt ? Direction::kEncrypt : Direction::kDecrypt;
@@ -54,7 +66,6 @@ struct GcmCtx {
 
   ProviderContext *provider;
   Alg alg;
-  route::GcmEngine engine;
   size_t key_len;
 
   bool encrypt = false;
@@ -62,9 +73,10 @@ struct GcmCtx {
   size_t iv_len = kDefaultIvLen;
   uint8_t iv[kMaxIvLen] = {};
   IvState iv_state = IvState::kUninitialised;
-  bool iv_gen = false;       // TLS: the IV's last 8 bytes are a counter
-  bool iv_gen_rand = false;  // the IV was drawn at random
-  size_t tag_len = kUnset;
+  bool iv_gen = false;  // TLS: the IV's last 8 bytes are a counter
+  // Set by a decryption's settag or an encryption's final; until then
+  // get_ctx_params reports 16.
+  std::optional<size_t> tag_len;
   // The tag (set to decrypt, made by encrypting) and the TLS record header
   // (tlsaad) share one buffer, as in the default provider: a tag read
   // after tlsaad begins with the header's bytes.
@@ -73,20 +85,32 @@ struct GcmCtx {
   // A decryption's final found the tag wrong: the message may go on, but
   // no later final of it succeeds (README).
   bool tag_failed = false;
-  // A key ended the message under way (GcmInit). The default provider's
-  // message would go on, and its encrypting final would make a tag and set
-  // the tag length to 16: aesmux refuses that final but sets the length.
-  bool interrupted = false;
-  // TLS 1.2 record mode: set by tlsaad for the next update only.
-  size_t tls_aad_len = kUnset;
+  // TLS 1.2 record mode: set by tlsaad (even one refused) for the next
+  // update only; the header is the first kTlsAadLen bytes of buf.
+  bool tls_record = false;
   size_t tls_aad_pad = 0;
   uint64_t tls_enc_records = 0;
 };
 
-// Starts the engine's message on the current IV ("setiv").
+struct GcmCtx : GcmState {
+  GcmCtx(ProviderContext *provider_context, Alg algorithm)
+      : GcmState(provider_context, algorithm),
+        engine(provider_context->router, algorithm) {}
+  ~GcmCtx() {
+    OPENSSL_cleanse(iv, sizeof(iv));
+    OPENSSL_cleanse(buf, sizeof(buf));
+  }
+
+  route::GcmEngine engine;
+};
+
+// Starts the engine's message on the current IV ("setiv"); the IV state is
+// the caller's to advance.
 bool StartMessage(GcmCtx *ctx) {
   ctx->tag_failed = false;
-  ctx->interrupted = false;
+  if (ctx->iv_state == IvState::kInterrupted) {
+    ctx->iv_state = IvState::kFinished;
+  }
   return ctx->engine.Start(ctx->direction(), {ctx->iv, ctx->iv_len});
 }
 
@@ -97,8 +121,6 @@ bool GenerateIv(GcmCtx *ctx) {
     return false;
   }
   ctx->iv_state = IvState::kBuffered;
-  ctx->interrupted = false;
-  ctx->iv_gen_rand = true;
   return true;
 }
 
@@ -144,7 +166,7 @@ bool SetIvInv(GcmCtx *ctx, const uint8_t *in, size_t len) {
 size_t SetTlsAad(GcmCtx *ctx, const uint8_t *aad, size_t len) {
   if (len != kTlsAadLen) return 0;
   std::memcpy(ctx->buf, aad, len);
-  ctx->tls_aad_len = len;
+  ctx->tls_record = true;
   size_t record_len = (size_t{ctx->buf[len - 2]} << 8) | ctx->buf[len - 1];
   if (record_len < kTlsExplicitIvLen) return 0;
   record_len -= kTlsExplicitIvLen;
@@ -161,7 +183,7 @@ size_t SetTlsAad(GcmCtx *ctx, const uint8_t *aad, size_t len) {
 // 8 for the invocation field, which is random when encrypting); length
 // (size_t)-1 restores a whole IV (OpenSSH's aes*-gcm@openssh.com).
 bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
-  if (len == kUnset) {
+  if (len == kWholeIv) {
     std::memcpy(ctx->iv, iv, ctx->iv_len);
   } else {
     if (len < kTlsFixedIvLen || len > ctx->iv_len ||
@@ -176,12 +198,11 @@ bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
   }
   ctx->iv_gen = true;
   ctx->iv_state = IvState::kBuffered;
-  ctx->interrupted = false;
   return true;
 }
 
 // One TLS 1.2 record, in place: explicit IV ‖ payload ‖ tag.
-int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
+[[gnu::noinline]] int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
               size_t len) {
   size_t produced = 0;
   int ok = 0;
@@ -203,7 +224,7 @@ int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
     const size_t payload_len = len - kTlsExplicitIvLen - kTagLen;
     uint8_t *record_tag = payload + payload_len;
     if (!ctx->encrypt) ctx->engine.ExpectTag({record_tag, kTagLen});
-    bool sealed = ctx->engine.Aad({ctx->buf, ctx->tls_aad_len}) &&
+    bool sealed = ctx->engine.Aad({ctx->buf, kTlsAadLen}) &&
                   ctx->engine.Crypt(payload, payload, payload_len);
     // The default provider sets the tag length here, before its final.
     if (sealed) ctx->tag_len = kTagLen;
@@ -216,45 +237,44 @@ int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
     ok = 1;
   }
 done:
-  ctx->iv_state = IvState::kFinished;
-  ctx->tls_aad_len = kUnset;
+  if (ctx->iv_state != IvState::kInterrupted) {
+    ctx->iv_state = IvState::kFinished;
+  }
+  ctx->tls_record = false;
   *outl = produced;
   return ok;
 }
 
-// The shared body of update, final and cipher: `in` null finalises, `out`
-// null with `in` set is AAD.
-int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
-               size_t len) {
-  if (ctx->tls_aad_len != kUnset) return TlsRecord(ctx, out, outl, in, len);
-  *outl = 0;
-  if (!ctx->key_set || ctx->iv_state == IvState::kFinished) {
-    if (in == nullptr && ctx->interrupted && ctx->encrypt) {
+// Out of line, as TlsRecord and FinishMessage, so that GcmProcess, run for
+// every update, saves few registers (BENCHMARKS.md, "Per-record cost").
+// Makes the message ready for its first update or final: starts it on the
+// buffered IV, or one drawn when encrypting without. False when there is no
+// message to go on with (no key, no IV, or it finished), or it cannot start.
+[[gnu::noinline]] bool BeginMessage(GcmCtx *ctx, bool finalising) {
+  if (!ctx->key_set || IsFinished(ctx->iv_state)) {
+    if (finalising && ctx->iv_state == IvState::kInterrupted &&
+        ctx->encrypt) {
       ctx->tag_len = kTagLen;
-      ctx->interrupted = false;  // the default provider's message ended too
+      // The default provider's message ended too.
+      ctx->iv_state = IvState::kFinished;
     }
-    return 0;
+    return false;
   }
   if (ctx->iv_state == IvState::kUninitialised &&
       (!ctx->encrypt || !GenerateIv(ctx))) {
-    return 0;
+    return false;
   }
-  if (ctx->iv_state == IvState::kBuffered) {
-    if (!StartMessage(ctx)) return 0;
-    ctx->iv_state = IvState::kCopied;
-  }
-  if (in != nullptr) {
-    const bool ok = out == nullptr ? ctx->engine.Aad({in, len})
-                                   : ctx->engine.Crypt(out, in, len);
-    if (!ok) return 0;
-    *outl = len;
-    return 1;
-  }
+  if (!StartMessage(ctx)) return false;
+  ctx->iv_state = IvState::kCopied;
+  return true;
+}
+
+[[gnu::noinline]] int FinishMessage(GcmCtx *ctx) {
   // The tag must be set before decrypting can finish. After a wrong tag
   // the default provider's message goes on, but its finish has folded the
   // lengths and E(K, J0) into its GHASH state, so a later tag is no GCM
   // tag: aesmux lets no later final succeed.
-  if (!ctx->encrypt && ctx->tag_len == kUnset) return 0;
+  if (!ctx->encrypt && !ctx->tag_len) return 0;
   if (ctx->tag_failed) {
     // Encrypting, the default provider's final would end the message with
     // a 16-byte tag.
@@ -264,12 +284,32 @@ int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
     }
     return 0;
   }
-  if (!ctx->engine.Finish(ctx->buf, ctx->encrypt ? kTagLen : ctx->tag_len)) {
+  if (!ctx->engine.Finish(ctx->buf, ctx->encrypt ? kTagLen : *ctx->tag_len)) {
     ctx->tag_failed = !ctx->encrypt;
     return 0;
   }
   if (ctx->encrypt) ctx->tag_len = kTagLen;
   ctx->iv_state = IvState::kFinished;
+  return 1;
+}
+
+// The shared body of update, final and cipher: `in` null finalises, `out`
+// null with `in` set is AAD. A message under way (IV state "copied", which
+// implies a key) goes straight to the engine.
+int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
+               size_t len) {
+  if (ctx->tls_record) [[unlikely]] {
+    return TlsRecord(ctx, out, outl, in, len);
+  }
+  *outl = 0;
+  if (ctx->iv_state != IvState::kCopied && !BeginMessage(ctx, in == nullptr)) {
+    return 0;
+  }
+  if (in == nullptr) return FinishMessage(ctx);
+  const bool ok = out == nullptr ? ctx->engine.Aad({in, len})
+                                 : ctx->engine.Crypt(out, in, len);
+  if (!ok) return 0;
+  *outl = len;
   return 1;
 }
 
@@ -297,9 +337,13 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
       return 0;
     }
     ctx->iv_len = iv_len;
-    std::memcpy(ctx->iv, iv, iv_len);
+    // TLS's 12-byte IV copied inline, not by a call into libc per record.
+    if (iv_len == kDefaultIvLen) {
+      std::memcpy(ctx->iv, iv, kDefaultIvLen);
+    } else {
+      std::memcpy(ctx->iv, iv, iv_len);
+    }
     ctx->iv_state = IvState::kBuffered;
-    ctx->interrupted = false;
   }
   if (key != nullptr) {
     if (key_len != ctx->key_len) {
@@ -310,8 +354,7 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->key_set = true;
     ctx->tls_enc_records = 0;
     if (ctx->iv_state == IvState::kCopied) {
-      ctx->iv_state = IvState::kFinished;
-      ctx->interrupted = true;
+      ctx->iv_state = IvState::kInterrupted;
     }
   }
   ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
@@ -338,20 +381,7 @@ void *GcmDupCtx(void *vctx) noexcept {
     delete out;
     return nullptr;
   }
-  out->encrypt = in->encrypt;
-  out->key_set = in->key_set;
-  out->iv_len = in->iv_len;
-  std::memcpy(out->iv, in->iv, sizeof(out->iv));
-  out->iv_state = in->iv_state;
-  out->iv_gen = in->iv_gen;
-  out->iv_gen_rand = in->iv_gen_rand;
-  out->tag_len = in->tag_len;
-  std::memcpy(out->buf, in->buf, sizeof(out->buf));
-  out->tag_failed = in->tag_failed;
-  out->interrupted = in->interrupted;
-  out->tls_aad_len = in->tls_aad_len;
-  out->tls_aad_pad = in->tls_aad_pad;
-  out->tls_enc_records = in->tls_enc_records;
+  static_cast<GcmState &>(*out) = *in;
   return out;
 }
 
@@ -427,10 +457,17 @@ bool GetIv(GcmCtx *ctx, OSSL_PARAM *p) {
 bool GetTag(GcmCtx *ctx, OSSL_PARAM *p) {
   const size_t size = p->data_size;
   // The tag exists only after an encryption has finished.
-  if (size == 0 || size > kTagLen || !ctx->encrypt ||
-      ctx->tag_len == kUnset) {
+  if (size == 0 || size > kTagLen || !ctx->encrypt || !ctx->tag_len) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
     return false;
+  }
+  // OSSL_PARAM_set_octet_string's common case inline: the whole tag into
+  // an octet string of its size (EVP_CTRL_AEAD_GET_TAG, once per record).
+  if (p->data_type == OSSL_PARAM_OCTET_STRING && p->data != nullptr &&
+      size == kTagLen) {
+    std::memcpy(p->data, ctx->buf, kTagLen);
+    p->return_size = kTagLen;
+    return true;
   }
   if (!OSSL_PARAM_set_octet_string(p, ctx->buf, size)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
@@ -453,7 +490,7 @@ bool GetOne(GcmCtx *ctx, size_t key, OSSL_PARAM *p) {
     case kGetIvLen: return SetSize(p, ctx->iv_len);
     case kGetKeyLen: return SetSize(p, ctx->key_len);
     case kGetTagLen:
-      return SetSize(p, ctx->tag_len != kUnset ? ctx->tag_len : kTagLen);
+      return SetSize(p, ctx->tag_len.value_or(kTagLen));
     case kGetIv:
     case kGetUpdatedIv: return GetIv(ctx, p);
     case kGetTlsAadPad: return SetSize(p, ctx->tls_aad_pad);
@@ -478,7 +515,13 @@ int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
 bool SetTag(GcmCtx *ctx, const OSSL_PARAM *p) {
   void *tag = ctx->buf;
   size_t size = 0;
-  if (!OSSL_PARAM_get_octet_string(p, &tag, kTagLen, &size)) {
+  // OSSL_PARAM_get_octet_string's common case inline: a whole tag
+  // (EVP_CTRL_AEAD_SET_TAG, once per record decrypted).
+  if (p->data_type == OSSL_PARAM_OCTET_STRING && p->data != nullptr &&
+      p->data_size == kTagLen) {
+    std::memcpy(ctx->buf, p->data, kTagLen);
+    size = kTagLen;
+  } else if (!OSSL_PARAM_get_octet_string(p, &tag, kTagLen, &size)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
     return false;
   }
@@ -503,7 +546,8 @@ bool SetIvLen(GcmCtx *ctx, const OSSL_PARAM *p) {
   }
   if (iv_len != ctx->iv_len) {
     // An IV already set (or drawn) no longer matches: require a new one.
-    if (ctx->iv_state != IvState::kUninitialised) {
+    if (ctx->iv_state == IvState::kBuffered ||
+        ctx->iv_state == IvState::kCopied) {
       ctx->iv_state = IvState::kFinished;
     }
     ctx->iv_len = iv_len;

@@ -3,8 +3,10 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "provider/core/stats.h"
 
@@ -20,185 +22,236 @@ bool OutOfMemory() {
   return false;
 }
 
+// A deep copy of `from` into `to`; false if memory ran out.
+bool ClonePath(const std::unique_ptr<CpuGcm> &from,
+               std::unique_ptr<CpuGcm> *to) {
+  if (from == nullptr) {
+    to->reset();
+    return true;
+  }
+  *to = from->Clone();
+  return *to != nullptr;
+}
+
 }  // namespace
 
-GcmEngine::~GcmEngine() {
-  afalg_.CancelQueued();  // before the buffers the kernel would use go
+bool GcmEngine::Late::CopyFrom(const Late &other) {
+  if (!pending_aad.CopyFrom(other.pending_aad) ||
+      !afalg_input.CopyFrom(other.afalg_input)) {
+    return OutOfMemory();
+  }
+  value = other.value;
+  afalg.ShareFrom(other.afalg);
+  return true;
+}
+
+void GcmEngine::Late::EndMessage() {
+  pending_aad.Clear();
+  afalg_input.Clear();
+  value.on_afalg = false;
+  value.afalg_ran = false;
 }
 
 bool GcmEngine::CopyFrom(const GcmEngine &other) {
-  if (!fallback_.CopyFrom(other.fallback_)) return false;
-  if (!pending_aad_.CopyFrom(other.pending_aad_) ||
-      !afalg_input_.CopyFrom(other.afalg_input_)) {
-    return OutOfMemory();
+  std::unique_ptr<CpuGcm> simd, fallback;
+  std::unique_ptr<Late> late;
+  if (!ClonePath(other.simd_, &simd) ||
+      !ClonePath(other.fallback_, &fallback)) {
+    return false;
   }
-  router_ = other.router_;
-  alg_ = other.alg_;
-  start_path_ = other.start_path_;
-  key_ = other.key_;
-  simd_ = other.simd_;
-  direction_ = other.direction_;
-  iv_ = other.iv_;
-  iv_len_ = other.iv_len_;
-  path_ = other.path_;
-  message_bytes_ = other.message_bytes_;
-  afalg_.ShareFrom(other.afalg_);
-  expected_tag_ = other.expected_tag_;
-  afalg_ran_ = other.afalg_ran_;
-  afalg_tag_ = other.afalg_tag_;
+  if (other.late_ != nullptr) {
+    late.reset(new (std::nothrow) Late);
+    if (late == nullptr) return OutOfMemory();
+    if (!late->CopyFrom(*other.late_)) return false;
+  }
+  value_ = other.value_;
+  simd_ = std::move(simd);
+  fallback_ = std::move(fallback);
+  late_ = std::move(late);
+  cpu_ = other.cpu_ == nullptr             ? nullptr
+         : other.cpu_ == other.simd_.get() ? simd_.get()
+                                           : fallback_.get();
   return true;
 }
 
 void GcmEngine::SetKey(std::span<const uint8_t> key) {
   // Setting a key ends the current message, as in the default provider,
   // and one a paused ASYNC job left on the kernel and never came back for.
-  afalg_.CancelQueued();
-  path_.reset();
-  expected_tag_.reset();
+  CancelQueued();
+  cpu_ = nullptr;
+  if (late_ != nullptr) {
+    late_->value.on_afalg = false;
+    late_->value.expected_tag.reset();
+  }
   // The same key again (openssl speed re-keys every operation) keeps its
   // schedule and powers of H.
-  if (!key_.Replace(key)) return;
-  fallback_.Reset();
-  afalg_.Reset();
-  if (const kernels::Tier *tier = router_->tier()) {
-    simd_.SetKey(*tier, key);
+  if (!value_.key.Replace(key)) return;
+  if (simd_ != nullptr) simd_->SetKey(key);
+  if (fallback_ != nullptr) fallback_->SetKey(key);
+  if (late_ != nullptr) late_->afalg.Reset();
+  CountKeySetup(value_.alg);
+}
+
+CpuGcm *GcmEngine::MakeCpuPath(Path path) {
+  std::unique_ptr<CpuGcm> &slot = path == Path::kSimd ? simd_ : fallback_;
+  const Router &router = *value_.router;
+  if (path == Path::kSimd) {
+    slot.reset(new (std::nothrow) SimdGcmPath(*router.tier(),
+                                              value_.key.bytes()));
   } else {
-    simd_.Clear();
+    slot.reset(new (std::nothrow) FallbackGcmPath(
+        router.fallback(), value_.alg, value_.key.bytes()));
   }
-  CountKeySetup(alg_);
+  if (slot == nullptr) OutOfMemory();
+  return slot.get();
+}
+
+GcmEngine::Late *GcmEngine::LateState() {
+  if (late_ == nullptr) {
+    late_.reset(new (std::nothrow) Late);
+    if (late_ == nullptr) OutOfMemory();
+  }
+  return late_.get();
 }
 
 bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
-  direction_ = direction;
-  // The common IV length copied inline.
-  if (iv.size() == 12) {
-    std::memcpy(iv_.data(), iv.data(), 12);
-  } else {
-    std::memcpy(iv_.data(), iv.data(), iv.size());
+  value_.direction = direction;
+  value_.message_bytes = 0;
+  if (value_.start_path) {
+    // Routed now, with nothing kept: the default settings' every message.
+    cpu_ = CpuPath(*value_.start_path);
+    if (cpu_ != nullptr && cpu_->Start(direction, iv)) return true;
+    cpu_ = nullptr;  // the message cannot go on
+    return false;
   }
-  iv_len_ = iv.size();
-  afalg_.CancelQueued();  // a message whose ASYNC job never came back
-  path_.reset();
-  EndMessage();
-  message_bytes_ = 0;
-  if (start_path_) return StartCpu(*start_path_);
+  cpu_ = nullptr;
+  Late *late = LateState();
+  if (late == nullptr) return false;
+  late->afalg.CancelQueued();  // a message whose ASYNC job never came back
+  late->EndMessage();
+  std::memcpy(late->value.iv.data(), iv.data(), iv.size());
+  late->value.iv_len = iv.size();
   return true;
 }
 
 bool GcmEngine::SwitchDirection(Direction direction) {
-  if (direction == direction_) return true;
-  if (path_ == Path::kAfalg && afalg_ran_) {
+  if (direction == value_.direction) return true;
+  if (late_ != nullptr && late_->value.on_afalg && late_->value.afalg_ran) {
     // The kernel has taken the first payload in the old direction: the
     // message goes on on a CPU path.
-    CountHandoff(alg_, Handoff::kGcmSplit, message_bytes_);
+    CountHandoff(value_.alg, Handoff::kGcmSplit, value_.message_bytes);
     if (!ReplayOnCpu()) return false;
   }
-  direction_ = direction;
-  if (path_ == Path::kFallback) return fallback_.GcmSwitchDirection(direction);
-  return true;
+  value_.direction = direction;
+  return cpu_ == nullptr || cpu_->SwitchDirection(direction);
 }
 
 void GcmEngine::ExpectTag(std::span<const uint8_t> tag) {
+  // Only a message routed late can go to the afalg path.
+  if (value_.start_path) return;
+  if (late_ == nullptr) {
+    // Out of memory, the message runs on a CPU path: settag succeeds, so
+    // nothing is raised.
+    late_.reset(new (std::nothrow) Late);
+    if (late_ == nullptr) return;
+  }
+  Late *late = late_.get();
   if (tag.size() != 16) {
-    expected_tag_.reset();
+    late->value.expected_tag.reset();
     return;
   }
-  expected_tag_.emplace();
-  std::memcpy(expected_tag_->data(), tag.data(), 16);
+  late->value.expected_tag.emplace();
+  std::memcpy(late->value.expected_tag->data(), tag.data(), 16);
 }
 
 bool GcmEngine::Route(uint64_t len) {
-  const Path path = router_->Choose(alg_, len);
+  const Path path = value_.router->Choose(value_.alg, len);
   if (path == Path::kAfalg) {
     // The message goes to the kernel whole, at its first payload.
-    path_ = Path::kAfalg;
+    late_->value.on_afalg = true;
     return true;
   }
   return StartCpu(path);
 }
 
 bool GcmEngine::StartCpu(Path path) {
-  const std::span<const uint8_t> iv(iv_.data(), iv_len_);
-  if (path == Path::kSimd) {
-    simd_.Start(iv);
-  } else if (!fallback_.GcmStart(router_->fallback().cipher(alg_), key_.bytes(),
-                                 direction_, iv)) {
+  Late &late = *late_;
+  CpuGcm *cpu = CpuPath(path);
+  if (cpu == nullptr ||
+      !cpu->Start(value_.direction, {late.value.iv.data(), late.value.iv_len})) {
     return false;
   }
-  path_ = path;
-  if (pending_aad_.empty()) return true;
-  const bool ok = FeedAad(pending_aad_.bytes());
-  pending_aad_.Clear();
+  cpu_ = cpu;
+  late.value.on_afalg = false;
+  if (late.pending_aad.empty()) return true;
+  const bool ok = cpu_->Aad(late.pending_aad.bytes());
+  late.pending_aad.Clear();
   return ok;
 }
 
 bool GcmEngine::Aad(std::span<const uint8_t> aad) {
-  message_bytes_ += aad.size();
-  if (path_ == Path::kAfalg) return false;  // AAD after payload
-  if (path_) return FeedAad(aad);
-  const uint64_t len = uint64_t{pending_aad_.size()} + aad.size();
+  value_.message_bytes += aad.size();
+  if (cpu_ != nullptr) return cpu_->Aad(aad);
+  if (late_ == nullptr) return false;  // no message under way
+  Late &late = *late_;
+  if (late.value.on_afalg) return false;  // AAD after payload
+  const uint64_t len = uint64_t{late.pending_aad.size()} + aad.size();
   if (len <= kMaxPendingAad) {
-    return pending_aad_.Append(aad) || OutOfMemory();
+    return late.pending_aad.Append(aad) || OutOfMemory();
   }
   // Too much to buffer: this message starts now, on a CPU path, with the
   // AAD buffered so far and then this, unbuffered.
-  if (router_->Choose(alg_, len) == Path::kAfalg) {
-    CountHandoff(alg_, Handoff::kTooLong, len);
+  const Router &router = *value_.router;
+  if (router.Choose(value_.alg, len) == Path::kAfalg) {
+    CountHandoff(value_.alg, Handoff::kTooLong, len);
   }
-  return StartCpu(router_->ChooseCpu(alg_, len)) && FeedAad(aad);
-}
-
-bool GcmEngine::FeedAad(std::span<const uint8_t> aad) {
-  if (*path_ == Path::kSimd) {
-    return simd_.Aad(aad) == kernels::SimdGcm::Status::kOk;
-  }
-  return fallback_.GcmAad(aad);
+  return StartCpu(router.ChooseCpu(value_.alg, len)) && cpu_->Aad(aad);
 }
 
 bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
-  if (!path_ && !Route(uint64_t{pending_aad_.size()} + len)) return false;
-  if (*path_ == Path::kAfalg) {
-    if (!afalg_ran_) return CryptAfalg(out, in, len);
-    // The message goes on: the kernel cannot continue it.
-    CountHandoff(alg_, Handoff::kGcmSplit, message_bytes_);
-    if (!ReplayOnCpu()) return false;
+  if (cpu_ == nullptr) {
+    if (late_ == nullptr) return false;  // no message under way
+    Late &late = *late_;
+    if (!late.value.on_afalg &&
+        !Route(uint64_t{late.pending_aad.size()} + len)) {
+      return false;
+    }
+    if (late.value.on_afalg) {
+      if (!late.value.afalg_ran) return CryptAfalg(out, in, len);
+      // The message goes on: the kernel cannot continue it.
+      CountHandoff(value_.alg, Handoff::kGcmSplit, value_.message_bytes);
+      if (!ReplayOnCpu()) return false;
+    }
   }
-  message_bytes_ += len;
-  return CryptCpu(out, in, len);
-}
-
-bool GcmEngine::CryptCpu(uint8_t *out, const uint8_t *in, size_t len) {
-  if (*path_ == Path::kSimd) {
-    const auto status = direction_ == Direction::kEncrypt
-                            ? simd_.Encrypt(out, in, len)
-                            : simd_.Decrypt(out, in, len);
-    return status == kernels::SimdGcm::Status::kOk;
-  }
-  return fallback_.GcmCrypt(out, in, len);
+  value_.message_bytes += len;
+  return cpu_->Crypt(value_.direction, out, in, len);
 }
 
 bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
-  const uint64_t total = pending_aad_.size() + len;
-  const bool encrypt = direction_ == Direction::kEncrypt;
-  message_bytes_ += len;
-  afalg_input_.Clear();
+  Late &late = *late_;
+  const uint64_t total = late.pending_aad.size() + len;
+  const bool encrypt = value_.direction == Direction::kEncrypt;
+  value_.message_bytes += len;
+  late.afalg_input.Clear();
   afalg::Outcome outcome;
-  if (iv_len_ != kAfalgIvLen || (!encrypt && !expected_tag_.has_value())) {
+  if (late.value.iv_len != kAfalgIvLen ||
+      (!encrypt && !late.value.expected_tag.has_value())) {
     outcome = afalg::Outcome::Fail(Handoff::kUnsupported, -EOPNOTSUPP);
-  } else if (!afalg::Service::Get().GcmFits(pending_aad_.size(), len)) {
+  } else if (!afalg::Service::Get().GcmFits(late.pending_aad.size(), len)) {
     outcome = afalg::Outcome::Fail(Handoff::kTooLong, -EMSGSIZE);
-  } else if (!afalg_input_.Append({in, len})) {
+  } else if (!late.afalg_input.Append({in, len})) {
     // Kept for a replay, and so that an in-place request keeps its input.
     outcome = afalg::Outcome::Fail(Handoff::kSetup, -ENOMEM);
   } else {
-    if (!encrypt) afalg_tag_ = *expected_tag_;
-    outcome = afalg_.Gcm(alg_, key_.bytes(), direction_, {iv_.data(), iv_len_},
-                         pending_aad_.bytes(), out, afalg_input_.data(), len,
-                         afalg_tag_.data());
-    afalg::Service::Get().Report(alg_, outcome);
+    if (!encrypt) late.value.afalg_tag = *late.value.expected_tag;
+    outcome = late.afalg.Gcm(
+        value_.alg, value_.key.bytes(), value_.direction,
+        {late.value.iv.data(), late.value.iv_len}, late.pending_aad.bytes(),
+        out, late.afalg_input.data(), len, late.value.afalg_tag.data());
+    afalg::Service::Get().Report(value_.alg, outcome);
   }
   if (outcome.ok()) {
-    afalg_ran_ = true;
+    late.value.afalg_ran = true;
     return true;
   }
   // Replayed on a CPU path, from the copy if the kernel had it (it may have
@@ -206,81 +259,74 @@ bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
   // since the caller gets the plaintext before final, as from the default
   // provider, and since the message may go on (then the kernel checked the
   // tag against its first part only). That path's Finish gives the verdict.
-  CountHandoff(alg_, outcome.reason, total);
-  if (!StartCpu(router_->ChooseCpu(alg_, total))) return false;
-  const uint8_t *input = afalg_input_.empty() ? in : afalg_input_.data();
-  const bool ok = CryptCpu(out, input, len);
-  afalg_input_.Clear();
+  CountHandoff(value_.alg, outcome.reason, total);
+  if (!StartCpu(value_.router->ChooseCpu(value_.alg, total))) return false;
+  const uint8_t *input =
+      late.afalg_input.empty() ? in : late.afalg_input.data();
+  const bool ok = cpu_->Crypt(value_.direction, out, input, len);
+  late.afalg_input.Clear();
   return ok;
 }
 
 bool GcmEngine::ReplayOnCpu() {
-  if (!StartCpu(router_->ChooseCpu(alg_, message_bytes_))) return false;
+  Late &late = *late_;
+  if (!StartCpu(value_.router->ChooseCpu(value_.alg, value_.message_bytes))) {
+    return false;
+  }
   // The kernel's output was the caller's: this pass only advances the CPU
   // path's state, a piece at a time.
   uint8_t discard[512];
   bool ok = true;
-  for (size_t done = 0; ok && done < afalg_input_.size();) {
-    const size_t piece = std::min(sizeof(discard), afalg_input_.size() - done);
-    ok = CryptCpu(discard, afalg_input_.data() + done, piece);
+  for (size_t done = 0; ok && done < late.afalg_input.size();) {
+    const size_t piece =
+        std::min(sizeof(discard), late.afalg_input.size() - done);
+    ok = cpu_->Crypt(value_.direction, discard,
+                     late.afalg_input.data() + done, piece);
     done += piece;
   }
   kernels::SecureZero(discard, sizeof(discard));
-  afalg_ran_ = false;
-  afalg_input_.Clear();
+  late.value.afalg_ran = false;
+  late.afalg_input.Clear();
   return ok;
 }
 
 void GcmEngine::EndMessage() {
-  pending_aad_.Clear();
-  afalg_input_.Clear();
-  afalg_ran_ = false;
+  cpu_ = nullptr;
+  if (late_ != nullptr) late_->EndMessage();
 }
 
 bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
-  if (!path_ && !Route(pending_aad_.size())) return false;
-  if (*path_ == Path::kAfalg && !afalg_ran_ &&
-      !CryptAfalg(nullptr, nullptr, 0)) {
-    return false;
-  }
+  const bool encrypt = value_.direction == Direction::kEncrypt;
   bool ok = false;
-  bool done = false;
-  if (*path_ == Path::kAfalg) {
-    if (direction_ == Direction::kEncrypt) {
-      std::memcpy(tag, afalg_tag_.data(), 16);
-      ok = done = true;
-    } else if (tag_len == 16 &&
-               CRYPTO_memcmp(tag, afalg_tag_.data(), 16) == 0) {
-      ok = done = true;  // the kernel verified this very tag
-    } else if (!ReplayOnCpu()) {
-      // The caller changed the tag since the payload: check it on a CPU path.
+  if (cpu_ == nullptr) {
+    if (late_ == nullptr) return false;  // no message under way
+    Late &late = *late_;
+    if (!late.value.on_afalg && !Route(late.pending_aad.size())) return false;
+    if (late.value.on_afalg && !late.value.afalg_ran &&
+        !CryptAfalg(nullptr, nullptr, 0)) {
       return false;
     }
-  }
-  const Path path = *path_;
-  if (!done) {
-    if (path == Path::kSimd) {
-      uint8_t computed[16];
-      simd_.Finish(computed);
-      if (direction_ == Direction::kEncrypt) {
-        std::memcpy(tag, computed, 16);
+    if (late.value.on_afalg) {
+      if (encrypt) {
+        std::memcpy(tag, late.value.afalg_tag.data(), 16);
         ok = true;
-      } else {
-        ok = CRYPTO_memcmp(computed, tag, tag_len) == 0;
+      } else if (tag_len == 16 &&
+                 CRYPTO_memcmp(tag, late.value.afalg_tag.data(), 16) == 0) {
+        ok = true;  // the kernel verified this very tag
+      } else if (!ReplayOnCpu()) {
+        // The caller changed the tag since the payload: check it on a CPU
+        // path.
+        return false;
       }
-      kernels::SecureZero(computed, sizeof(computed));
-    } else {
-      ok = fallback_.GcmFinish(direction_, tag, tag_len);
     }
   }
-  CountRequest(alg_, path, message_bytes_);
-  expected_tag_.reset();
+  const Path path = cpu_ != nullptr ? cpu_->path() : Path::kAfalg;
+  if (cpu_ != nullptr) ok = cpu_->Finish(value_.direction, tag, tag_len);
+  CountRequest(value_.alg, path, value_.message_bytes);
+  if (late_ != nullptr) late_->value.expected_tag.reset();
   // A decryption whose tag did not match stays open on its path, as in the
   // default provider: more data continues the same message.
-  if (ok || direction_ == Direction::kEncrypt) {
-    path_.reset();
-    EndMessage();
-  }
+  if (ok || encrypt) EndMessage();
   return ok;
 }
 

@@ -9,6 +9,11 @@
 // that much). When the decision cannot depend on the length (the default
 // settings), the message is routed at Start() and nothing is buffered.
 //
+// The CPU paths run behind one interface (gcm_paths.h), each made when it
+// first serves a message; the state that only a routed-late message needs
+// (its IV and AAD until routed, the afalg path's) is made when the router's
+// decision depends on the length, and never with the default settings.
+//
 // Buffers are allocated without exceptions: running out of memory fails
 // the call with ERR_R_MALLOC_FAILURE on OpenSSL's error queue (or, for a
 // copy only the afalg path needs, hands the message to a CPU path).
@@ -37,13 +42,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 
-#include "kernels/simd_gcm.h"
 #include "provider/afalg/afalg.h"
-#include "provider/fallback/fallback.h"
 #include "provider/core/algorithm.h"
+#include "provider/route/gcm_paths.h"
 #include "provider/route/raw_key.h"
 #include "provider/route/router.h"
 #include "provider/route/scratch_buffer.h"
@@ -53,8 +58,8 @@ namespace aesmux::route {
 class GcmEngine {
  public:
   GcmEngine(const Router &router, Alg alg)
-      : router_(&router), alg_(alg), start_path_(StartPath(router, alg)) {}
-  ~GcmEngine();
+      : value_{&router, alg, StartPath(router, alg), {}} {}
+  ~GcmEngine() = default;
   GcmEngine(const GcmEngine &) = delete;
   GcmEngine &operator=(const GcmEngine &) = delete;
 
@@ -64,12 +69,14 @@ class GcmEngine {
 
   // Also cancels what CancelQueued() cancels.
   void SetKey(std::span<const uint8_t> key);
-  bool has_key() const { return !key_.empty(); }
+  bool has_key() const { return !value_.key.empty(); }
 
   // Cancels a message that a paused ASYNC job left on the afalg path and
   // never came back for (the caller is re-initialising the context); Start
   // and the destructor do the same.
-  void CancelQueued() { afalg_.CancelQueued(); }
+  void CancelQueued() {
+    if (late_) late_->afalg.CancelQueued();
+  }
 
   // Begins a message; `iv` is 1..128 bytes.
   bool Start(Direction direction, std::span<const uint8_t> iv);
@@ -87,12 +94,36 @@ class GcmEngine {
   bool Aad(std::span<const uint8_t> aad);
   bool Crypt(uint8_t *out, const uint8_t *in, size_t len);
   // Encrypting: writes the 16-byte tag. Decrypting: returns whether the first
-  // `tag_len` bytes of `tag` match (compared in constant time); if they do
-  // not, the message is not over: like the default provider's, it goes on
-  // with further Crypt calls, and Finish may be called again.
+  // `tag_len` bytes of `tag` (16 bytes readable) match (compared in constant
+  // time); if they do not, the message is not over: like the default
+  // provider's, it goes on with further Crypt calls, and Finish may be
+  // called again.
   bool Finish(uint8_t tag[16], size_t tag_len);
 
  private:
+  // A message routed late: what it needs until the router has its length,
+  // and the afalg path's state. Made on first need, only when the router's
+  // decision depends on the length.
+  struct Late {
+    ~Late() { afalg.CancelQueued(); }  // before the buffers the kernel uses
+    bool CopyFrom(const Late &other);
+    // The end of a message: its copies wiped.
+    void EndMessage();
+
+    // Plain values, copied whole.
+    struct Value {
+      std::array<uint8_t, 128> iv{};
+      size_t iv_len = 0;
+      bool on_afalg = false;  // routed to the afalg path
+      std::optional<std::array<uint8_t, 16>> expected_tag;
+      bool afalg_ran = false;  // the kernel served the first payload
+      std::array<uint8_t, 16> afalg_tag{};  // the tag it made or verified
+    } value;
+    ScratchBuffer pending_aad;  // until routed
+    ScratchBuffer afalg_input;  // the first payload's input, on the afalg path
+    afalg::Key afalg;
+  };
+
   // The path of every message when the router's decision cannot depend on
   // the length (Router::LengthMatters): decided once, for the instance's
   // life, not per message.
@@ -101,41 +132,42 @@ class GcmEngine {
     return router.Choose(alg, 0);
   }
 
+  // The CPU path `path`, made and keyed on first use; null if memory ran
+  // out (with the error on OpenSSL's queue).
+  CpuGcm *CpuPath(Path path) {
+    CpuGcm *made = (path == Path::kSimd ? simd_ : fallback_).get();
+    return made != nullptr ? made : MakeCpuPath(path);
+  }
+  CpuGcm *MakeCpuPath(Path path);
+  // late_, made on first use; null as CpuPath.
+  Late *LateState();
   // Routes the current message (to the afalg path: nothing more happens
   // until the payload) or starts it on a CPU path with the buffered AAD.
   bool Route(uint64_t len);
   bool StartCpu(Path path);
-  bool FeedAad(std::span<const uint8_t> aad);
-  bool CryptCpu(uint8_t *out, const uint8_t *in, size_t len);
   // The message's first payload (or none, from Finish) on the kernel.
   bool CryptAfalg(uint8_t *out, const uint8_t *in, size_t len);
   // Moves a message the kernel has served so far to a CPU path: AAD and the
   // first payload (from its copy) replayed there.
   bool ReplayOnCpu();
-  // The end of a message: its copies wiped.
   void EndMessage();
 
-  const Router *router_;
-  Alg alg_;
-  std::optional<Path> start_path_;
-  RawKey key_;
-  kernels::SimdGcm simd_;
-  fallback::FallbackContext fallback_;
-
-  // The current message.
-  Direction direction_ = Direction::kEncrypt;
-  std::array<uint8_t, 128> iv_{};
-  size_t iv_len_ = 0;
-  std::optional<Path> path_;     // unset until routed
-  ScratchBuffer pending_aad_;  // until routed
-  uint64_t message_bytes_ = 0;
-
-  // The afalg path.
-  afalg::Key afalg_;
-  std::optional<std::array<uint8_t, 16>> expected_tag_;
-  bool afalg_ran_ = false;            // the kernel served the first payload
-  ScratchBuffer afalg_input_;  // that payload's input
-  std::array<uint8_t, 16> afalg_tag_{};  // the tag it made or verified
+  // Plain values, copied whole by CopyFrom.
+  struct Value {
+    const Router *router;
+    Alg alg;
+    std::optional<Path> start_path;
+    RawKey key;
+    // The current message.
+    Direction direction = Direction::kEncrypt;
+    uint64_t message_bytes = 0;
+  } value_;
+  // The current message's path once it runs on a CPU path: simd_ or
+  // fallback_.
+  CpuGcm *cpu_ = nullptr;
+  std::unique_ptr<CpuGcm> simd_;
+  std::unique_ptr<CpuGcm> fallback_;
+  std::unique_ptr<Late> late_;
 };
 
 }  // namespace aesmux::route

@@ -5,6 +5,7 @@
 // AES-GCM. GHASH is also checked against a bit-serial software model.
 #include <cstring>
 
+#include "kernels/simd_gcm.h"
 #include "tests/kernels/test_support.h"
 
 namespace aesmux::kernels::testing {
@@ -436,6 +437,58 @@ TEST_P(GcmTest, GcmSpecTestCase4) {
       Hex(gcm.Run(false, iv, aad, ciphertext.data(), out.data(), out.size())),
       tag);
   EXPECT_EQ(Hex(out), Hex(plaintext));
+}
+
+// SimdGcm, the glue around the kernels, fed AAD and payload in pieces of
+// every length below a block and above (short AAD is copied without a
+// call, the last partial block and the lengths are hashed in one call):
+// its tag is OpenSSL's, and Verify accepts the tag's first 1..16 bytes and
+// refuses each of them with any one byte changed.
+TEST_P(GcmTest, SimdGcmTagsAndVerifiesLikeOpenSsl) {
+  for (size_t aad_len : {size_t{0}, size_t{1}, size_t{7}, size_t{13},
+                         size_t{16}, size_t{29}}) {
+    for (size_t len : {size_t{0}, size_t{3}, size_t{16}, size_t{31}}) {
+      SCOPED_TRACE(::testing::Message() << "aad_len=" << aad_len
+                                        << " len=" << len);
+      const Bytes key = rng_.RandomBytes(16), iv = rng_.RandomBytes(12),
+                  aad = rng_.RandomBytes(aad_len),
+                  plain = rng_.RandomBytes(len);
+      const Reference::GcmResult expected =
+          Reference::Get().GcmEncrypt(key, iv, aad, plain);
+      SimdGcm gcm;
+      gcm.SetKey(GetParam(), key);
+      gcm.Start(iv);
+      // AAD in two pieces, the first shorter than a block.
+      const size_t split = std::min<size_t>(aad_len, 5);
+      ASSERT_EQ(gcm.Aad({aad.data(), split}), SimdGcm::Status::kOk);
+      ASSERT_EQ(gcm.Aad({aad.data() + split, aad_len - split}),
+                SimdGcm::Status::kOk);
+      Bytes out(len);
+      ASSERT_EQ(gcm.Encrypt(out.data(), plain.data(), len),
+                SimdGcm::Status::kOk);
+      uint8_t tag[16];
+      gcm.Finish(tag);
+      ASSERT_EQ(Hex(out), Hex(expected.ciphertext));
+      ASSERT_EQ(Hex(std::span<const uint8_t>(tag, 16)), Hex(expected.tag));
+
+      gcm.Start(iv);
+      ASSERT_EQ(gcm.Aad(aad), SimdGcm::Status::kOk);
+      ASSERT_EQ(gcm.Decrypt(out.data(), expected.ciphertext.data(), len),
+                SimdGcm::Status::kOk);
+      for (size_t tag_len = 1; tag_len <= 16; ++tag_len) {
+        uint8_t given[16];
+        std::memcpy(given, expected.tag.data(), 16);
+        EXPECT_TRUE(gcm.Verify(given, tag_len)) << "tag_len=" << tag_len;
+        for (size_t i = 0; i < 16; ++i) {
+          given[i] ^= 0x10;
+          // Bytes past tag_len are not the caller's: they do not count.
+          EXPECT_EQ(gcm.Verify(given, tag_len), i >= tag_len)
+              << "tag_len=" << tag_len << " byte " << i;
+          given[i] ^= 0x10;
+        }
+      }
+    }
+  }
 }
 
 AESMUX_INSTANTIATE_FOR_ALL_TIERS(GcmTest);
