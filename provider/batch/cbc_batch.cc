@@ -37,7 +37,6 @@ constexpr core::Alg kCbcAlgs[] = {core::Alg::kAes128Cbc,
 void RunAlone(const kernels::Tier &single, const CbcRequest &request) {
   single.ops.cbc_encrypt(request.key, request.iv, request.out, request.in,
                          request.len);
-  core::CountRequest(request.alg, core::Path::kSimd, request.len);
 }
 
 // Lane managers, one per multi-buffer tier and key size, created on first
@@ -183,27 +182,27 @@ std::shared_ptr<JobQueue> ThisThreadQueue() {
   return queue;
 }
 
-bool EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
-                  const kernels::Tier &single, const CbcRequest &request) {
+Ran EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
+                 const kernels::Tier &single, const CbcRequest &request) {
   // Left by an earlier job on this context that was never resumed.
   if (request.queued != nullptr) request.queued->Cancel();
   const std::shared_ptr<JobQueue> queue = ThisThreadQueue();
   if (queue == nullptr) {
     RunAlone(single, request);
-    return true;
+    return Ran::kAlone;
   }
   std::unique_lock lock(queue->mutex);
   if (queue->skip_left > 0 || !RegisterWaitFd(job)) {
     if (queue->skip_left > 0) --queue->skip_left;
     lock.unlock();
     RunAlone(single, request);
-    return true;
+    return Ran::kAlone;
   }
   CbcLaneManager *lanes = queue->managers.For(tier, request.key->rounds);
   if (lanes == nullptr) {
     lock.unlock();
     RunAlone(single, request);
-    return true;
+    return Ran::kAlone;
   }
   CbcLaneManager &manager = *lanes;
   // Small, and on the job's 32 KiB stack only until this request is done.
@@ -220,12 +219,12 @@ bool EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
 
   // Resumed in a forked child: the parent's lanes are never run (nor
   // locked) here.
-  if (!queue->ours()) return lane_job.done;
+  if (!queue->ours()) return lane_job.done ? Ran::kInLanes : Ran::kNot;
   lock.lock();
   if (held) {
     // Cancelled meanwhile: the context was re-initialised or freed under
     // the paused job.
-    if (!JobQueue::Holds(*request.queued, lane_job)) return false;
+    if (!JobQueue::Holds(*request.queued, lane_job)) return Ran::kNot;
     JobQueue::Forget(*request.queued);
   }
   if (lane_job.done) {
@@ -243,9 +242,7 @@ bool EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
       queue->skip_left = kSkip;
     }
   }
-  lock.unlock();
-  core::CountRequest(request.alg, core::Path::kMb, request.len);
-  return true;
+  return Ran::kInLanes;
 }
 
 // ---------------------------------------------------------------------------
@@ -272,6 +269,7 @@ enum SlotState : uint32_t {
 struct Slot {
   std::atomic<uint32_t> state{kIdle};
   const CbcRequest *request = nullptr;
+  Ran ran = Ran::kAlone;  // how the combiner ran it, once kDone
   std::atomic<bool> in_use{true};
   Slot *next = nullptr;  // immutable once linked
 };
@@ -296,12 +294,12 @@ class Shard {
 
   // Publishes `request` in `mine` and waits until a combiner (maybe this
   // thread) has run it.
-  void Publish(const MbTier &tier, const kernels::Tier &single,
-               const CbcRequest &request, Slot &mine);
+  Ran Publish(const MbTier &tier, const kernels::Tier &single,
+              const CbcRequest &request, Slot &mine);
 
  private:
-  void WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
-                     const CbcRequest &request, Slot &mine);
+  Ran WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
+                    const CbcRequest &request, Slot &mine);
   // Sleeps while `mine` is pending or being served: false once served,
   // true when this thread should try to become the combiner.
   static bool AwaitTurn(Slot &mine);
@@ -309,7 +307,7 @@ class Shard {
   static bool Take(Slot &slot);
   // Claims every pending request but `mine` into batch_.
   void TakePending(const Slot &mine);
-  void Combine(const MbTier &tier, const kernels::Tier &single, Slot &mine);
+  Ran Combine(const MbTier &tier, const kernels::Tier &single, Slot &mine);
   // Releases the combiner and wakes one pending request to take over.
   void Leave();
 
@@ -356,9 +354,9 @@ class Combiner {
 
   // Inlined into the engine's CBC path: 6 instructions fewer per 16-byte
   // update than the call LTO chose (callgrind).
-  [[gnu::always_inline]] inline void Encrypt(const MbTier &tier,
-                                             const kernels::Tier &single,
-                                             const CbcRequest &request);
+  [[gnu::always_inline]] inline Ran Encrypt(const MbTier &tier,
+                                            const kernels::Tier &single,
+                                            const CbcRequest &request);
 
  private:
   struct Lease;
@@ -366,8 +364,8 @@ class Combiner {
   // shards. Out of line, with the fork check, so that the lone caller's
   // path, inlined into the engine's, stays as short as it can be (see
   // route::BlockEngine::RunWholeBlocks).
-  [[gnu::noinline]] void Batch(const MbTier &tier, const kernels::Tier &single,
-                               const CbcRequest &request);
+  [[gnu::noinline]] Ran Batch(const MbTier &tier, const kernels::Tier &single,
+                              const CbcRequest &request);
   Lease &ThisThreadLease();
   // The calling thread's slot in shard `index`; null if there is no memory
   // for a new one.
@@ -484,8 +482,8 @@ Slot *Combiner::SlotIn(Lease &lease, size_t index) {
   return slot;
 }
 
-void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
-                       const CbcRequest &request) {
+Ran Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
+                      const CbcRequest &request) {
   // While callers are no more than the CPUs, each runs its own request on
   // its own CPU, in parallel: waiting for a combiner would only serialise
   // them. Beyond that, the ones that would wait for a CPU anyway are
@@ -493,23 +491,24 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
   // batch (at most one per CPU), each thread in the shard its ordinal
   // picks.
   const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
+  Ran ran = Ran::kAlone;
   if (others < UsableCpus()) {
     RunAlone(single, request);
   } else {
-    Batch(tier, single, request);
+    ran = Batch(tier, single, request);
   }
   callers_.fetch_sub(1, std::memory_order_relaxed);
+  return ran;
 }
 
-void Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
-                     const CbcRequest &request) {
+Ran Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
+                    const CbcRequest &request) {
   if (generation_ != core::ProcessGeneration()) {
     if (Combiner *replacement = ReplaceInherited(this)) {
-      replacement->Encrypt(tier, single, request);
-    } else {
-      RunAlone(single, request);
+      return replacement->Encrypt(tier, single, request);
     }
-    return;
+    RunAlone(single, request);
+    return Ran::kAlone;
   }
   Lease &lease = ThisThreadLease();
   const size_t in_use = std::clamp<size_t>(
@@ -517,21 +516,22 @@ void Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
       num_shards_);
   const size_t index = lease.ordinal % in_use;
   if (Slot *slot = SlotIn(lease, index)) {
-    shards_[index].Publish(tier, single, request, *slot);
-  } else {
-    RunAlone(single, request);
+    return shards_[index].Publish(tier, single, request, *slot);
   }
+  RunAlone(single, request);
+  return Ran::kAlone;
 }
 
-void Shard::Publish(const MbTier &tier, const kernels::Tier &single,
-                    const CbcRequest &request, Slot &mine) {
+Ran Shard::Publish(const MbTier &tier, const kernels::Tier &single,
+                   const CbcRequest &request, Slot &mine) {
   members_.fetch_add(1, std::memory_order_relaxed);
-  WaitOrCombine(tier, single, request, mine);
+  const Ran ran = WaitOrCombine(tier, single, request, mine);
   members_.fetch_sub(1, std::memory_order_relaxed);
+  return ran;
 }
 
-void Shard::WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
-                          const CbcRequest &request, Slot &mine) {
+Ran Shard::WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
+                         const CbcRequest &request, Slot &mine) {
   mine.request = &request;
   mine.state.store(kPublished, std::memory_order_release);
   for (;;) {
@@ -541,13 +541,12 @@ void Shard::WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
       if (mine.state.load(std::memory_order_acquire) == kDone) {
         mine.state.store(kIdle, std::memory_order_relaxed);
         Leave();
-        return;
+        return mine.ran;
       }
-      Combine(tier, single, mine);
-      return;
+      return Combine(tier, single, mine);
     }
     // Someone is combining: sleep until served, or asked to take over.
-    if (!AwaitTurn(mine)) return;
+    if (!AwaitTurn(mine)) return mine.ran;
   }
 }
 
@@ -606,8 +605,8 @@ bool Shard::Take(Slot &slot) {
   return false;
 }
 
-void Shard::Combine(const MbTier &tier, const kernels::Tier &single,
-                       Slot &mine) {
+Ran Shard::Combine(const MbTier &tier, const kernels::Tier &single,
+                   Slot &mine) {
   // Our own request first (a departing combiner may just have marked it
   // kWake); then every other request pending now.
   mine.state.store(kTaken, std::memory_order_relaxed);
@@ -630,6 +629,7 @@ void Shard::Combine(const MbTier &tier, const kernels::Tier &single,
   for (size_t i = 0; lanes && i < batch.size(); ++i) {
     lanes = managers_.For(tier, batch[i]->request->key->rounds) != nullptr;
   }
+  const Ran ran = lanes ? Ran::kInLanes : Ran::kAlone;
   if (!lanes) {
     for (Slot *slot : batch) RunAlone(single, *slot->request);
   } else {
@@ -650,19 +650,17 @@ void Shard::Combine(const MbTier &tier, const kernels::Tier &single,
       Drain(manager);
     }
     managers_.ReportBatches();
-    for (Slot *slot : batch) {
-      core::CountRequest(slot->request->alg, core::Path::kMb,
-                          slot->request->len);
-    }
   }
   // Hand results back, then leave.
   for (Slot *slot : batch) {
     if (slot == &mine) continue;
+    slot->ran = ran;
     slot->state.store(kDone, std::memory_order_release);
     slot->state.notify_one();
   }
   mine.state.store(kIdle, std::memory_order_relaxed);
   Leave();
+  return ran;
 }
 
 void Shard::Leave() {
@@ -762,23 +760,19 @@ bool EncryptCbcStreams(const MbTier &lanes,
     Complete(*managers.For(lanes, jobs[i].key->rounds), jobs[i]);
   }
   managers.ReportBatches();
-  for (size_t i = 0; i < count; ++i) {
-    core::CountRequest(requests[i].alg, core::Path::kMb, requests[i].len);
-  }
   return true;
 }
 
-bool EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
-                const CbcRequest &request) {
+Ran EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
+               const CbcRequest &request) {
   if (ASYNC_JOB *job = ASYNC_get_current_job()) {
     return EncryptInJob(job, lanes, single, request);
   }
   if (Combiner *combiner = TheCombiner()) {
-    combiner->Encrypt(lanes, single, request);
-  } else {
-    RunAlone(single, request);
+    return combiner->Encrypt(lanes, single, request);
   }
-  return true;
+  RunAlone(single, request);
+  return Ran::kAlone;
 }
 
 }  // namespace aesmux::batch
