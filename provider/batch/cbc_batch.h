@@ -21,6 +21,10 @@
 // path EncryptCbc says it took; the kernel calls are counted here (batches
 // and lanes filled per algorithm).
 //
+// Three parts, one file each, sharing one sequence (internal/lanes.h):
+// async_jobs.cc (ASYNC jobs), combiner.cc (threads; EncryptCbc() itself),
+// pipelines.cc (EncryptCbcStreams()).
+//
 // After fork(), the child's combiner, lane managers and wait fd are its
 // own (core/process.h): it never waits for a combiner that was a parent
 // thread, and never runs a request a parent thread published or queued.
