@@ -50,8 +50,8 @@ Ran EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
                  const kernels::Tier &single, const CbcRequest &request) {
   // Left by an earlier job on this context that was never resumed.
   if (request.queued != nullptr) request.queued->Cancel();
-  const std::shared_ptr<JobQueue> queue = ThisThreadQueue();
-  if (queue == nullptr) {
+  const QueueRef queue = ThisThreadQueue();
+  if (!queue) {
     RunAlone(single, request);
     return Ran::kAlone;
   }
@@ -73,7 +73,7 @@ Ran EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
   CbcJob lane_job = JobFor(request);
   Enqueue(manager, lane_job);
   const bool held = request.queued != nullptr && !lane_job.done;
-  if (held) JobQueue::Hold(*request.queued, queue, manager, lane_job);
+  if (held) JobQueue::Hold(*request.queued, *queue, manager, lane_job);
   lock.unlock();
 
   // Let the other jobs queue their requests.

@@ -38,7 +38,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 
 #include "kernels/kernels.h"
@@ -74,7 +73,7 @@ class QueuedRequest {
  private:
   friend struct JobQueue;
   [[gnu::cold]] void CancelHeld();
-  std::shared_ptr<JobQueue> queue_;
+  JobQueue *queue_ = nullptr;  // a counted reference (internal/lanes.h)
   kernels::mb::CbcLaneManager *manager_ = nullptr;
   kernels::mb::CbcJob *job_ = nullptr;
 };

@@ -75,14 +75,12 @@ bool RunInLanes(Managers &managers, const MbTier &tier,
   return true;
 }
 
-std::shared_ptr<JobQueue> ThisThreadQueue() {
-  thread_local std::shared_ptr<JobQueue> queue;
-  if (queue == nullptr || !queue->ours()) {
-    try {
-      queue = std::make_shared<JobQueue>();
-    } catch (const std::bad_alloc &) {
-      return nullptr;
-    }
+QueueRef ThisThreadQueue() {
+  thread_local QueueRef queue;
+  if (!queue || !queue->ours()) {
+    auto *fresh = new (std::nothrow) JobQueue;
+    if (fresh == nullptr) return {};
+    queue = QueueRef(fresh);
   }
   return queue;
 }

@@ -10,8 +10,8 @@ namespace aesmux::batch {
 
 bool EncryptCbcStreams(const kernels::mb::MbTier &lanes,
                        std::span<const CbcRequest> requests) {
-  const std::shared_ptr<JobQueue> queue = internal::ThisThreadQueue();
-  if (queue == nullptr) return false;
+  const QueueRef queue = internal::ThisThreadQueue();
+  if (!queue) return false;
   kernels::mb::CbcJob jobs[32];
   const size_t count = std::min(requests.size(), std::size(jobs));
   for (size_t i = 0; i < count; ++i) jobs[i] = internal::JobFor(requests[i]);

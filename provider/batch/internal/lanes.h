@@ -22,11 +22,13 @@
 #include <openssl/async.h>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <utility>
 
 #include "kernels/mb/lane_manager.h"
 #include "provider/batch/cbc_batch.h"
@@ -94,8 +96,12 @@ bool RunInLanes(Managers &managers, const kernels::mb::MbTier &tier,
 // may cancel them from any thread: `mutex` guards everything else. Per
 // process: in a forked child the forking thread gets a new one; the
 // inherited one lives on while a paused job or a context refers to it, but
-// is never run or locked.
+// is never run or locked. Counted by hand (QueueRef), not by a
+// shared_ptr: making one must not throw, because it is made on an ASYNC
+// job's stack, where AddressSanitizer cannot follow an exception's unwind
+// (its stale stack poison then fails a later call there).
 struct JobQueue {
+  std::atomic<uint32_t> refs{1};
   std::mutex mutex;
   internal::Managers managers;
   int lonely_flushes = 0;
@@ -104,11 +110,13 @@ struct JobQueue {
 
   bool ours() const { return generation == core::ProcessGeneration(); }
 
-  // Under `mutex`: `queued` now stands for `job`, pending in `manager`.
-  static void Hold(QueuedRequest &queued, std::shared_ptr<JobQueue> queue,
+  // Under `mutex`: `queued` now stands for `job`, pending in `manager`,
+  // and holds a reference to `queue`.
+  static void Hold(QueuedRequest &queued, JobQueue &queue,
                    kernels::mb::CbcLaneManager &manager,
                    kernels::mb::CbcJob &job) {
-    queued.queue_ = std::move(queue);
+    queue.refs.fetch_add(1, std::memory_order_relaxed);
+    queued.queue_ = &queue;
     queued.manager_ = &manager;
     queued.job_ = &job;
   }
@@ -118,16 +126,44 @@ struct JobQueue {
     return queued.job_ == &job;
   }
   static void Forget(QueuedRequest &queued) {
-    queued.queue_.reset();
+    Unref(std::exchange(queued.queue_, nullptr));
     queued.manager_ = nullptr;
     queued.job_ = nullptr;
   }
+  static void Unref(JobQueue *queue) {
+    if (queue != nullptr &&
+        queue->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete queue;
+    }
+  }
+};
+
+// A counted reference to a JobQueue; null if there is none.
+class QueueRef {
+ public:
+  QueueRef() = default;
+  explicit QueueRef(JobQueue *adopted) : queue_(adopted) {}
+  QueueRef(const QueueRef &other) : queue_(other.queue_) {
+    if (queue_ != nullptr) queue_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+  QueueRef &operator=(QueueRef other) {
+    std::swap(queue_, other.queue_);
+    return *this;
+  }
+  ~QueueRef() { JobQueue::Unref(queue_); }
+
+  explicit operator bool() const { return queue_ != nullptr; }
+  JobQueue &operator*() const { return *queue_; }
+  JobQueue *operator->() const { return queue_; }
+
+ private:
+  JobQueue *queue_ = nullptr;
 };
 
 namespace internal {
 
-// This thread's queue; nullptr if it could not be made.
-std::shared_ptr<JobQueue> ThisThreadQueue();
+// This thread's queue; null if there is no memory for it.
+QueueRef ThisThreadQueue();
 
 // EncryptCbc() inside ASYNC job `job` (async_jobs.cc).
 Ran EncryptInJob(ASYNC_JOB *job, const kernels::mb::MbTier &tier,
