@@ -16,9 +16,14 @@
 //   nobody to batch with.
 //
 // Nothing here waits on a clock, and nothing throws: without memory for
-// lanes or slots, requests run alone. Kernel calls that ran several lanes are
-// counted in the statistics (requests and bytes on the "mb" path, batches
+// lanes or slots, requests run alone. Which CBC encryptions come here is
+// the router's decision (route/router.h), and it counts each request on the
+// path EncryptCbc says it took; the kernel calls are counted here (batches
 // and lanes filled per algorithm).
+//
+// Three parts, one file each, sharing one sequence (internal/lanes.h):
+// async_jobs.cc (ASYNC jobs), combiner.cc (threads; EncryptCbc() itself),
+// pipelines.cc (EncryptCbcStreams()).
 //
 // After fork(), the child's combiner, lane managers and wait fd are its
 // own (core/process.h): it never waits for a combiner that was a parent
@@ -33,7 +38,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 
 #include "kernels/kernels.h"
@@ -69,7 +73,7 @@ class QueuedRequest {
  private:
   friend struct JobQueue;
   [[gnu::cold]] void CancelHeld();
-  std::shared_ptr<JobQueue> queue_;
+  JobQueue *queue_ = nullptr;  // a counted reference (internal/lanes.h)
   kernels::mb::CbcLaneManager *manager_ = nullptr;
   kernels::mb::CbcJob *job_ = nullptr;
 };
@@ -87,14 +91,21 @@ struct CbcRequest {
   QueuedRequest *queued = nullptr;
 };
 
+// What EncryptCbc did with a request.
+enum class Ran : uint8_t {
+  kAlone,    // at once, on the single-stream kernel: the simd path
+  kInLanes,  // in a multi-buffer batch: the mb path
+  // Not run: its ASYNC job paused, and was resumed after request.queued was
+  // cancelled, or in a child after a fork() (the request stays with the
+  // parent's lanes); its output is then unspecified.
+  kNot,
+};
+
 // Encrypts `request`, in a multi-buffer batch when other requests are
 // available, else at once with `single`'s CBC kernel. `lanes` is the
-// multi-buffer tier. Counts the request on the mb or simd path. False if
-// the request was not run: its ASYNC job paused, and was resumed after
-// request.queued was cancelled, or in a child after a fork() (the request
-// stays with the parent's lanes); its output is then unspecified.
-bool EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
-                const CbcRequest &request);
+// multi-buffer tier.
+Ran EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
+               const CbcRequest &request);
 
 // At provider init: reads what batching threads needs from the system
 // (the CPU count), so that no request later makes a system call of a kind
@@ -109,9 +120,9 @@ void Prepare();
 void ReleaseIdleCombiner();
 
 // Encrypts `requests` (independent streams, e.g. the pipes of OpenSSL's
-// cipher pipeline API) together in multi-buffer lanes on this thread.
-// Counts them on the mb path. False, having done nothing, if there is no
-// memory for the lanes.
+// cipher pipeline API) together in multi-buffer lanes on this thread (the
+// mb path). False, having done nothing, if there is no memory for the
+// lanes.
 bool EncryptCbcStreams(const kernels::mb::MbTier &lanes,
                        std::span<const CbcRequest> requests);
 

@@ -54,14 +54,8 @@ bool InPlace(std::span<const Segment> segments) {
 }  // namespace
 
 BlockEngine::BlockEngine(const Router &router, Alg alg)
-    : router_(&router),
-      alg_(alg),
-      family_(Info(alg).family),
-      simd_min_len_(router.SimdMinLen(alg)),
-      afalg_min_len_(router.AfalgMinLen(alg)),
-      mb_min_len_(router.settings().family(family_).mb_min_len),
-      mb_max_len_(router.settings().family(family_).mb_max_len),
-      mb_tier_(router.settings().mb_tier) {}
+    : route_(router.RouteBlocks(alg, /*key_on_tier=*/false)),
+      family_(Info(alg).family) {}
 
 // Before the buffers a queued request would use go (staging_ wipes
 // itself).
@@ -74,14 +68,8 @@ void BlockEngine::CancelQueued() {
 
 bool BlockEngine::CopyFrom(const BlockEngine &other) {
   if (!fallback_.CopyFrom(other.fallback_)) return false;
-  router_ = other.router_;
-  alg_ = other.alg_;
+  route_ = other.route_;
   family_ = other.family_;
-  simd_min_len_ = other.simd_min_len_;
-  afalg_min_len_ = other.afalg_min_len_;
-  mb_min_len_ = other.mb_min_len_;
-  mb_max_len_ = other.mb_max_len_;
-  mb_tier_ = other.mb_tier_;
   key_ = other.key_;
   simd_ = other.simd_;
   simd_xts_ = other.simd_xts_;
@@ -98,72 +86,83 @@ void BlockEngine::SetKey(std::span<const uint8_t> key) {
   afalg_.Reset();
   simd_.Clear();
   simd_xts_.Clear();
-  if (const kernels::Tier *tier = router_->tier()) {
-    if (Info(alg_).family == Family::kXts) {
+  if (const kernels::Tier *tier = router().tier()) {
+    if (family_ == Family::kXts) {
       simd_xts_.Set(*tier, key);
     } else {
       simd_.Set(*tier, key);
     }
   }
-  CountKeySetup(alg_);
+  route_ = router().RouteBlocks(
+      alg(), /*key_on_tier=*/simd_.is_set() || simd_xts_.is_set());
+  CountKeySetup(alg());
 }
 
 bool BlockEngine::Run(Direction direction, uint8_t *iv,
                       std::span<const Segment> segments, uint8_t *keystream) {
   uint64_t total = 0;
   for (const Segment &segment : segments) total += segment.len;
-  if (total >= afalg_min_len_) {
-    // Long enough for the afalg path: the router decides (health, fork).
-    Path path = router_->Choose(alg_, total);
-    bool served = false;
-    if (path == Path::kAfalg) {
-      served = RunAfalg(direction, iv, segments, keystream, total);
-      path = router_->ChooseCpu(alg_, total);
-    }
-    // Not served there: on the CPU, from the staged input if it was staged.
-    if (!served && path == Path::kFallback) {
-      served = RunFallback(direction, iv, segments, keystream);
-      if (served) CountRequest(alg_, Path::kFallback, total);
-    } else if (!served) {
-      for (const Segment &segment : segments) {
-        RunSimd(direction, iv, segment, keystream);
-      }
-      CountRequest(alg_, Path::kSimd, total);
-      served = true;
-    }
-    staging_.Clear();
-    return served;
+  const Path path = route_.Choose(direction, total, segments.size() == 1);
+  if (path != Path::kSimd) [[unlikely]] {
+    return Run(path, direction, iv, segments, keystream, total);
   }
-  if (total >= simd_min_len_ && simd_.is_set() | simd_xts_.is_set()) {
-    // CBC encryption is serial within a stream: batch it with concurrent
-    // streams when there are any.
-    if (family_ == Family::kCbc && direction == Direction::kEncrypt &&
-        total >= mb_min_len_ && total <= mb_max_len_ && mb_tier_ != nullptr &&
-        segments.size() == 1) {
-      const Segment &s = segments[0];
-      return EncryptCbcBatched(iv, s.out, s.in, s.len);
-    }
-    for (const Segment &segment : segments) {
-      RunSimd(direction, iv, segment, keystream);
-    }
-    CountRequest(alg_, Path::kSimd, total);
+  for (const Segment &s : segments) RunSimd(direction, iv, s, keystream);
+  route_.Served(Path::kSimd, total);
+  return true;
+}
+
+bool BlockEngine::RunOn(Path path, Direction direction, uint8_t *iv,
+                        uint8_t *out, const uint8_t *in, size_t len) {
+  const Segment segment{out, in, len};
+  return Run(path, direction, iv, std::span(&segment, 1), nullptr, len);
+}
+
+bool BlockEngine::Run(Path path, Direction direction, uint8_t *iv,
+                      std::span<const Segment> segments, uint8_t *keystream,
+                      uint64_t total) {
+  if (path == Path::kMb) {
+    const Segment &s = segments[0];
+    return EncryptCbcBatched(iv, s.out, s.in, s.len);
+  }
+  if (path != Path::kAfalg) {
+    return RunCpu(path, direction, iv, segments, keystream, total);
+  }
+  Handoff handoff{};
+  if (RunAfalg(direction, iv, segments, keystream, total, handoff)) {
+    route_.Served(Path::kAfalg, total);
+    staging_.Clear();
     return true;
   }
-  if (!RunFallback(direction, iv, segments, keystream)) return false;
-  CountRequest(alg_, Path::kFallback, total);
+  // On the CPU, from the staged input if it was staged.
+  const bool served = RunCpu(route_.HandedOff(handoff, total), direction, iv,
+                             segments, keystream, total);
+  staging_.Clear();
+  return served;
+}
+
+bool BlockEngine::RunCpu(Path path, Direction direction, uint8_t *iv,
+                         std::span<const Segment> segments,
+                         uint8_t *keystream, uint64_t total) {
+  if (path == Path::kSimd) {
+    for (const Segment &s : segments) RunSimd(direction, iv, s, keystream);
+  } else if (!RunFallback(direction, iv, segments, keystream)) {
+    return false;
+  }
+  route_.Served(path, total);
   return true;
 }
 
 bool BlockEngine::RunAfalg(Direction direction, uint8_t *iv,
                            std::span<const Segment> &segments,
-                           uint8_t *keystream, uint64_t total) {
+                           uint8_t *keystream, uint64_t total,
+                           Handoff &handoff) {
   if (segments.size() > staged_segments_.size()) {
-    CountHandoff(alg_, Handoff::kUnsupported, total);
+    handoff = Handoff::kUnsupported;
     return false;
   }
   if (InPlace(segments)) {
     if (!staging_.Resize(total)) {
-      CountHandoff(alg_, Handoff::kSetup, total);
+      handoff = Handoff::kSetup;
       return false;
     }
     size_t offset = 0;
@@ -178,25 +177,25 @@ bool BlockEngine::RunAfalg(Direction direction, uint8_t *iv,
   }
   afalg::Service &service = afalg::Service::Get();
   const afalg::Outcome outcome =
-      afalg_.Blocks(alg_, key_.bytes(), direction, iv, segments, keystream);
-  service.Report(alg_, outcome);
-  if (outcome.ok()) {
-    CountRequest(alg_, Path::kAfalg, total);
-    return true;
-  }
-  CountHandoff(alg_, outcome.reason, total);
-  return false;
+      afalg_.Blocks(alg(), key_.bytes(), direction, iv, segments, keystream);
+  service.Report(alg(), outcome);
+  handoff = outcome.reason;
+  return outcome.ok();
 }
 
 bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
-  if (mb_tier_ != nullptr && simd_.is_set()) {
+  if (route_.BatchesPipes()) {
     batch::CbcRequest requests[32];
     const size_t count = std::min(pipes.size(), std::size(requests));
     for (size_t i = 0; i < count; ++i) {
-      requests[i] = {alg_, &simd_.encrypt_schedule(), pipes[i].iv,
+      requests[i] = {alg(), &simd_.encrypt_schedule(), pipes[i].iv,
                      pipes[i].out, pipes[i].in, pipes[i].len};
     }
-    if (batch::EncryptCbcStreams(*mb_tier_, std::span(requests, count))) {
+    if (batch::EncryptCbcStreams(*route_.mb_tier(),
+                                 std::span(requests, count))) {
+      for (size_t i = 0; i < count; ++i) {
+        route_.Served(Path::kMb, pipes[i].len);
+      }
       pipes = pipes.subspan(count);
     }
   }
@@ -207,13 +206,6 @@ bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
     }
   }
   return true;
-}
-
-bool BlockEngine::EncryptCbcBatched(uint8_t *iv, uint8_t *out,
-                                    const uint8_t *in, size_t len) {
-  return batch::EncryptCbc(
-      *mb_tier_, *simd_.tier(),
-      {alg_, &simd_.encrypt_schedule(), iv, out, in, len, &queued_});
 }
 
 void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
@@ -253,7 +245,7 @@ void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
 bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
                               std::span<const Segment> segments,
                               uint8_t *keystream) {
-  const EVP_CIPHER *cipher = router_->fallback().cipher(alg_);
+  const EVP_CIPHER *cipher = router().fallback().cipher(alg());
   const Family family = family_;
   uint8_t *chaining = family == Family::kEcb ? nullptr : iv;
   // CTR is its own inverse: keep one keyed direction to avoid rekeying.

@@ -93,58 +93,64 @@ class BlockEngine {
   // path take Run().
   bool RunWholeBlocks(Direction direction, uint8_t *iv, uint8_t *out,
                       const uint8_t *in, size_t len) {
-    const bool encrypt = direction == Direction::kEncrypt;
-    const bool cbc = family_ == Family::kCbc;
-    if (len < simd_min_len_ || len >= afalg_min_len_ || !simd_.is_set()) {
-      const Segment segment{out, in, len};
-      return Run(direction, iv, std::span(&segment, 1));
+    const Path path = route_.Choose(direction, len, /*batchable=*/true);
+    if (path == Path::kMb) return EncryptCbcBatched(iv, out, in, len);
+    if (path != Path::kSimd) [[unlikely]] {
+      return RunOn(path, direction, iv, out, in, len);
     }
-    if (cbc && encrypt && len >= mb_min_len_ && len <= mb_max_len_ &&
-        mb_tier_ != nullptr) {
-      return EncryptCbcBatched(iv, out, in, len);
-    }
-    if (cbc) {
-      encrypt ? simd_.CbcEncrypt(iv, out, in, len)
-              : simd_.CbcDecrypt(iv, out, in, len);
+    if (family_ == Family::kCbc) {
+      direction == Direction::kEncrypt ? simd_.CbcEncrypt(iv, out, in, len)
+                                       : simd_.CbcDecrypt(iv, out, in, len);
     } else {
-      encrypt ? simd_.EcbEncrypt(out, in, len)
-              : simd_.EcbDecrypt(out, in, len);
+      direction == Direction::kEncrypt ? simd_.EcbEncrypt(out, in, len)
+                                       : simd_.EcbDecrypt(out, in, len);
     }
-    CountRequest(alg_, Path::kSimd, len);
+    route_.Served(Path::kSimd, len);
     return true;
   }
 
  private:
-  // Runs on the afalg path; false (with the hand-off counted) if it did not
-  // serve the request, `segments` then pointing at the request's intact
+  // Runs a request on `path`, the router's choice for it.
+  [[gnu::noinline]] bool Run(Path path, Direction direction, uint8_t *iv,
+                             std::span<const Segment> segments,
+                             uint8_t *keystream, uint64_t total);
+  // Run() on the simd path or the fallback path.
+  bool RunCpu(Path path, Direction direction, uint8_t *iv,
+              std::span<const Segment> segments, uint8_t *keystream,
+              uint64_t total);
+  // RunWholeBlocks() on a path other than simd or mb.
+  [[gnu::noinline]] bool RunOn(Path path, Direction direction, uint8_t *iv,
+                               uint8_t *out, const uint8_t *in, size_t len);
+  // Runs on the afalg path; false if it did not serve the request, with the
+  // reason in `handoff` and `segments` pointing at the request's intact
   // input (staged if it was in place).
   bool RunAfalg(Direction direction, uint8_t *iv,
                 std::span<const Segment> &segments, uint8_t *keystream,
-                uint64_t total);
+                uint64_t total, Handoff &handoff);
   void RunSimd(Direction direction, uint8_t *iv, const Segment &segment,
                uint8_t *keystream);
-  // A CBC encryption on the kernels, batched with concurrent streams when
-  // there are any (batch::EncryptCbc counts it).
+  // A CBC encryption on the mb path: in lanes with concurrent streams when
+  // there are any, else alone on the kernels; counted as what it was.
   bool EncryptCbcBatched(uint8_t *iv, uint8_t *out, const uint8_t *in,
-                         size_t len);
+                         size_t len) {
+    const batch::Ran ran = batch::EncryptCbc(
+        *route_.mb_tier(), *simd_.tier(),
+        {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len, &queued_});
+    if (ran == batch::Ran::kNot) return false;
+    route_.Served(ran == batch::Ran::kInLanes ? Path::kMb : Path::kSimd, len);
+    return true;
+  }
   // Out of line: the fallback path is the rare one.
   [[gnu::noinline]] bool RunFallback(Direction direction, uint8_t *iv,
                                      std::span<const Segment> segments,
                                      uint8_t *keystream);
 
-  const Router *router_;
-  Alg alg_;
+  const Router &router() const { return route_.router(); }
+  Alg alg() const { return route_.alg(); }
+
+  // The router's rule for this algorithm and key.
+  BlockRoute route_;
   Family family_;
-  // Requests of at least this many bytes run on the kernels (when there is
-  // a tier): the router's decision, precomputed for this algorithm.
-  uint64_t simd_min_len_ = ~uint64_t{0};
-  // Requests of at least this many bytes may go to the afalg path.
-  uint64_t afalg_min_len_ = ~uint64_t{0};
-  // CBC encryptions of at most this many bytes may join multi-buffer
-  // batches on `mb_tier_` (0, or no tier: never), from mb_min_len_ bytes.
-  uint64_t mb_min_len_ = 0;
-  uint64_t mb_max_len_ = 0;
-  const kernels::mb::MbTier *mb_tier_ = nullptr;
   RawKey key_;
   kernels::SimdKey simd_;        // ECB, CBC, CTR
   kernels::SimdXtsKey simd_xts_; // XTS

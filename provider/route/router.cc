@@ -55,6 +55,24 @@ Path Router::Choose(Alg alg, uint64_t len) const {
   return ChooseCpu(alg, len);
 }
 
+BlockRoute Router::RouteBlocks(Alg alg, bool key_on_tier) const {
+  BlockRoute route(*this, alg);
+  route.afalg_min_len_ = AfalgMinLen(alg);
+  const Family family = Info(alg).family;
+  const FamilySettings &config = settings_.family(family);
+  if (settings_.tier == nullptr || !key_on_tier) return route;
+  const uint64_t max = config.fallback_max_len;
+  route.simd_min_len_ = max == 0 ? 0 : max == ~uint64_t{0} ? max : max + 1;
+  if (family != Family::kCbc || settings_.mb_tier == nullptr) return route;
+  route.mb_tier_ = settings_.mb_tier;
+  if (config.mb_max_len != 0) {
+    // A batch of nothing is no batch: from one byte at least.
+    route.mb_min_len_ = std::max<uint64_t>(config.mb_min_len, 1);
+    route.mb_max_len_ = config.mb_max_len;
+  }
+  return route;
+}
+
 std::string Router::DescribeRoute(Alg alg) const {
   const Family family = Info(alg).family;
   const FamilySettings &config = settings_.family(family);

@@ -1,15 +1,26 @@
-// The router: for each request, which path serves it.
+// The router: for each request, which path serves it, and the statistics
+// of what each path served.
 //
 // One Router per provider instance holds that instance's settings and its
 // fallback library. Decisions depend on the algorithm, the request length,
-// the settings, what the afalg probe found at init and the afalg path's
-// health; every served request is counted in the statistics by the engine
-// that ran it (block_engine.h, gcm_engine.h).
+// the direction, what the context has (a key on a kernel tier), the
+// settings, what the afalg probe found at init and the afalg path's health.
+// This is the only code that compares a request's length with a threshold:
+// block engines keep a BlockRoute (below), the router's rule for their
+// algorithm and key reduced to a few numbers; GCM engines ask Choose().
+// Engines run the path they are given and report back: what they served
+// (Served()) and what the afalg path handed on (HandedOff(), which names
+// the next path); every request is counted there, and nowhere else.
 //
 // Order of preference: afalg for requests of at least the family's
 // afalg_min_len when the path is on for the family; then the fallback path
-// for requests of at most fallback_max_len (or always, without kernels);
-// then simd. A request the afalg path hands on goes to ChooseCpu().
+// for requests of at most fallback_max_len (or always, without kernels, or
+// without a key on them); then, for CBC encryptions of one segment from
+// mb_min_len to mb_max_len bytes when there is a multi-buffer tier, mb
+// (the batch layer runs such a request in lanes when concurrent requests
+// are there to batch with, else alone on the single-stream kernel, and
+// says which); then simd. A request the afalg path hands on goes to
+// ChooseCpu() (never to mb).
 #ifndef AESMUX_PROVIDER_ROUTE_ROUTER_H_
 #define AESMUX_PROVIDER_ROUTE_ROUTER_H_
 
@@ -24,11 +35,14 @@
 #include <optional>
 #include <string>
 
-#include "provider/fallback/fallback.h"
 #include "provider/core/algorithm.h"
+#include "provider/core/stats.h"
+#include "provider/fallback/fallback.h"
 #include "provider/route/settings.h"
 
 namespace aesmux::route {
+
+class BlockRoute;
 
 class Router {
  public:
@@ -53,14 +67,10 @@ class Router {
     return len <= max && max != 0 ? Path::kFallback : Path::kSimd;
   }
 
-  // The shortest request Choose() sends to the kernels for `alg` (never,
-  // when there is no tier): for engines that precompute the decision.
-  uint64_t SimdMinLen(Alg alg) const {
-    if (settings_.tier == nullptr) return ~uint64_t{0};
-    const uint64_t max = settings_.family(Info(alg).family).fallback_max_len;
-    if (max == 0) return 0;
-    return max == ~uint64_t{0} ? max : max + 1;
-  }
+  // The router's rule for a block engine of `alg` (ECB, CBC, CTR, XTS)
+  // whose key is (`key_on_tier`) or is not on the kernels: made when the
+  // key is set.
+  BlockRoute RouteBlocks(Alg alg, bool key_on_tier) const;
 
   // Whether Choose(alg, len) can differ between lengths: when it cannot,
   // a GCM message is routed as soon as it starts, without buffering AAD.
@@ -71,9 +81,19 @@ class Router {
             settings_.family(family).fallback_max_len != 0);
   }
 
+  // Counts a request of `len` bytes of `alg` that `path` served.
+  static void Served(Alg alg, Path path, uint64_t len) {
+    core::CountRequest(alg, path, len);
+  }
+  // Counts a request of `len` bytes that the afalg path handed on for
+  // `reason`; returns the path to serve it instead.
+  Path HandedOff(Alg alg, Handoff reason, uint64_t len) const {
+    core::CountHandoff(alg, reason, len);
+    return ChooseCpu(alg, len);
+  }
+
   // The shortest request of `alg` that Choose() may send to the afalg path
-  // (the largest value when the path is off): for engines that test it
-  // before calling Choose().
+  // (the largest value when the path is off).
   uint64_t AfalgMinLen(Alg alg) const {
     const std::optional<uint64_t> &min_len =
         afalg_min_len_[static_cast<size_t>(Info(alg).family)];
@@ -115,6 +135,59 @@ class Router {
   std::array<std::string, kNumAlgs> route_description_{};
 
   std::string DescribeRoute(Alg alg) const;
+};
+
+// A block engine's share of the router: the rule for its algorithm and key
+// as four lengths, fixed when the key is set, so that choosing the path of
+// a short request is a few comparisons inlined into the engine, and a
+// request the afalg path cannot take never reaches Router::Choose().
+class BlockRoute {
+ public:
+  BlockRoute(const Router &router, Alg alg) : router_(&router), alg_(alg) {}
+
+  const Router &router() const { return *router_; }
+  Alg alg() const { return alg_; }
+  // The multi-buffer tier of the kMb path (null when there is none).
+  const kernels::mb::MbTier *mb_tier() const { return mb_tier_; }
+
+  // The path for a request of `len` bytes in `direction`. `batchable`: the
+  // request is one segment (a multi-buffer batch takes no more). kAfalg
+  // only when the afalg path admitted the request (Router::Choose).
+  Path Choose(Direction direction, uint64_t len, bool batchable) const {
+    if (len >= afalg_min_len_) [[unlikely]] return router_->Choose(alg_, len);
+    if (len < simd_min_len_) return Path::kFallback;
+    if (len >= mb_min_len_ && len <= mb_max_len_ &&
+        direction == Direction::kEncrypt && batchable) {
+      return Path::kMb;
+    }
+    return Path::kSimd;
+  }
+
+  // Whether the streams of a cipher pipeline (CBC encryption) go to the mb
+  // path together, whatever their lengths: whenever there is a
+  // multi-buffer tier, a pipeline being a batch already.
+  bool BatchesPipes() const { return mb_tier_ != nullptr; }
+
+  void Served(Path path, uint64_t len) const {
+    Router::Served(alg_, path, len);
+  }
+  Path HandedOff(Handoff reason, uint64_t len) const {
+    return router_->HandedOff(alg_, reason, len);
+  }
+
+ private:
+  friend class Router;
+  const Router *router_ = nullptr;
+  Alg alg_{};
+  // At least simd_min_len_ bytes: the kernels (the largest value when the
+  // key is not on them); at least afalg_min_len_: ask Router::Choose(); from
+  // mb_min_len_ to mb_max_len_ (CBC encryption only): mb, in lanes of
+  // mb_tier_.
+  uint64_t simd_min_len_ = ~uint64_t{0};
+  uint64_t afalg_min_len_ = ~uint64_t{0};
+  uint64_t mb_min_len_ = ~uint64_t{0};
+  uint64_t mb_max_len_ = 0;
+  const kernels::mb::MbTier *mb_tier_ = nullptr;
 };
 
 }  // namespace aesmux::route

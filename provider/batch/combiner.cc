@@ -1,14 +1,11 @@
-#include "provider/batch/cbc_batch.h"
-
-#include <openssl/async.h>
+// Flat combining of CBC encryptions from synchronous callers on more
+// threads than the process has CPUs (cbc_batch.h), and EncryptCbc(), which
+// sends a request here or, inside an ASYNC job, to async_jobs.cc.
 #include <sched.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -16,241 +13,15 @@
 #include <span>
 #include <thread>
 
-#include "provider/core/async_wait.h"
+#include "provider/batch/internal/lanes.h"
 #include "provider/core/process.h"
-#include "provider/core/stats.h"
 
 namespace aesmux::batch {
 namespace {
 
+using internal::RunAlone;
 using kernels::mb::CbcJob;
-using kernels::mb::CbcLaneManager;
 using kernels::mb::MbTier;
-
-// An AES key of 10, 12 or 14 rounds: the lane manager for that key size,
-// and the statistics' algorithm.
-size_t KeySizeIndex(uint32_t rounds) { return (rounds - 10) / 2; }
-constexpr core::Alg kCbcAlgs[] = {core::Alg::kAes128Cbc,
-                                   core::Alg::kAes192Cbc,
-                                   core::Alg::kAes256Cbc};
-
-void RunAlone(const kernels::Tier &single, const CbcRequest &request) {
-  single.ops.cbc_encrypt(request.key, request.iv, request.out, request.in,
-                         request.len);
-  core::CountRequest(request.alg, core::Path::kSimd, request.len);
-}
-
-// Lane managers, one per multi-buffer tier and key size, created on first
-// use. Used by one thread at a time (the holder of a JobQueue's lock, or
-// of a shard's combiner).
-class Managers {
- public:
-  // Null if there is no memory for it: the caller runs its requests alone.
-  CbcLaneManager *For(const MbTier &tier, uint32_t rounds) {
-    const size_t t = static_cast<size_t>(&tier - kernels::mb::kMbTiers.data());
-    const size_t k = KeySizeIndex(rounds);
-    std::unique_ptr<CbcLaneManager> &manager = managers_[t][k];
-    if (manager == nullptr) {
-      manager.reset(new (std::nothrow) CbcLaneManager(tier, rounds));
-    }
-    return manager.get();
-  }
-
-  // Counts the kernel calls made since the last report (batches and the
-  // lanes they filled) for each key size.
-  void ReportBatches() {
-    for (auto &row : managers_) {
-      for (size_t k = 0; k < row.size(); ++k) {
-        if (row[k] == nullptr) continue;
-        Reported &last = reported_[&row - managers_.data()][k];
-        const uint64_t calls = row[k]->kernel_calls();
-        const uint64_t lanes = row[k]->lanes_filled();
-        if (calls == last.calls) continue;
-        core::CountBatches(kCbcAlgs[k], calls - last.calls,
-                            lanes - last.lanes);
-        last = {calls, lanes};
-      }
-    }
-  }
-
- private:
-  struct Reported {
-    uint64_t calls = 0;
-    uint64_t lanes = 0;
-  };
-  static constexpr size_t kTiers = kernels::mb::kMbTiers.size();
-  std::array<std::array<std::unique_ptr<CbcLaneManager>, 3>, kTiers> managers_;
-  std::array<std::array<Reported, 3>, kTiers> reported_{};
-};
-
-// Pops every job the manager has completed in order; their owners see
-// `done` when they look.
-void Drain(CbcLaneManager &manager) {
-  while (manager.GetCompleted() != nullptr) {
-  }
-}
-
-// Runs `manager` until `job` is complete, then takes it out: its caller
-// may return (and an ASYNC job's stack, where `job` lives, be the next
-// job's) while jobs queued before it by jobs still paused are not
-// complete, so it cannot wait to be returned in order.
-void Complete(CbcLaneManager &manager, CbcJob &job) {
-  while (!job.done && manager.Flush() != nullptr) {
-  }
-  manager.Remove(&job);
-  Drain(manager);
-}
-
-// ---------------------------------------------------------------------------
-// ASYNC jobs
-// ---------------------------------------------------------------------------
-
-// The wait fd every paused job registers: an eventfd made readable once and
-// never read, so the application's scheduler resumes the job at its next
-// round. One per process (a forked child makes its own and leaves the
-// parent's alone), made on the first request inside an async job.
-int WaitFd() {
-  static std::mutex mutex;
-  static int fd = -1;
-  static uint64_t generation = 0;
-  std::lock_guard lock(mutex);
-  if (fd >= 0 && generation == core::ProcessGeneration()) return fd;
-  fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
-  generation = core::ProcessGeneration();
-  return fd;
-}
-
-const char kWaitFdKey = 0;  // its address tags our fd in ASYNC_WAIT_CTX
-
-bool RegisterWaitFd(ASYNC_JOB *job) {
-  const int fd = WaitFd();
-  return fd >= 0 && core::SetJobWaitFd(job, &kWaitFdKey, fd);
-}
-
-// After this many flushes in a row that found only the flusher's own
-// request, run the next kSkip requests at once; then probe again. A single
-// async job (speed -async_jobs 1) thus pauses for one request in kSkip + 1.
-constexpr int kLonelyFlushes = 4;
-constexpr int kSkip = 63;
-
-}  // namespace
-
-// A thread's batching of its ASYNC jobs' requests. Shared with the contexts
-// whose requests it holds (their QueuedRequest), which may cancel them
-// from any thread: `mutex` guards everything else. Per process: in a
-// forked child the forking thread gets a new one; the inherited one lives
-// on while a paused job or a context refers to it, but is never run or
-// locked.
-struct JobQueue {
-  std::mutex mutex;
-  Managers managers;
-  int lonely_flushes = 0;
-  int skip_left = 0;
-  const uint64_t generation = core::ProcessGeneration();
-
-  bool ours() const { return generation == core::ProcessGeneration(); }
-
-  // Under `mutex`: `queued` now stands for `job`, pending in `manager`.
-  static void Hold(QueuedRequest &queued, std::shared_ptr<JobQueue> queue,
-                   CbcLaneManager &manager, CbcJob &job) {
-    queued.queue_ = std::move(queue);
-    queued.manager_ = &manager;
-    queued.job_ = &job;
-  }
-  // Whether `queued` still stands for `job` (not cancelled since).
-  static bool Holds(const QueuedRequest &queued, const CbcJob &job) {
-    return queued.job_ == &job;
-  }
-  static void Forget(QueuedRequest &queued) {
-    queued.queue_.reset();
-    queued.manager_ = nullptr;
-    queued.job_ = nullptr;
-  }
-};
-
-namespace {
-
-// This thread's queue; nullptr if it could not be made.
-std::shared_ptr<JobQueue> ThisThreadQueue() {
-  thread_local std::shared_ptr<JobQueue> queue;
-  if (queue == nullptr || !queue->ours()) {
-    try {
-      queue = std::make_shared<JobQueue>();
-    } catch (const std::bad_alloc &) {
-      return nullptr;
-    }
-  }
-  return queue;
-}
-
-bool EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
-                  const kernels::Tier &single, const CbcRequest &request) {
-  // Left by an earlier job on this context that was never resumed.
-  if (request.queued != nullptr) request.queued->Cancel();
-  const std::shared_ptr<JobQueue> queue = ThisThreadQueue();
-  if (queue == nullptr) {
-    RunAlone(single, request);
-    return true;
-  }
-  std::unique_lock lock(queue->mutex);
-  if (queue->skip_left > 0 || !RegisterWaitFd(job)) {
-    if (queue->skip_left > 0) --queue->skip_left;
-    lock.unlock();
-    RunAlone(single, request);
-    return true;
-  }
-  CbcLaneManager *lanes = queue->managers.For(tier, request.key->rounds);
-  if (lanes == nullptr) {
-    lock.unlock();
-    RunAlone(single, request);
-    return true;
-  }
-  CbcLaneManager &manager = *lanes;
-  // Small, and on the job's 32 KiB stack only until this request is done.
-  CbcJob lane_job{request.key, request.iv, request.out, request.in,
-                  request.len};
-  manager.Submit(&lane_job);
-  Drain(manager);
-  const bool held = request.queued != nullptr && !lane_job.done;
-  if (held) JobQueue::Hold(*request.queued, queue, manager, lane_job);
-  lock.unlock();
-
-  // Let the other jobs queue their requests.
-  ASYNC_pause_job();
-
-  // Resumed in a forked child: the parent's lanes are never run (nor
-  // locked) here.
-  if (!queue->ours()) return lane_job.done;
-  lock.lock();
-  if (held) {
-    // Cancelled meanwhile: the context was re-initialised or freed under
-    // the paused job.
-    if (!JobQueue::Holds(*request.queued, lane_job)) return false;
-    JobQueue::Forget(*request.queued);
-  }
-  if (lane_job.done) {
-    // Another job's flush ran it, maybe behind an older request.
-    manager.Remove(&lane_job);
-  } else {
-    // Complete this request, and with it everything queued meanwhile.
-    const size_t batch = manager.pending();
-    Complete(manager, lane_job);
-    queue->managers.ReportBatches();
-    if (batch > 1) {
-      queue->lonely_flushes = 0;
-    } else if (++queue->lonely_flushes >= kLonelyFlushes) {
-      queue->lonely_flushes = 0;
-      queue->skip_left = kSkip;
-    }
-  }
-  lock.unlock();
-  core::CountRequest(request.alg, core::Path::kMb, request.len);
-  return true;
-}
-
-// ---------------------------------------------------------------------------
-// Synchronous callers on several threads: flat combining
-// ---------------------------------------------------------------------------
 
 // How many times a combiner with a small batch gives the CPU to callers on
 // their way back before it runs what it has.
@@ -272,6 +43,7 @@ enum SlotState : uint32_t {
 struct Slot {
   std::atomic<uint32_t> state{kIdle};
   const CbcRequest *request = nullptr;
+  Ran ran = Ran::kAlone;  // how the combiner ran it, once kDone
   std::atomic<bool> in_use{true};
   Slot *next = nullptr;  // immutable once linked
 };
@@ -296,12 +68,12 @@ class Shard {
 
   // Publishes `request` in `mine` and waits until a combiner (maybe this
   // thread) has run it.
-  void Publish(const MbTier &tier, const kernels::Tier &single,
-               const CbcRequest &request, Slot &mine);
+  Ran Publish(const MbTier &tier, const kernels::Tier &single,
+              const CbcRequest &request, Slot &mine);
 
  private:
-  void WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
-                     const CbcRequest &request, Slot &mine);
+  Ran WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
+                    const CbcRequest &request, Slot &mine);
   // Sleeps while `mine` is pending or being served: false once served,
   // true when this thread should try to become the combiner.
   static bool AwaitTurn(Slot &mine);
@@ -309,7 +81,7 @@ class Shard {
   static bool Take(Slot &slot);
   // Claims every pending request but `mine` into batch_.
   void TakePending(const Slot &mine);
-  void Combine(const MbTier &tier, const kernels::Tier &single, Slot &mine);
+  Ran Combine(const MbTier &tier, const kernels::Tier &single, Slot &mine);
   // Releases the combiner and wakes one pending request to take over.
   void Leave();
 
@@ -319,7 +91,7 @@ class Shard {
   // Owned by the thread holding `busy_`. A batch takes at most kMaxBatch
   // requests; the rest wait for the next combiner.
   static constexpr size_t kMaxBatch = 64;
-  Managers managers_;
+  internal::Managers managers_;
   std::array<Slot *, kMaxBatch> batch_{};
   size_t batch_size_ = 0;
   std::array<CbcJob, kMaxBatch> jobs_{};
@@ -356,9 +128,9 @@ class Combiner {
 
   // Inlined into the engine's CBC path: 6 instructions fewer per 16-byte
   // update than the call LTO chose (callgrind).
-  [[gnu::always_inline]] inline void Encrypt(const MbTier &tier,
-                                             const kernels::Tier &single,
-                                             const CbcRequest &request);
+  [[gnu::always_inline]] inline Ran Encrypt(const MbTier &tier,
+                                            const kernels::Tier &single,
+                                            const CbcRequest &request);
 
  private:
   struct Lease;
@@ -366,8 +138,8 @@ class Combiner {
   // shards. Out of line, with the fork check, so that the lone caller's
   // path, inlined into the engine's, stays as short as it can be (see
   // route::BlockEngine::RunWholeBlocks).
-  [[gnu::noinline]] void Batch(const MbTier &tier, const kernels::Tier &single,
-                               const CbcRequest &request);
+  [[gnu::noinline]] Ran Batch(const MbTier &tier, const kernels::Tier &single,
+                              const CbcRequest &request);
   Lease &ThisThreadLease();
   // The calling thread's slot in shard `index`; null if there is no memory
   // for a new one.
@@ -484,8 +256,8 @@ Slot *Combiner::SlotIn(Lease &lease, size_t index) {
   return slot;
 }
 
-void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
-                       const CbcRequest &request) {
+Ran Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
+                      const CbcRequest &request) {
   // While callers are no more than the CPUs, each runs its own request on
   // its own CPU, in parallel: waiting for a combiner would only serialise
   // them. Beyond that, the ones that would wait for a CPU anyway are
@@ -493,23 +265,24 @@ void Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
   // batch (at most one per CPU), each thread in the shard its ordinal
   // picks.
   const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
+  Ran ran = Ran::kAlone;
   if (others < UsableCpus()) {
     RunAlone(single, request);
   } else {
-    Batch(tier, single, request);
+    ran = Batch(tier, single, request);
   }
   callers_.fetch_sub(1, std::memory_order_relaxed);
+  return ran;
 }
 
-void Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
-                     const CbcRequest &request) {
+Ran Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
+                    const CbcRequest &request) {
   if (generation_ != core::ProcessGeneration()) {
     if (Combiner *replacement = ReplaceInherited(this)) {
-      replacement->Encrypt(tier, single, request);
-    } else {
-      RunAlone(single, request);
+      return replacement->Encrypt(tier, single, request);
     }
-    return;
+    RunAlone(single, request);
+    return Ran::kAlone;
   }
   Lease &lease = ThisThreadLease();
   const size_t in_use = std::clamp<size_t>(
@@ -517,21 +290,22 @@ void Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
       num_shards_);
   const size_t index = lease.ordinal % in_use;
   if (Slot *slot = SlotIn(lease, index)) {
-    shards_[index].Publish(tier, single, request, *slot);
-  } else {
-    RunAlone(single, request);
+    return shards_[index].Publish(tier, single, request, *slot);
   }
+  RunAlone(single, request);
+  return Ran::kAlone;
 }
 
-void Shard::Publish(const MbTier &tier, const kernels::Tier &single,
-                    const CbcRequest &request, Slot &mine) {
+Ran Shard::Publish(const MbTier &tier, const kernels::Tier &single,
+                   const CbcRequest &request, Slot &mine) {
   members_.fetch_add(1, std::memory_order_relaxed);
-  WaitOrCombine(tier, single, request, mine);
+  const Ran ran = WaitOrCombine(tier, single, request, mine);
   members_.fetch_sub(1, std::memory_order_relaxed);
+  return ran;
 }
 
-void Shard::WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
-                          const CbcRequest &request, Slot &mine) {
+Ran Shard::WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
+                         const CbcRequest &request, Slot &mine) {
   mine.request = &request;
   mine.state.store(kPublished, std::memory_order_release);
   for (;;) {
@@ -541,13 +315,12 @@ void Shard::WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
       if (mine.state.load(std::memory_order_acquire) == kDone) {
         mine.state.store(kIdle, std::memory_order_relaxed);
         Leave();
-        return;
+        return mine.ran;
       }
-      Combine(tier, single, mine);
-      return;
+      return Combine(tier, single, mine);
     }
     // Someone is combining: sleep until served, or asked to take over.
-    if (!AwaitTurn(mine)) return;
+    if (!AwaitTurn(mine)) return mine.ran;
   }
 }
 
@@ -606,8 +379,8 @@ bool Shard::Take(Slot &slot) {
   return false;
 }
 
-void Shard::Combine(const MbTier &tier, const kernels::Tier &single,
-                       Slot &mine) {
+Ran Shard::Combine(const MbTier &tier, const kernels::Tier &single,
+                   Slot &mine) {
   // Our own request first (a departing combiner may just have marked it
   // kWake); then every other request pending now.
   mine.state.store(kTaken, std::memory_order_relaxed);
@@ -625,44 +398,27 @@ void Shard::Combine(const MbTier &tier, const kernels::Tier &single,
     TakePending(mine);
   }
   const std::span<Slot *const> batch(batch_.data(), batch_size_);
-  // Lane managers for every key size in the batch, or (no memory) none.
-  bool lanes = batch.size() > 1;
-  for (size_t i = 0; lanes && i < batch.size(); ++i) {
-    lanes = managers_.For(tier, batch[i]->request->key->rounds) != nullptr;
+  const std::span<CbcJob> jobs(jobs_.data(), batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    jobs[i] = internal::JobFor(*batch[i]->request);
   }
-  if (!lanes) {
+  // One request, or no memory for lanes: each alone.
+  const bool in_lanes =
+      batch.size() > 1 && internal::RunInLanes(managers_, tier, jobs);
+  if (!in_lanes) {
     for (Slot *slot : batch) RunAlone(single, *slot->request);
-  } else {
-    const std::span<CbcJob> jobs(jobs_.data(), batch.size());
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const CbcRequest &r = *batch[i]->request;
-      jobs[i] = CbcJob{r.key, r.iv, r.out, r.in, r.len};
-    }
-    for (CbcJob &job : jobs) {
-      CbcLaneManager &manager = *managers_.For(tier, job.key->rounds);
-      manager.Submit(&job);
-      Drain(manager);
-    }
-    for (CbcJob &job : jobs) {
-      CbcLaneManager &manager = *managers_.For(tier, job.key->rounds);
-      while (!job.done && manager.Flush() != nullptr) {
-      }
-      Drain(manager);
-    }
-    managers_.ReportBatches();
-    for (Slot *slot : batch) {
-      core::CountRequest(slot->request->alg, core::Path::kMb,
-                          slot->request->len);
-    }
   }
+  const Ran ran = in_lanes ? Ran::kInLanes : Ran::kAlone;
   // Hand results back, then leave.
   for (Slot *slot : batch) {
     if (slot == &mine) continue;
+    slot->ran = ran;
     slot->state.store(kDone, std::memory_order_release);
     slot->state.notify_one();
   }
   mine.state.store(kIdle, std::memory_order_relaxed);
   Leave();
+  return ran;
 }
 
 void Shard::Leave() {
@@ -728,57 +484,16 @@ void ReleaseIdleCombiner() {
   delete combiner;
 }
 
-void QueuedRequest::CancelHeld() {
-  // A parent's queue in a forked child is never run (and its lock may have
-  // been held by a thread that is not here).
-  if (queue_->ours()) {
-    std::lock_guard lock(queue_->mutex);
-    if (job_ != nullptr) manager_->Remove(job_);
-  }
-  JobQueue::Forget(*this);
-}
-
-QueuedRequest::~QueuedRequest() { Cancel(); }
-
-bool EncryptCbcStreams(const MbTier &lanes,
-                       std::span<const CbcRequest> requests) {
-  const std::shared_ptr<JobQueue> queue = ThisThreadQueue();
-  if (queue == nullptr) return false;
-  std::lock_guard lock(queue->mutex);
-  Managers &managers = queue->managers;
-  CbcJob jobs[32];
-  const size_t count = std::min(requests.size(), std::size(jobs));
-  for (size_t i = 0; i < count; ++i) {
-    if (managers.For(lanes, requests[i].key->rounds) == nullptr) return false;
-  }
-  for (size_t i = 0; i < count; ++i) {
-    const CbcRequest &r = requests[i];
-    jobs[i] = CbcJob{r.key, r.iv, r.out, r.in, r.len};
-    CbcLaneManager &manager = *managers.For(lanes, r.key->rounds);
-    manager.Submit(&jobs[i]);
-    Drain(manager);
-  }
-  for (size_t i = 0; i < count; ++i) {
-    Complete(*managers.For(lanes, jobs[i].key->rounds), jobs[i]);
-  }
-  managers.ReportBatches();
-  for (size_t i = 0; i < count; ++i) {
-    core::CountRequest(requests[i].alg, core::Path::kMb, requests[i].len);
-  }
-  return true;
-}
-
-bool EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
-                const CbcRequest &request) {
+Ran EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
+               const CbcRequest &request) {
   if (ASYNC_JOB *job = ASYNC_get_current_job()) {
-    return EncryptInJob(job, lanes, single, request);
+    return internal::EncryptInJob(job, lanes, single, request);
   }
   if (Combiner *combiner = TheCombiner()) {
-    combiner->Encrypt(lanes, single, request);
-  } else {
-    RunAlone(single, request);
+    return combiner->Encrypt(lanes, single, request);
   }
-  return true;
+  RunAlone(single, request);
+  return Ran::kAlone;
 }
 
 }  // namespace aesmux::batch
