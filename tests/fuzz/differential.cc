@@ -1071,9 +1071,13 @@ class Harness {
     }
     if (family == Family::kGcm) {
       size_t iv_len = EVP_CIPHER_CTX_get_iv_length(pair.ctx[kDefault]);
-      size_t new_len;
-      if (ReadSize(Find(p, OSSL_CIPHER_PARAM_IVLEN), &new_len) &&
-          new_len != 0 && new_len < iv_len) {
+      // It applies an IV length before the TLS parameters, or refuses it
+      // (up to 128 bytes) and stops there.
+      if (const OSSL_PARAM *ivlen = Find(p, OSSL_CIPHER_PARAM_IVLEN)) {
+        size_t new_len;
+        if (!ReadSize(ivlen, &new_len) || new_len == 0 || new_len > 128) {
+          return nullptr;
+        }
         iv_len = new_len;
       }
       const OSSL_PARAM *q = Find(p, OSSL_CIPHER_PARAM_AEAD_TLS1_SET_IV_INV);
