@@ -115,6 +115,15 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
   if (total >= afalg_min_len_) {
     // Long enough for the afalg path: the router decides (health, fork).
     Path path = router_->Choose(alg_, total);
+    // The family's first such request settles its afalg path (router.h):
+    // if that turned it off, this engine stops asking and the request
+    // takes the CPU's way (batching included).
+    if (path != Path::kAfalg) {
+      afalg_min_len_ = router_->AfalgMinLen(alg_);
+      if (total < afalg_min_len_) {
+        return Run(direction, iv, segments, keystream);
+      }
+    }
     bool served = false;
     if (path == Path::kAfalg) {
       served = RunAfalg(direction, iv, segments, keystream, total);
