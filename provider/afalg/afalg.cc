@@ -214,7 +214,16 @@ void Service::ProbeLocked(Family family, bool force) {
   const KernelAlgorithm kernel = KernelAlgorithmFor(family);
   const std::string name = kernel.name;
 
-  if (!force && ReadProcCrypto() == 0) {
+  if (!force) {
+    // Under auto the probe may run late (route/router.h), in a process
+    // that may have entered a sandbox since: one that denies the read may
+    // kill for a socket() call, so auto goes no further than the listing.
+    if (const int ret = ReadProcCrypto(); ret != 0) {
+      status.listing_only = true;
+      status.reason = "cannot read /proc/crypto (" + ErrnoText(ret) +
+                      "), so cannot tell an offload driver from CPU software";
+      return;
+    }
     const std::vector<CryptoAlg> algs = ParseProcCrypto(proc_crypto_);
     const CryptoAlg *best = BestImplementation(algs, kernel.name, kernel.type);
     if (best == nullptr || IsCpuSoftwareDriver(best->driver)) {

@@ -3,15 +3,23 @@
 //
 // What happens when (the sandbox rule: no syscall of a new kind is issued
 // lazily from a request unless that kind was set up in this process at
-// provider init):
+// provider init, or belongs to an `auto` probe, which a family's first
+// large request makes: a process that will enter a sandbox after loading
+// and should use an offload driver settles the families first, with
+// force or by asking for the afalg.<family> parameters):
 //
-// - At provider init, for each family whose policy is not off, once per
-//   process while the provider stays loaded (Service::Probe):
+// - Once per process while the provider stays loaded, for each family
+//   whose policy is not off (Service::Probe): under force at provider
+//   init; under auto when the router settles the family, on its first
+//   request of at least afalg_min_len, its first GCM context or when asked
+//   (route/router.h), so that loading reads nothing (BENCHMARKS.md,
+//   "Start-up"):
 //     auto:  /proc/crypto is read (one open/read/close for all families).
 //            If its best implementation of the family's algorithm is CPU
-//            software, the family is refused there and nothing else is
-//            done: a default configuration on a machine without an offload
-//            driver costs that one read and no syscall afterwards.
+//            software, or it cannot be read, the family is refused there
+//            and nothing else is done: a default configuration on a
+//            machine without an offload driver costs that one read at its
+//            first large request and no syscall afterwards.
 //     force, or auto with an offload driver listed: /proc/sys/crypto/
 //            af_alg_restrict is read, then socket(AF_ALG), bind, accept and
 //            SO_SNDBUF on a probe socket, /proc/crypto again for the driver
@@ -119,7 +127,7 @@ class Service {
   static void Acquire();
   static void Release();
 
-  // At provider init: probes `family` unless already done (to the depth
+  // Probes `family` unless already done (to the depth
   // asked for: `force` needs a bind even when /proc/crypto lists only CPU
   // software). Thread-safe; the first call per family does the work.
   void Probe(core::Family family, bool force);

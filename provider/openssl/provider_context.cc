@@ -27,20 +27,26 @@ struct Instances {
 };
 constinit Instances g_instances;
 
-void RegisterInstance(const route::Router &router) {
-  // "# afalg <family>: <state>" lines of the latest instance.
+// "# afalg <family>: <state>" lines of an instance for the statistics
+// file, as far as it has settled the afalg path: asking would probe it, at
+// load or at exit, which a process that never needed it should not pay for.
+void SetNotes(const route::Router &router) {
   std::string notes;
   for (size_t f = 0; f < core::kNumFamilies; ++f) {
     notes += "# afalg " + std::string(core::kFamilyNames[f]) + ": " +
-             router.afalg_state(static_cast<Family>(f)) + "\n";
+             router.afalg_state_so_far(static_cast<Family>(f)) + "\n";
   }
+  core::SetStatsFileNotes(notes);
+}
+
+void RegisterInstance(const route::Router &router) {
   std::lock_guard lock(g_instances.mutex);
   ++g_instances.count;
   const route::Settings &settings = router.settings();
   if (!settings.stats_file.empty()) {
     core::SetStatsFilePrefix(settings.stats_file);
   }
-  core::SetStatsFileNotes(notes);
+  SetNotes(router);
 }
 
 void UnregisterInstance() {
@@ -97,6 +103,11 @@ ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
 }
 
 void FreeProviderContext(ProviderContext *context) {
+  {
+    // The notes again, with what the instance settled since it was made.
+    std::lock_guard lock(g_instances.mutex);
+    SetNotes(context->router);
+  }
   delete context;
   UnregisterInstance();
 }

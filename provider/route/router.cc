@@ -3,6 +3,7 @@
 #include "provider/afalg/afalg.h"
 #include "provider/afalg/fd_budget.h"
 #include "provider/afalg/process.h"
+#include "provider/core/process.h"
 #include "provider/core/stats.h"
 
 namespace aesmux::route {
@@ -11,43 +12,82 @@ Router::AfalgServiceHold::AfalgServiceHold() { afalg::Service::Acquire(); }
 Router::AfalgServiceHold::~AfalgServiceHold() { afalg::Service::Release(); }
 
 Router::Router(Settings settings, const fallback::FallbackLibrary *fallback)
-    : settings_(std::move(settings)), fallback_(fallback) {
-  afalg::Service &service = afalg::Service::Get();
+    : settings_(std::move(settings)),
+      fallback_(fallback),
+      load_generation_(core::ProcessGeneration()) {
   if (settings_.afalg_fork_rebuild) afalg::SetForkRebuild(true);
   afalg::ConfigureFdBudget(settings_.afalg_max_fds);
   for (size_t f = 0; f < kNumFamilies; ++f) {
-    const auto family = static_cast<Family>(f);
     const FamilySettings &config = settings_.families[f];
-    const std::string policy(AfalgPolicyName(config.afalg));
-    if (config.afalg == AfalgPolicy::kOff) {
-      afalg_state_[f] = "off (afalg = off)";
-      continue;
-    }
-    const bool force = config.afalg == AfalgPolicy::kForce;
-    service.Probe(family, force);
-    const afalg::FamilyStatus status = service.status(family);
-    if (!status.Usable(force)) {
-      afalg_state_[f] = "off (" + policy + "): " +
-                        (status.available ? "driver " + status.driver +
-                                                " is CPU software"
-                                          : status.reason);
-      continue;
-    }
-    const uint64_t min_len = config.afalg_min_len.value_or(
-        force ? 0 : settings_.auto_afalg_min_len);
-    afalg_min_len_[f] = min_len;
-    afalg_state_[f] = "on (" + policy + ") from " + std::to_string(min_len) +
-                      " bytes: " + status.Describe();
+    if (config.afalg == AfalgPolicy::kOff) continue;
+    afalg_min_len_[f] = config.afalg_min_len.value_or(
+        config.afalg == AfalgPolicy::kForce ? 0 : settings_.auto_afalg_min_len);
   }
-  for (const AlgInfo &info : kAlgs) {
-    route_description_[static_cast<size_t>(info.alg)] = DescribeRoute(info.alg);
+  for (size_t f = 0; f < kNumFamilies; ++f) {
+    if (settings_.families[f].afalg != AfalgPolicy::kAuto) {
+      Settle(static_cast<Family>(f));
+    }
   }
 }
 
+void Router::Settle(Family family) const {
+  AfalgFamily &state = afalg_[static_cast<size_t>(family)];
+  std::call_once(state.once, [&] {
+    Probe(family, &state);
+    for (const AlgInfo &info : kAlgs) {
+      if (info.family == family) {
+        route_description_[static_cast<size_t>(info.alg)] =
+            DescribeRoute(info.alg);
+      }
+    }
+    state.settled.store(true, std::memory_order_release);
+  });
+}
+
+void Router::Probe(Family family, AfalgFamily *state) const {
+  const FamilySettings &config = settings_.family(family);
+  const std::string policy(AfalgPolicyName(config.afalg));
+  if (config.afalg == AfalgPolicy::kOff) {
+    state->state = "off (afalg = off)";
+    return;
+  }
+  // The parent settled what it meant to use before the fork; a child that
+  // may not build its own sockets must not probe either (a sandbox may
+  // kill it for one socket() call: provider/afalg/process.h).
+  if (core::ProcessGeneration() != load_generation_ &&
+      !settings_.afalg_fork_rebuild) {
+    state->state = "off (" + policy +
+                   "): not probed before this process was forked "
+                   "(afalg_fork = off)";
+    return;
+  }
+  const bool force = config.afalg == AfalgPolicy::kForce;
+  afalg::Service &service = afalg::Service::Get();
+  service.Probe(family, force);
+  const afalg::FamilyStatus status = service.status(family);
+  if (!status.Usable(force)) {
+    state->state = "off (" + policy + "): " +
+                   (status.available
+                        ? "driver " + status.driver + " is CPU software"
+                        : status.reason);
+    return;
+  }
+  state->on = true;
+  state->state = "on (" + policy + ") from " +
+                 std::to_string(*afalg_min_len_[static_cast<size_t>(family)]) +
+                 " bytes: " + status.Describe();
+}
+
+std::string Router::afalg_state_so_far(Family family) const {
+  const AfalgFamily &state = afalg_[static_cast<size_t>(family)];
+  if (state.settled.load(std::memory_order_acquire)) return state.state;
+  return "auto, not probed: no request of at least " +
+         std::to_string(*afalg_min_len_[static_cast<size_t>(family)]) +
+         " bytes";
+}
+
 Path Router::Choose(Alg alg, uint64_t len) const {
-  const std::optional<uint64_t> &min_len =
-      afalg_min_len_[static_cast<size_t>(Info(alg).family)];
-  if (min_len.has_value() && len >= *min_len && len != 0) {
+  if (len >= AfalgMinLen(alg) && afalg_on(Info(alg).family)) {
     const std::optional<Handoff> refused = afalg::Service::Get().Admit(alg);
     if (!refused.has_value()) return Path::kAfalg;
     CountHandoff(alg, *refused, len);
@@ -97,7 +137,8 @@ std::string Router::DescribeRoute(Alg alg) const {
               " lanes) when concurrent requests are there to batch with";
     }
   }
-  if (afalg_on(family)) {
+  // Called while the family settles: its state, not afalg_on().
+  if (afalg_[static_cast<size_t>(family)].on) {
     text += "; afalg from " + std::to_string(AfalgMinLen(alg)) + " B";
   }
   return text;

@@ -4,7 +4,8 @@
 // One Router per provider instance holds that instance's settings and its
 // fallback library. Decisions depend on the algorithm, the request length,
 // the direction, what the context has (a key on a kernel tier), the
-// settings, what the afalg probe found at init and the afalg path's health.
+// settings, what the afalg probe found (at load or on first use: the
+// constructor says when) and the afalg path's health.
 // This is the only code that compares a request's length with a threshold:
 // block engines keep a BlockRoute (below), the router's rule for their
 // algorithm and key reduced to a few numbers; GCM engines ask Choose().
@@ -31,7 +32,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -46,16 +49,25 @@ class BlockRoute;
 
 class Router {
  public:
-  // Probes the afalg path for the families whose policy is not off (once
-  // per process while any instance lives: provider/afalg/afalg.h says what
-  // that costs).
+  // Settles the afalg path of each family: at once where the policy is off
+  // or force (force probes here, so that a process is set up before it
+  // may enter a sandbox); under auto, on the family's first request of at
+  // least its afalg_min_len, or when afalg_on(), afalg_state(),
+  // route_description() or LengthMatters() (a GCM context, with the
+  // default thresholds) asks, so that loading costs no /proc/crypto read
+  // (BENCHMARKS.md, "Start-up"). A probe runs once per process while any
+  // instance lives (provider/afalg/afalg.h says what it costs); a forked
+  // child probes only under afalg_fork = rebuild.
   Router(Settings settings, const fallback::FallbackLibrary *fallback);
+  Router(const Router &) = delete;
+  Router &operator=(const Router &) = delete;
 
   const Settings &settings() const { return settings_; }
   const kernels::Tier *tier() const { return settings_.tier; }
   const fallback::FallbackLibrary &fallback() const { return *fallback_; }
 
-  // The path for a request of `len` bytes of `alg`. When the afalg path is
+  // The path for a request of `len` bytes of `alg` (settling the afalg
+  // path first when the request may go there). When the afalg path is
   // due but may not run now (a forked child, resting after failures), the
   // hand-off is counted and the CPU's path returned.
   Path Choose(Alg alg, uint64_t len) const;
@@ -74,11 +86,17 @@ class Router {
 
   // Whether Choose(alg, len) can differ between lengths: when it cannot,
   // a GCM message is routed as soon as it starts, without buffering AAD.
+  // Where only the afalg path could make it differ, this settles it: a GCM
+  // context made while it was not settled would route each message, 108
+  // more instructions per record (BENCHMARKS.md, "Start-up").
   bool LengthMatters(Alg alg) const {
     const Family family = Info(alg).family;
-    return afalg_on(family) ||
-           (settings_.tier != nullptr &&
-            settings_.family(family).fallback_max_len != 0);
+    if (settings_.tier != nullptr &&
+        settings_.family(family).fallback_max_len != 0) {
+      return true;
+    }
+    return afalg_min_len_[static_cast<size_t>(family)].has_value() &&
+           afalg_on(family);
   }
 
   // Counts a request of `len` bytes of `alg` that `path` served.
@@ -93,26 +111,34 @@ class Router {
   }
 
   // The shortest request of `alg` that Choose() may send to the afalg path
-  // (the largest value when the path is off).
+  // (the largest value when the path is off): for engines that test it
+  // before calling Choose(). Settles nothing.
   uint64_t AfalgMinLen(Alg alg) const {
-    const std::optional<uint64_t> &min_len =
-        afalg_min_len_[static_cast<size_t>(Info(alg).family)];
-    return min_len.has_value() ? std::max<uint64_t>(*min_len, 1)
-                               : ~uint64_t{0};
+    const auto f = static_cast<size_t>(Info(alg).family);
+    const std::optional<uint64_t> &min_len = afalg_min_len_[f];
+    const bool settled_off =
+        afalg_[f].settled.load(std::memory_order_acquire) && !afalg_[f].on;
+    if (!min_len.has_value() || settled_off) return ~uint64_t{0};
+    return std::max<uint64_t>(*min_len, 1);
   }
 
-  // Whether the afalg path serves `family` in this provider instance.
-  bool afalg_on(Family family) const {
-    return afalg_min_len_[static_cast<size_t>(family)].has_value();
-  }
-  // For people: whether and why the afalg path is on for `family`.
+  // Whether the afalg path serves `family` in this provider instance
+  // (settling it).
+  bool afalg_on(Family family) const { return Settled(family).on; }
+  // For people: whether and why the afalg path is on for `family`
+  // (settling it).
   const std::string &afalg_state(Family family) const {
-    return afalg_state_[static_cast<size_t>(family)];
+    return Settled(family).state;
   }
+  // The same, without settling it: for the statistics file, written at
+  // exit.
+  std::string afalg_state_so_far(Family family) const;
 
   // For people: which paths serve `alg` at which lengths, as Choose() and
-  // the engines decide ("fallback up to 64 B, simd (vaes_avx512) above; …").
+  // the engines decide ("fallback up to 64 B, simd (vaes_avx512) above; …"),
+  // settling the afalg path of its family.
   const std::string &route_description(Alg alg) const {
+    Settled(Info(alg).family);
     return route_description_[static_cast<size_t>(alg)];
   }
 
@@ -126,15 +152,34 @@ class Router {
     AfalgServiceHold &operator=(const AfalgServiceHold &) = delete;
   };
 
+  // The afalg path of one family, settled once; `on` and `state` are
+  // written before `settled` and never after.
+  struct AfalgFamily {
+    std::once_flag once;
+    std::atomic<bool> settled{false};
+    bool on = false;
+    std::string state;
+  };
+
+  const AfalgFamily &Settled(Family family) const {
+    const AfalgFamily &state = afalg_[static_cast<size_t>(family)];
+    if (!state.settled.load(std::memory_order_acquire)) Settle(family);
+    return state;
+  }
+  void Settle(Family family) const;
+  // What the probe says of `family` for its policy: `on`, `state`.
+  void Probe(Family family, AfalgFamily *state) const;
+  std::string DescribeRoute(Alg alg) const;
+
   AfalgServiceHold afalg_service_;  // first: made first, released last
   Settings settings_;
   const fallback::FallbackLibrary *fallback_;
-  // Per family: nullopt when the afalg path is off.
+  uint64_t load_generation_;  // core/process.h
+  // Per family: the threshold the policy sets, nullopt when it is off.
   std::array<std::optional<uint64_t>, kNumFamilies> afalg_min_len_{};
-  std::array<std::string, kNumFamilies> afalg_state_{};
-  std::array<std::string, kNumAlgs> route_description_{};
-
-  std::string DescribeRoute(Alg alg) const;
+  mutable std::array<AfalgFamily, kNumFamilies> afalg_{};
+  // Written when the family's afalg path is settled.
+  mutable std::array<std::string, kNumAlgs> route_description_{};
 };
 
 // A block engine's share of the router: the rule for its algorithm and key
@@ -153,8 +198,11 @@ class BlockRoute {
   // The path for a request of `len` bytes in `direction`. `batchable`: the
   // request is one segment (a multi-buffer batch takes no more). kAfalg
   // only when the afalg path admitted the request (Router::Choose).
-  Path Choose(Direction direction, uint64_t len, bool batchable) const {
-    if (len >= afalg_min_len_) [[unlikely]] return router_->Choose(alg_, len);
+  Path Choose(Direction direction, uint64_t len, bool batchable) {
+    if (len >= afalg_min_len_) [[unlikely]] {
+      const Path path = router_->Choose(alg_, len);
+      if (path == Path::kAfalg || !AfalgTurnedOff(len)) return path;
+    }
     if (len < simd_min_len_) return Path::kFallback;
     if (len >= mb_min_len_ && len <= mb_max_len_ &&
         direction == Direction::kEncrypt && batchable) {
@@ -177,6 +225,16 @@ class BlockRoute {
 
  private:
   friend class Router;
+  // After Router::Choose() kept a request of `len` bytes off the afalg
+  // path: the family's first such request may have settled the path off
+  // (Router's constructor), and then the request, and every later one, is
+  // routed by the lengths below (multi-buffer batching included) without
+  // asking the router. True if that is so for `len`.
+  bool AfalgTurnedOff(uint64_t len) {
+    afalg_min_len_ = router_->AfalgMinLen(alg_);
+    return len < afalg_min_len_;
+  }
+
   const Router *router_ = nullptr;
   Alg alg_{};
   // At least simd_min_len_ bytes: the kernels (the largest value when the

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "tests/support/alloc_hooks.h"
 
@@ -22,6 +23,10 @@ __asan_default_suppressions() {
 #endif
 
 int main(int argc, char **argv) {
+  // The module whose operator new is this binary's (CMakeLists.txt): one
+  // with its own C++ runtime would allocate behind the hooks' back, so
+  // this replaces whatever AESMUX_TEST_MODULE said.
+  setenv("AESMUX_TEST_MODULE", AESMUX_ALLOC_HOOKS_MODULE_PATH, 1);
   if (!aesmux::test::alloc::InstallOpenSslHooks()) {
     std::fprintf(stderr,
                  "OpenSSL allocated before main(): its allocator cannot be "
