@@ -185,12 +185,14 @@ void Service::Release() {
 }
 
 FamilyStatus Service::status(Family family) const {
-  std::lock_guard lock(mutex_);
+  core::InitLock lock;
   return status_[static_cast<size_t>(family)];
 }
 
 void Service::Probe(Family family, bool force) {
-  std::lock_guard lock(mutex_);
+  // Under the lock fork() waits for: a probe may run on first use, while
+  // another thread forks (afalg_fork = rebuild lets the child probe too).
+  core::InitLock lock;
   const FamilyStatus &status = status_[static_cast<size_t>(family)];
   if (status.probed && status.generation == ProcessGeneration() &&
       !(force && status.listing_only)) {

@@ -53,7 +53,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -163,9 +162,9 @@ class Service {
   void ProbeLocked(core::Family family, bool force);
   int ReadProcCrypto();
 
-  mutable std::mutex mutex_;
+  // status_ and the /proc/crypto text are guarded by core::InitLock.
   std::array<FamilyStatus, core::kNumFamilies> status_{};
-  std::string proc_crypto_;  // last read, guarded by mutex_
+  std::string proc_crypto_;  // last read
   bool proc_crypto_read_ = false;
   std::atomic<size_t> max_request_{64 * 1024};
   std::array<std::atomic<bool>, core::kNumFamilies> offload_{};
