@@ -3,7 +3,7 @@
 // readable, and when it resumes it flushes whatever has queued by then.
 #include <sys/eventfd.h>
 
-#include <mutex>
+#include <atomic>
 
 #include "provider/batch/internal/lanes.h"
 #include "provider/core/async_wait.h"
@@ -21,14 +21,21 @@ using kernels::mb::MbTier;
 // round. One per process (a forked child makes its own and leaves the
 // parent's alone), made on the first request inside an async job.
 int WaitFd() {
-  static std::mutex mutex;
-  static int fd = -1;
-  static uint64_t generation = 0;
-  std::lock_guard lock(mutex);
-  if (fd >= 0 && generation == core::ProcessGeneration()) return fd;
-  fd = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
-  generation = core::ProcessGeneration();
-  return fd;
+  static constinit std::atomic<int> fd{-1};
+  static constinit std::atomic<uint64_t> generation{0};
+  const uint64_t now = core::ProcessGeneration();
+  if (generation.load(std::memory_order_acquire) == now) {
+    return fd.load(std::memory_order_relaxed);
+  }
+  core::InitLock lock;  // fork() waits while a thread makes one
+  if (generation.load(std::memory_order_relaxed) == now) {
+    return fd.load(std::memory_order_relaxed);
+  }
+  const int made = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (made < 0) return -1;  // the next request tries again
+  fd.store(made, std::memory_order_relaxed);
+  generation.store(now, std::memory_order_release);
+  return made;
 }
 
 const char kWaitFdKey = 0;  // its address tags our fd in ASYNC_WAIT_CTX
