@@ -63,10 +63,16 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
   }
+  GenericCtx::TlsMac *held = nullptr;
+  if (!ctx->encrypt && (held = ctx->tls_mac.GetOrMake()) == nullptr) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return 0;
+  }
   const Segment segment{out, out, inl};
   if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
   // The previous record's MAC is gone (the default provider frees it here).
-  ctx->tls_mac_ptr = nullptr;
+  ctx->tls_mac_held = false;
+  ctx->tls_mac_out = nullptr;
   *outl = inl;
   if (ctx->encrypt) return 1;
 
@@ -77,11 +83,11 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
        !ctx->provider->fallback->RandomBytes(random_mac,
                                              ctx->tls_mac_size)) ||
       !TlsRemovePaddingAndMac(ctx->tls_version, {out, inl}, ctx->tls_mac_size,
-                              random_mac, ctx->tls_mac, &layout)) {
+                              random_mac, held->bytes, &layout)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
   }
-  if (ctx->tls_mac_size != 0) ctx->tls_mac_ptr = ctx->tls_mac;
+  ctx->tls_mac_held = ctx->tls_mac_size != 0;
   *outl = layout.payload_len;
   return 1;
 }
@@ -315,9 +321,8 @@ int PipelineEncryptInit(void *vctx, const unsigned char *key, size_t key_len,
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
   }
-  if (ctx->pipes == nullptr) {
-    ctx->pipes.reset(new (std::nothrow) GenericCtx::PipeIvs);
-    if (ctx->pipes == nullptr) {
+  if (!ctx->pipes) {
+    if (ctx->pipes.GetOrMake() == nullptr) {
       ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
       return 0;
     }
@@ -360,7 +365,7 @@ bool CheckPipes(const GenericCtx *ctx, size_t numpipes) {
     ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
     return false;
   }
-  if (ctx->pipes == nullptr || numpipes != ctx->pipes->count) {
+  if (!ctx->pipes || numpipes != ctx->pipes->count) {
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return false;
   }

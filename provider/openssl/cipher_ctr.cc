@@ -72,7 +72,7 @@ int CtrUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
   }
   if (*outl < ctx->tls_mac_size) return 0;
   *outl -= ctx->tls_mac_size;
-  ctx->tls_mac_ptr = out + *outl;
+  ctx->tls_mac_out = out + *outl;
   return 1;
 }
 

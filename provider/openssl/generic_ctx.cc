@@ -16,19 +16,20 @@ GenericCtx::GenericCtx(ProviderContext *provider_context, core::Alg algorithm)
     : provider(provider_context),
       alg(algorithm),
       family(core::Info(algorithm).family),
-      engine(provider_context->router, algorithm),
-      key_len(core::Info(algorithm).key_len),
+      key_len(static_cast<uint8_t>(core::Info(algorithm).key_len)),
       iv_len(family == Family::kEcb ? 0 : kAesBlock),
       block_size(family == Family::kEcb || family == Family::kCbc ? kAesBlock
-                                                                  : 1) {}
+                                                                  : 1),
+      engine(provider_context->router, algorithm) {}
 
 GenericCtx::~GenericCtx() {
   OPENSSL_cleanse(iv, sizeof(iv));
   OPENSSL_cleanse(oiv, sizeof(oiv));
   OPENSSL_cleanse(buf, sizeof(buf));
-  OPENSSL_cleanse(tls_mac, sizeof(tls_mac));
-  if (pipes != nullptr) OPENSSL_cleanse(pipes.get(), sizeof(*pipes));
+  if (pipes) OPENSSL_cleanse(pipes.get(), sizeof(*pipes));
 }
+
+GenericCtx::TlsMac::~TlsMac() { OPENSSL_cleanse(bytes, sizeof(bytes)); }
 
 void *NewGenericCtx(void *provctx, core::Alg alg) noexcept {
   auto *ctx = new (std::nothrow)
@@ -42,39 +43,12 @@ void FreeGenericCtx(void *vctx) noexcept {
 }
 
 void *DupGenericCtx(void *vctx) noexcept {
-  const auto *in = static_cast<const GenericCtx *>(vctx);
-  auto *out = new (std::nothrow) GenericCtx(in->provider, in->alg);
-  if (out == nullptr) {
+  try {
+    return new GenericCtx(*static_cast<const GenericCtx *>(vctx));
+  } catch (const std::bad_alloc &) {
     ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
     return nullptr;
   }
-  if (!out->engine.CopyFrom(in->engine)) {
-    delete out;
-    return nullptr;
-  }
-  out->encrypt = in->encrypt;
-  out->key_set = in->key_set;
-  out->iv_set = in->iv_set;
-  out->pad = in->pad;
-  out->num = in->num;
-  std::memcpy(out->iv, in->iv, sizeof(out->iv));
-  std::memcpy(out->oiv, in->oiv, sizeof(out->oiv));
-  std::memcpy(out->buf, in->buf, sizeof(out->buf));
-  out->buf_len = in->buf_len;
-  out->tls_version = in->tls_version;
-  out->tls_mac_size = in->tls_mac_size;
-  std::memcpy(out->tls_mac, in->tls_mac, sizeof(out->tls_mac));
-  out->tls_mac_ptr =
-      in->tls_mac_ptr == in->tls_mac ? out->tls_mac : in->tls_mac_ptr;
-  if (in->pipes != nullptr) {
-    out->pipes.reset(new (std::nothrow) GenericCtx::PipeIvs(*in->pipes));
-    if (out->pipes == nullptr) {
-      ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
-      delete out;
-      return nullptr;
-    }
-  }
-  return out;
 }
 
 bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len) {
@@ -107,10 +81,8 @@ namespace {
 bool SetTlsMacParam(OSSL_PARAM params[], GenericCtx *ctx) {
   OSSL_PARAM *p = FindParam(params, OSSL_CIPHER_PARAM_TLS_MAC);
   if (p == nullptr) return true;
-  const uint8_t *mac = ctx->tls_mac_ptr;
-  if (mac == ctx->tls_mac && ctx->tls_mac_size > sizeof(ctx->tls_mac)) {
-    mac = nullptr;
-  }
+  const uint8_t *mac = ctx->tls_mac_ptr();
+  if (ctx->tls_mac_held && ctx->tls_mac_size > kMaxTlsMacSize) mac = nullptr;
   if (OSSL_PARAM_set_octet_ptr(p, mac, ctx->tls_mac_size)) return true;
   ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
   return false;

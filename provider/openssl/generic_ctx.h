@@ -13,8 +13,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
+#include "provider/core/boxed.h"
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
 #include "provider/openssl/tls_cbc.h"
@@ -24,17 +24,24 @@ namespace aesmux::openssl {
 
 inline constexpr size_t kAesBlock = 16;
 
+// The state is a value: dupctx is the copy constructor, each member
+// copying itself (the engine and the boxed parts deeply), so a new member
+// is copied without a field list to remember it in. Members are as narrow
+// as their values, since every keyed context holds them (BENCHMARKS.md,
+// "Memory per keyed context").
 struct GenericCtx {
   GenericCtx(ProviderContext *provider_context, core::Alg algorithm);
+  // Throws std::bad_alloc if memory runs out.
+  GenericCtx(const GenericCtx &) = default;
+  GenericCtx &operator=(const GenericCtx &) = delete;
   ~GenericCtx();
 
   ProviderContext *provider;
   core::Alg alg;
   core::Family family;
-  route::BlockEngine engine;
-  size_t key_len;
-  size_t iv_len;  // 0 for ECB
-  size_t block_size;  // 16 for ECB and CBC, 1 for the stream-like modes
+  uint8_t key_len;
+  uint8_t iv_len;      // 0 for ECB
+  uint8_t block_size;  // 16 for ECB and CBC, 1 for the stream-like modes
 
   bool encrypt = false;
   bool key_set = false;
@@ -51,17 +58,31 @@ struct GenericCtx {
   unsigned int tls_version = 0;
   size_t tls_mac_size = 0;
   // The MAC of the last decrypted record, handed to libssl through
-  // tls-mac: null until a record brings one; for CBC (and ECB) `tls_mac`,
-  // which holds it (random if the record's padding was bad); for CTR a
-  // pointer into the caller's output, as the default provider does.
-  const uint8_t *tls_mac_ptr = nullptr;
-  uint8_t tls_mac[kMaxTlsMacSize] = {};
+  // tls-mac (tls_mac_ptr()): none until a record brings one; for CBC (and
+  // ECB) held in `tls_mac` (random if the record's padding was bad), for
+  // CTR in the caller's output (`tls_mac_out`), as the default provider
+  // does.
+  struct TlsMac {
+    TlsMac() = default;
+    TlsMac(const TlsMac &) = default;
+    ~TlsMac();
+    uint8_t bytes[kMaxTlsMacSize] = {};
+  };
+  bool tls_mac_held = false;
+  const uint8_t *tls_mac_out = nullptr;
+  core::Boxed<TlsMac> tls_mac;  // made by the first TLS record decrypted
   // CBC cipher pipelines (OpenSSL 3.5+): one IV per pipe.
   struct PipeIvs {
     size_t count = 0;
     uint8_t iv[32][kAesBlock] = {};
   };
-  std::unique_ptr<PipeIvs> pipes;
+  core::Boxed<PipeIvs> pipes;
+  // Last: the engine's key schedule is the largest member.
+  route::BlockEngine engine;
+
+  const uint8_t *tls_mac_ptr() const {
+    return tls_mac_held ? tls_mac->bytes : tls_mac_out;
+  }
 
   core::Direction direction() const {
     return encrypt ? core::Direction::kEncrypt : core::Direction::kDecrypt;

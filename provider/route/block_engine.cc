@@ -1,6 +1,7 @@
 #include "provider/route/block_engine.h"
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 
 #include <algorithm>
 #include <cstring>
@@ -68,25 +69,8 @@ BlockEngine::BlockEngine(const Router &router, Alg alg)
 BlockEngine::~BlockEngine() { CancelQueued(); }
 
 void BlockEngine::CancelQueued() {
-  queued_.Cancel();
-  afalg_.CancelQueued();
-}
-
-bool BlockEngine::CopyFrom(const BlockEngine &other) {
-  if (!fallback_.CopyFrom(other.fallback_)) return false;
-  router_ = other.router_;
-  alg_ = other.alg_;
-  family_ = other.family_;
-  simd_min_len_ = other.simd_min_len_;
-  afalg_min_len_ = other.afalg_min_len_;
-  mb_min_len_ = other.mb_min_len_;
-  mb_max_len_ = other.mb_max_len_;
-  mb_tier_ = other.mb_tier_;
-  key_ = other.key_;
-  simd_ = other.simd_;
-  simd_xts_ = other.simd_xts_;
-  afalg_.ShareFrom(other.afalg_);
-  return true;
+  if (batch_) batch_->queued.Cancel();
+  if (afalg_) afalg_->key.CancelQueued();
 }
 
 void BlockEngine::SetKey(std::span<const uint8_t> key) {
@@ -94,15 +78,17 @@ void BlockEngine::SetKey(std::span<const uint8_t> key) {
   // The same key again (openssl speed re-keys every operation; so do some
   // applications) keeps its schedules.
   if (!key_.Replace(key)) return;
-  fallback_.Reset();
-  afalg_.Reset();
+  if (fallback_) fallback_->Reset();
+  if (afalg_) afalg_->key.Reset();
   simd_.Clear();
-  simd_xts_.Clear();
   if (const kernels::Tier *tier = router_->tier()) {
-    if (Info(alg_).family == Family::kXts) {
-      simd_xts_.Set(*tier, key);
-    } else {
+    if (family_ != Family::kXts) {
       simd_.Set(*tier, key);
+    } else if (kernels::XtsTweakKey *tweak = xts_tweak_.GetOrMake()) {
+      // (Without memory for the tweak key the fallback path serves XTS.)
+      const size_t half = key.size() / 2;
+      simd_.Set(*tier, key.first(half));
+      tweak->Set(*tier, key.subspan(half));
     }
   }
   CountKeySetup(alg_);
@@ -131,10 +117,10 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
       CountRequest(alg_, Path::kSimd, total);
       served = true;
     }
-    staging_.Clear();
+    if (afalg_) afalg_->staging.Clear();
     return served;
   }
-  if (total >= simd_min_len_ && simd_.is_set() | simd_xts_.is_set()) {
+  if (total >= simd_min_len_ && simd_.is_set()) {
     // CBC encryption is serial within a stream: batch it with concurrent
     // streams when there are any.
     if (family_ == Family::kCbc && direction == Direction::kEncrypt &&
@@ -157,28 +143,34 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
 bool BlockEngine::RunAfalg(Direction direction, uint8_t *iv,
                            std::span<const Segment> &segments,
                            uint8_t *keystream, uint64_t total) {
-  if (segments.size() > staged_segments_.size()) {
+  AfalgState *afalg = afalg_.GetOrMake();
+  if (afalg == nullptr) {
+    CountHandoff(alg_, Handoff::kSetup, total);
+    return false;
+  }
+  if (segments.size() > afalg->staged_segments.size()) {
     CountHandoff(alg_, Handoff::kUnsupported, total);
     return false;
   }
   if (InPlace(segments)) {
-    if (!staging_.Resize(total)) {
+    ScratchBuffer &staging = afalg->staging;
+    if (!staging.Resize(total)) {
       CountHandoff(alg_, Handoff::kSetup, total);
       return false;
     }
     size_t offset = 0;
     for (size_t i = 0; i < segments.size(); ++i) {
-      std::memcpy(staging_.data() + offset, segments[i].in, segments[i].len);
-      staged_segments_[i] = {segments[i].out, staging_.data() + offset,
-                             segments[i].len};
+      std::memcpy(staging.data() + offset, segments[i].in, segments[i].len);
+      afalg->staged_segments[i] = {segments[i].out, staging.data() + offset,
+                                   segments[i].len};
       offset += segments[i].len;
     }
-    segments = std::span<const Segment>(staged_segments_.data(),
+    segments = std::span<const Segment>(afalg->staged_segments.data(),
                                         segments.size());
   }
   afalg::Service &service = afalg::Service::Get();
   const afalg::Outcome outcome =
-      afalg_.Blocks(alg_, key_.bytes(), direction, iv, segments, keystream);
+      afalg->key.Blocks(alg_, key_.bytes(), direction, iv, segments, keystream);
   service.Report(alg_, outcome);
   if (outcome.ok()) {
     CountRequest(alg_, Path::kAfalg, total);
@@ -211,9 +203,15 @@ bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
 
 bool BlockEngine::EncryptCbcBatched(uint8_t *iv, uint8_t *out,
                                     const uint8_t *in, size_t len) {
+  BatchState *batch = batch_.GetOrMake();
+  if (batch == nullptr) {  // nowhere to hold a queued request: alone
+    simd_.CbcEncrypt(iv, out, in, len);
+    CountRequest(alg_, Path::kSimd, len);
+    return true;
+  }
   return batch::EncryptCbc(
       *mb_tier_, *simd_.tier(),
-      {alg_, &simd_.encrypt_schedule(), iv, out, in, len, &queued_});
+      {alg_, &simd_.encrypt_schedule(), iv, out, in, len, &batch->queued});
 }
 
 void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
@@ -242,8 +240,8 @@ void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
           });
       return;
     case Family::kXts:
-      encrypt ? simd_xts_.Encrypt(iv, s.out, s.in, s.len)
-              : simd_xts_.Decrypt(iv, s.out, s.in, s.len);
+      encrypt ? simd_.XtsEncrypt(xts_tweak_->schedule, iv, s.out, s.in, s.len)
+              : simd_.XtsDecrypt(xts_tweak_->schedule, iv, s.out, s.in, s.len);
       return;
     case Family::kGcm:
       return;  // GCM runs in GcmEngine
@@ -253,6 +251,12 @@ void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
 bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
                               std::span<const Segment> segments,
                               uint8_t *keystream) {
+  fallback::FallbackContext *fallback = fallback_.GetOrMake();
+  if (fallback == nullptr) {
+    ERR_raise_data(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE,
+                   "fallback path: no memory for its context");
+    return false;
+  }
   const EVP_CIPHER *cipher = router_->fallback().cipher(alg_);
   const Family family = family_;
   uint8_t *chaining = family == Family::kEcb ? nullptr : iv;
@@ -264,16 +268,16 @@ bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
       ok = CtrSegment(
           s, keystream,
           [&](uint8_t *out, const uint8_t *in, size_t len) {
-            return fallback_.Blocks(cipher, key_.bytes(), direction, chaining, out,
+            return fallback->Blocks(cipher, key_.bytes(), direction, chaining, out,
                                     in, len);
           },
           [&](uint8_t *block) {
             static constexpr uint8_t kZeros[16] = {};
-            return fallback_.Blocks(cipher, key_.bytes(), direction, chaining, block,
+            return fallback->Blocks(cipher, key_.bytes(), direction, chaining, block,
                                     kZeros, 16);
           });
     } else {
-      ok = fallback_.Blocks(cipher, key_.bytes(), direction, chaining, s.out, s.in,
+      ok = fallback->Blocks(cipher, key_.bytes(), direction, chaining, s.out, s.in,
                             s.len);
     }
     if (!ok) return false;

@@ -32,6 +32,7 @@
 #include "provider/batch/cbc_batch.h"
 #include "provider/fallback/fallback.h"
 #include "provider/core/algorithm.h"
+#include "provider/core/boxed.h"
 #include "provider/route/raw_key.h"
 #include "provider/route/router.h"
 #include "provider/route/scratch_buffer.h"
@@ -51,11 +52,11 @@ class BlockEngine {
  public:
   BlockEngine(const Router &router, Alg alg);
   ~BlockEngine();
-  BlockEngine(const BlockEngine &) = delete;
+  // A deep copy (dupctx), member by member: each member copies itself,
+  // the paths' states included (a kernel key is shared, nothing queued or
+  // staged is copied). Throws std::bad_alloc if memory runs out.
+  BlockEngine(const BlockEngine &) = default;
   BlockEngine &operator=(const BlockEngine &) = delete;
-
-  // Makes this a deep copy of `other` (for dupctx); false if that fails.
-  bool CopyFrom(const BlockEngine &other);
 
   // Sets the key; its length is the algorithm's key length. Cancels what
   // CancelQueued() cancels.
@@ -146,14 +147,29 @@ class BlockEngine {
   uint64_t mb_max_len_ = 0;
   const kernels::mb::MbTier *mb_tier_ = nullptr;
   RawKey key_;
-  kernels::SimdKey simd_;        // ECB, CBC, CTR
-  kernels::SimdXtsKey simd_xts_; // XTS
-  fallback::FallbackContext fallback_;
-  afalg::Key afalg_;
-  batch::QueuedRequest queued_;  // a CBC encryption left in a batch
-  // In-place requests' inputs, for the afalg path.
-  ScratchBuffer staging_;
-  std::array<Segment, 4> staged_segments_{};
+  kernels::SimdKey simd_;  // ECB, CBC, CTR; XTS's data key
+  // What only some contexts use exists once they use it (BENCHMARKS.md,
+  // "Memory per keyed context"): XTS's tweak key, and each path's state
+  // but the kernels'.
+  core::Boxed<kernels::XtsTweakKey> xts_tweak_;
+  core::Boxed<fallback::FallbackContext> fallback_;
+  // The afalg path's: the kernel key (a copy shares it) and in-place
+  // requests' inputs, staged (a copy has nothing staged).
+  struct AfalgState {
+    AfalgState() = default;
+    AfalgState(const AfalgState &other) { key.ShareFrom(other.key); }
+    afalg::Key key;
+    ScratchBuffer staging;
+    std::array<Segment, 4> staged_segments{};
+  };
+  core::Boxed<AfalgState> afalg_;
+  // A CBC encryption left in a multi-buffer batch (a copy has none).
+  struct BatchState {
+    BatchState() = default;
+    BatchState(const BatchState &) {}
+    batch::QueuedRequest queued;
+  };
+  core::Boxed<BatchState> batch_;
 };
 
 }  // namespace aesmux::route
