@@ -24,7 +24,9 @@ using core::Segment;
 inline bool RunBlocks(GenericCtx *ctx, std::span<const Segment> segments) {
   uint8_t *iv = ctx->family == Family::kCbc ? ctx->iv : nullptr;
   if (ctx->engine.Run(ctx->direction(), iv, segments)) return true;
-  ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+  size_t len = 0;
+  for (const Segment &segment : segments) len += segment.len;
+  RaiseNoPathServed(ctx, len);
   return false;
 }
 
@@ -187,7 +189,7 @@ int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
       (ctx->encrypt || !ctx->pad)) {
     uint8_t *iv = ctx->family == Family::kCbc ? ctx->iv : nullptr;
     if (!ctx->engine.RunWholeBlocks(ctx->direction(), iv, out, in, inl)) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+      RaiseNoPathServed(ctx, inl);
       return 0;
     }
     *outl = inl;
@@ -354,7 +356,7 @@ int RunPipes(GenericCtx *ctx, size_t numpipes, unsigned char **out,
     requests[i] = {ctx->pipes->iv[i], out[i], in[i], len[i]};
   }
   if (!ctx->engine.RunCbcEncryptPipes(std::span(requests, numpipes))) {
-    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    RaiseNoPathServed(ctx, 0);
     return 0;
   }
   return 1;

@@ -24,7 +24,7 @@ bool CtrCrypt(GenericCtx *ctx, uint8_t *out, const uint8_t *in, size_t len) {
     const core::Segment segment{out, in, len};
     if (!ctx->engine.Run(core::Direction::kEncrypt, ctx->iv,
                          std::span(&segment, 1), ctx->buf)) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+      RaiseNoPathServed(ctx, len);
       return false;
     }
     used = len % kAesBlock;

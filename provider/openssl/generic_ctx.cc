@@ -51,6 +51,14 @@ void *DupGenericCtx(void *vctx) noexcept {
   }
 }
 
+void RaiseNoPathServed(const GenericCtx *ctx, size_t len) {
+  const std::string_view name = core::Info(ctx->alg).name;
+  ERR_raise_data(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED,
+                 "%.*s %s of %zu bytes: no path served it",
+                 static_cast<int>(name.size()), name.data(),
+                 ctx->encrypt ? "encryption" : "decryption", len);
+}
+
 bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len) {
   if (iv_len != ctx->iv_len || iv_len > sizeof(ctx->iv)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);

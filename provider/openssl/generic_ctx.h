@@ -105,6 +105,12 @@ int GenericDecryptInit(void *vctx, const unsigned char *key, size_t key_len,
 int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
 const OSSL_PARAM *GenericSettableCtxParams(void *vctx, void *provctx) noexcept;
 
+// Raises PROV_R_CIPHER_OPERATION_FAILED (the default provider's reason)
+// for a request of `len` bytes that no path served, with the algorithm,
+// direction and length as its data; the path's own reason lies beneath it
+// on the queue.
+void RaiseNoPathServed(const GenericCtx *ctx, size_t len);
+
 // Stores an IV given at init; raises PROV_R_INVALID_IV_LENGTH if `iv_len` is
 // not the context's IV length.
 bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len);

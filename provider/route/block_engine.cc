@@ -280,7 +280,14 @@ bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
       ok = fallback->Blocks(cipher, key_.bytes(), direction, chaining, s.out, s.in,
                             s.len);
     }
-    if (!ok) return false;
+    if (!ok) {
+      const std::string_view name = Info(alg_).name;
+      ERR_raise_data(ERR_LIB_PROV, ERR_R_OPERATION_FAIL,
+                     "fallback path: the default provider's %.*s failed on "
+                     "%zu bytes", static_cast<int>(name.size()), name.data(),
+                     s.len);
+      return false;
+    }
   }
   return true;
 }
