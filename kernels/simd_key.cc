@@ -36,16 +36,41 @@ void SimdKey::Set(const Tier &tier, std::span<const uint8_t> key) {
   tier.ops.expand_key(&schedule_, key.data(), key.size());
   tier_ = &tier;
   decrypting_ = false;
+  key_len_ = static_cast<uint8_t>(key.size());
   if (old_rounds > schedule_.rounds) {
     SecureZero(schedule_.round_keys[schedule_.rounds + 1],
                16 * (old_rounds - schedule_.rounds));
   }
 }
 
+void SimdKey::SetRaw(std::span<const uint8_t> key) {
+  Clear();
+  std::memcpy(schedule_.round_keys, key.data(), key.size());
+  key_len_ = static_cast<uint8_t>(key.size());
+}
+
 void SimdKey::Clear() {
   SecureZero(&schedule_, sizeof(schedule_));
   decrypting_ = false;
   tier_ = nullptr;
+  key_len_ = 0;
+}
+
+size_t SimdKey::CipherKey(uint8_t out[64]) const {
+  if (!decrypting_) {
+    std::memcpy(out, schedule_.round_keys, key_len_);
+    return key_len_;
+  }
+  const uint32_t rounds = schedule_.rounds;
+  std::memcpy(out, schedule_.round_keys[rounds], 16);
+  if (key_len_ > 16) {
+    uint8_t second[16];
+    std::memcpy(second, schedule_.round_keys[rounds - 1], 16);
+    MixColumns(second);
+    std::memcpy(out + 16, second, key_len_ - 16u);
+    SecureZero(second, sizeof(second));
+  }
+  return key_len_;
 }
 
 void SimdKey::TurnForDecryption() {

@@ -41,9 +41,22 @@ class SimdKey {
 
   // Expands `key` (16, 24 or 32 bytes) for `tier`.
   void Set(const Tier &tier, std::span<const uint8_t> key);
+  // Without a tier: keeps `key` (at most 64 bytes, an XTS key whole) as it
+  // is, in the schedule's storage, for the paths that key themselves from
+  // it; is_set() stays false.
+  void SetRaw(std::span<const uint8_t> key);
   void Clear();
+  // Whether there is a tier's schedule to run the operations below.
   bool is_set() const { return tier_ != nullptr; }
+  // Whether a key was given (Set or SetRaw).
+  bool has_key() const { return key_len_ != 0; }
   const Tier *tier() const { return tier_; }
+
+  // Writes the key as given to Set or SetRaw into `out` (64 bytes) and
+  // returns its length: an encryption schedule begins with it, and a
+  // decryption schedule holds it in its last round key and, with
+  // MixColumns undone, the one before. So no context keeps a second copy.
+  size_t CipherKey(uint8_t out[64]) const;
 
   // One schedule is held, turned for the direction last asked for (a
   // context serves one direction, and a second schedule would cost every
@@ -100,6 +113,7 @@ class SimdKey {
   aesmux_aes_key schedule_{};
   const Tier *tier_ = nullptr;
   bool decrypting_ = false;
+  uint8_t key_len_ = 0;
 };
 
 // XTS's tweak key: an encryption schedule only (the tweak is always
@@ -114,6 +128,9 @@ struct XtsTweakKey {
   void Set(const Tier &tier, std::span<const uint8_t> key) {
     tier.ops.expand_key(&schedule, key.data(), key.size());
   }
+  // The key given to Set (the caller knows its length): an encryption
+  // schedule begins with it.
+  const uint8_t *key() const { return schedule.round_keys[0]; }
 
   aesmux_aes_key schedule{};
 };

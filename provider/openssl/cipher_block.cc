@@ -59,37 +59,33 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
       ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
       return 0;
     }
-    inl = TlsPad(ctx->tls_version, out, inl);
+    inl = TlsPad(ctx->tls->version, out, inl);
   }
   if (inl % kAesBlock != 0) {
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
   }
-  GenericCtx::TlsMac *held = nullptr;
-  if (!ctx->encrypt && (held = ctx->tls_mac.GetOrMake()) == nullptr) {
-    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
-    return 0;
-  }
   const Segment segment{out, out, inl};
   if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
   // The previous record's MAC is gone (the default provider frees it here).
-  ctx->tls_mac_held = false;
-  ctx->tls_mac_out = nullptr;
+  GenericCtx::Tls &tls = *ctx->tls;  // made when tls-version was set
+  tls.mac_held = false;
+  tls.mac_out = nullptr;
   *outl = inl;
   if (ctx->encrypt) return 1;
 
   uint8_t random_mac[kMaxTlsMacSize];
   TlsRecordLayout layout;
-  if (ctx->tls_mac_size > kMaxTlsMacSize ||
-      (ctx->tls_mac_size != 0 &&
+  if (tls.mac_size > kMaxTlsMacSize ||
+      (tls.mac_size != 0 &&
        !ctx->provider->fallback->RandomBytes(random_mac,
-                                             ctx->tls_mac_size)) ||
-      !TlsRemovePaddingAndMac(ctx->tls_version, {out, inl}, ctx->tls_mac_size,
-                              random_mac, held->bytes, &layout)) {
+                                             tls.mac_size)) ||
+      !TlsRemovePaddingAndMac(tls.version, {out, inl}, tls.mac_size,
+                              random_mac, tls.mac, &layout)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
   }
-  ctx->tls_mac_held = ctx->tls_mac_size != 0;
+  tls.mac_held = tls.mac_size != 0;
   *outl = layout.payload_len;
   return 1;
 }
@@ -104,7 +100,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
     ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
     return 0;
   }
-  if (ctx->tls_version > 0) {
+  if (ctx->tls_version() > 0) {
     return TlsRecordUpdate(ctx, out, outl, outsize, in, inl);
   }
 
@@ -113,7 +109,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   if (ctx->buf_len != 0 && inl != 0) {
     const size_t take = std::min(inl, kAesBlock - ctx->buf_len);
     std::memcpy(ctx->buf + ctx->buf_len, in, take);
-    ctx->buf_len += take;
+    ctx->buf_len = static_cast<uint8_t>(ctx->buf_len + take);
     in += take;
     inl -= take;
   }
@@ -172,7 +168,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   if (rest_len != 0) {
     std::memcpy(ctx->buf + ctx->buf_len, overlapping ? rest : in + whole,
                 rest_len);
-    ctx->buf_len += rest_len;
+    ctx->buf_len = static_cast<uint8_t>(ctx->buf_len + rest_len);
   }
   if (overlapping) OPENSSL_cleanse(rest, sizeof(rest));
   *outl = produced + whole;
@@ -184,7 +180,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
 int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
                 const unsigned char *in, size_t inl) noexcept {
   auto *ctx = static_cast<GenericCtx *>(vctx);
-  if (ctx->key_set && ctx->tls_version == 0 && ctx->buf_len == 0 &&
+  if (ctx->key_set && ctx->tls_version() == 0 && ctx->buf_len == 0 &&
       (inl & (kAesBlock - 1)) == 0 && inl != 0 && outsize >= inl &&
       (ctx->encrypt || !ctx->pad)) {
     uint8_t *iv = ctx->family == Family::kCbc ? ctx->iv : nullptr;
@@ -205,7 +201,7 @@ int BlockFinal(void *vctx, unsigned char *out, size_t *outl,
     ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
     return 0;
   }
-  if (ctx->tls_version > 0) {
+  if (ctx->tls_version() > 0) {
     // TLS records are never finalised.
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;

@@ -13,14 +13,21 @@ namespace aesmux::openssl {
 using core::Family;
 
 GenericCtx::GenericCtx(ProviderContext *provider_context, core::Alg algorithm)
-    : provider(provider_context),
+    : engine(provider_context->router, algorithm),
       alg(algorithm),
       family(core::Info(algorithm).family),
       key_len(static_cast<uint8_t>(core::Info(algorithm).key_len)),
       iv_len(family == Family::kEcb ? 0 : kAesBlock),
       block_size(family == Family::kEcb || family == Family::kCbc ? kAesBlock
                                                                   : 1),
-      engine(provider_context->router, algorithm) {}
+      provider(provider_context) {}
+
+// Every keyed context costs its EVP_CIPHER_CTX (192 bytes of heap with
+// OpenSSL 3.0) and this: at most 448 bytes keeps ECB, CBC and CTR within
+// the default provider's 656 bytes per keyed context, XTS (with its
+// 256-byte tweak key) within 928 (tests/provider/ctx_memory_bench).
+static_assert(sizeof(GenericCtx) <= 448,
+              "a keyed context would cost more than the default provider's");
 
 GenericCtx::~GenericCtx() {
   OPENSSL_cleanse(iv, sizeof(iv));
@@ -29,7 +36,7 @@ GenericCtx::~GenericCtx() {
   if (pipes) OPENSSL_cleanse(pipes.get(), sizeof(*pipes));
 }
 
-GenericCtx::TlsMac::~TlsMac() { OPENSSL_cleanse(bytes, sizeof(bytes)); }
+GenericCtx::Tls::~Tls() { OPENSSL_cleanse(mac, sizeof(mac)); }
 
 void *NewGenericCtx(void *provctx, core::Alg alg) noexcept {
   auto *ctx = new (std::nothrow)
@@ -83,15 +90,16 @@ bool SetInitKey(GenericCtx *ctx, const uint8_t *key, size_t key_len) {
 namespace {
 
 // tls-mac: a pointer and tls-mac-size, as the default provider answers.
-// A pointer into `tls_mac` never comes with a size beyond it: after
+// A pointer into the held `mac` never comes with a size beyond it: after
 // tls-mac-size grows past 64 bytes (which no record can then have), the
 // pointer is null.
 bool SetTlsMacParam(OSSL_PARAM params[], GenericCtx *ctx) {
   OSSL_PARAM *p = FindParam(params, OSSL_CIPHER_PARAM_TLS_MAC);
   if (p == nullptr) return true;
   const uint8_t *mac = ctx->tls_mac_ptr();
-  if (ctx->tls_mac_held && ctx->tls_mac_size > kMaxTlsMacSize) mac = nullptr;
-  if (OSSL_PARAM_set_octet_ptr(p, mac, ctx->tls_mac_size)) return true;
+  const size_t size = ctx->tls_mac_size();
+  if (ctx->tls && ctx->tls->mac_held && size > kMaxTlsMacSize) mac = nullptr;
+  if (OSSL_PARAM_set_octet_ptr(p, mac, size)) return true;
   ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
   return false;
 }
@@ -163,6 +171,22 @@ int GenericDecryptInit(void *vctx, const unsigned char *key, size_t key_len,
                      params, false);
 }
 
+namespace {
+
+// Sets a TLS field, making the context's TLS state on first use.
+template <typename Set>
+bool SetTls(GenericCtx *ctx, Set set) {
+  GenericCtx::Tls *tls = ctx->tls.GetOrMake();
+  if (tls == nullptr) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return false;
+  }
+  set(tls);
+  return true;
+}
+
+}  // namespace
+
 int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GenericCtx *>(vctx);
   if (params == nullptr) return 1;
@@ -180,12 +204,16 @@ int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   if (!GetUintParam(params, OSSL_CIPHER_PARAM_TLS_VERSION, &value, &found)) {
     return 0;
   }
-  if (found) ctx->tls_version = value;
+  if (found && !SetTls(ctx, [&](GenericCtx::Tls *tls) { tls->version = value; })) {
+    return 0;
+  }
   size_t size = 0;
   if (!GetSizeParam(params, OSSL_CIPHER_PARAM_TLS_MAC_SIZE, &size, &found)) {
     return 0;
   }
-  if (found) ctx->tls_mac_size = size;
+  if (found && !SetTls(ctx, [&](GenericCtx::Tls *tls) { tls->mac_size = size; })) {
+    return 0;
+  }
   if (!GetUintParam(params, OSSL_CIPHER_PARAM_NUM, &value, &found)) return 0;
   if (found) {
     // num indexes a 16-byte block, the keystream block in CTR. OpenSSL
@@ -195,7 +223,7 @@ int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
       ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
       return 0;
     }
-    ctx->num = value;
+    ctx->num = static_cast<uint8_t>(value);
   }
   return 1;
 }

@@ -36,7 +36,10 @@ struct GenericCtx {
   GenericCtx &operator=(const GenericCtx &) = delete;
   ~GenericCtx();
 
-  ProviderContext *provider;
+  // First, and [[no_unique_address]]: the small members below go into the
+  // tail padding of its key schedule, and the context fits the default
+  // provider's size (the static_assert in generic_ctx.cc).
+  [[no_unique_address]] route::BlockEngine engine;
   core::Alg alg;
   core::Family family;
   uint8_t key_len;
@@ -47,41 +50,43 @@ struct GenericCtx {
   bool key_set = false;
   bool iv_set = false;
   bool pad = true;
-  unsigned int num = 0;
+  uint8_t num = 0;      // below kAesBlock
+  uint8_t buf_len = 0;  // at most kAesBlock
   uint8_t iv[kAesBlock] = {};   // running IV: CBC chaining value, CTR counter
   uint8_t oiv[kAesBlock] = {};  // IV as given at init
-  // ECB/CBC: the partial block held between updates. CTR: the keystream
-  // block that `num` indexes into.
+  // ECB/CBC: the partial block held between updates (buf_len bytes). CTR:
+  // the keystream block that `num` indexes into.
   uint8_t buf[kAesBlock] = {};
-  size_t buf_len = 0;
-  // TLS record mode (CBC), set by libssl through tls-version/tls-mac-size.
-  unsigned int tls_version = 0;
-  size_t tls_mac_size = 0;
-  // The MAC of the last decrypted record, handed to libssl through
-  // tls-mac (tls_mac_ptr()): none until a record brings one; for CBC (and
-  // ECB) held in `tls_mac` (random if the record's padding was bad), for
-  // CTR in the caller's output (`tls_mac_out`), as the default provider
-  // does.
-  struct TlsMac {
-    TlsMac() = default;
-    TlsMac(const TlsMac &) = default;
-    ~TlsMac();
-    uint8_t bytes[kMaxTlsMacSize] = {};
+  ProviderContext *provider;
+  // TLS record mode (CBC, CTR), set by libssl through tls-version and
+  // tls-mac-size; made when either is set. The MAC of the last decrypted
+  // record goes to libssl through tls-mac (tls_mac_ptr()): none until a
+  // record brings one; for CBC (and ECB) held in `mac` (random if the
+  // record's padding was bad), for CTR in the caller's output (`mac_out`),
+  // as the default provider does.
+  struct Tls {
+    Tls() = default;
+    Tls(const Tls &) = default;
+    ~Tls();
+    unsigned int version = 0;
+    bool mac_held = false;
+    size_t mac_size = 0;
+    const uint8_t *mac_out = nullptr;
+    uint8_t mac[kMaxTlsMacSize] = {};
   };
-  bool tls_mac_held = false;
-  const uint8_t *tls_mac_out = nullptr;
-  core::Boxed<TlsMac> tls_mac;  // made by the first TLS record decrypted
+  core::Boxed<Tls> tls;
   // CBC cipher pipelines (OpenSSL 3.5+): one IV per pipe.
   struct PipeIvs {
     size_t count = 0;
     uint8_t iv[32][kAesBlock] = {};
   };
   core::Boxed<PipeIvs> pipes;
-  // Last: the engine's key schedule is the largest member.
-  route::BlockEngine engine;
 
+  unsigned int tls_version() const { return tls ? tls->version : 0; }
+  size_t tls_mac_size() const { return tls ? tls->mac_size : 0; }
   const uint8_t *tls_mac_ptr() const {
-    return tls_mac_held ? tls_mac->bytes : tls_mac_out;
+    if (!tls) return nullptr;
+    return tls->mac_held ? tls->mac : tls->mac_out;
   }
 
   core::Direction direction() const {

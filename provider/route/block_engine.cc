@@ -68,6 +68,16 @@ BlockEngine::BlockEngine(const Router &router, Alg alg)
 // itself).
 BlockEngine::~BlockEngine() { CancelQueued(); }
 
+BlockEngine::KeyCopy::KeyCopy(const BlockEngine &engine)
+    : len(engine.simd_.CipherKey(buffer)) {
+  if (engine.family_ == Family::kXts && engine.simd_.is_set()) {
+    std::memcpy(buffer + len, engine.xts_tweak_->key(), len);
+    len *= 2;
+  }
+}
+
+BlockEngine::KeyCopy::~KeyCopy() { OPENSSL_cleanse(buffer, sizeof(buffer)); }
+
 void BlockEngine::CancelQueued() {
   if (batch_) batch_->queued.Cancel();
   if (afalg_) afalg_->key.CancelQueued();
@@ -77,19 +87,26 @@ void BlockEngine::SetKey(std::span<const uint8_t> key) {
   CancelQueued();
   // The same key again (openssl speed re-keys every operation; so do some
   // applications) keeps its schedules.
-  if (!key_.Replace(key)) return;
+  if (has_key()) {
+    const KeyCopy current(*this);
+    if (key.size() == current.len &&
+        CRYPTO_memcmp(key.data(), current.buffer, current.len) == 0) {
+      return;
+    }
+  }
   if (fallback_) fallback_->Reset();
   if (afalg_) afalg_->key.Reset();
-  simd_.Clear();
-  if (const kernels::Tier *tier = router_->tier()) {
-    if (family_ != Family::kXts) {
-      simd_.Set(*tier, key);
-    } else if (kernels::XtsTweakKey *tweak = xts_tweak_.GetOrMake()) {
-      // (Without memory for the tweak key the fallback path serves XTS.)
-      const size_t half = key.size() / 2;
-      simd_.Set(*tier, key.first(half));
-      tweak->Set(*tier, key.subspan(half));
-    }
+  const kernels::Tier *tier = router_->tier();
+  kernels::XtsTweakKey *tweak = nullptr;
+  if (tier != nullptr && family_ != Family::kXts) {
+    simd_.Set(*tier, key);
+  } else if (tier != nullptr && (tweak = xts_tweak_.GetOrMake()) != nullptr) {
+    const size_t half = key.size() / 2;
+    simd_.Set(*tier, key.first(half));
+    tweak->Set(*tier, key.subspan(half));
+  } else {
+    // No tier (or no memory for XTS's tweak key): the fallback path's.
+    simd_.SetRaw(key);
   }
   CountKeySetup(alg_);
 }
@@ -170,7 +187,8 @@ bool BlockEngine::RunAfalg(Direction direction, uint8_t *iv,
   }
   afalg::Service &service = afalg::Service::Get();
   const afalg::Outcome outcome =
-      afalg->key.Blocks(alg_, key_.bytes(), direction, iv, segments, keystream);
+      afalg->key.Blocks(alg_, KeyCopy(*this).bytes(), direction, iv, segments,
+                        keystream);
   service.Report(alg_, outcome);
   if (outcome.ok()) {
     CountRequest(alg_, Path::kAfalg, total);
@@ -258,6 +276,7 @@ bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
     return false;
   }
   const EVP_CIPHER *cipher = router_->fallback().cipher(alg_);
+  const KeyCopy key(*this);
   const Family family = family_;
   uint8_t *chaining = family == Family::kEcb ? nullptr : iv;
   // CTR is its own inverse: keep one keyed direction to avoid rekeying.
@@ -268,16 +287,16 @@ bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
       ok = CtrSegment(
           s, keystream,
           [&](uint8_t *out, const uint8_t *in, size_t len) {
-            return fallback->Blocks(cipher, key_.bytes(), direction, chaining, out,
+            return fallback->Blocks(cipher, key.bytes(), direction, chaining, out,
                                     in, len);
           },
           [&](uint8_t *block) {
             static constexpr uint8_t kZeros[16] = {};
-            return fallback->Blocks(cipher, key_.bytes(), direction, chaining, block,
+            return fallback->Blocks(cipher, key.bytes(), direction, chaining, block,
                                     kZeros, 16);
           });
     } else {
-      ok = fallback->Blocks(cipher, key_.bytes(), direction, chaining, s.out, s.in,
+      ok = fallback->Blocks(cipher, key.bytes(), direction, chaining, s.out, s.in,
                             s.len);
     }
     if (!ok) {

@@ -33,7 +33,6 @@
 #include "provider/fallback/fallback.h"
 #include "provider/core/algorithm.h"
 #include "provider/core/boxed.h"
-#include "provider/route/raw_key.h"
 #include "provider/route/router.h"
 #include "provider/route/scratch_buffer.h"
 #include "provider/core/stats.h"
@@ -61,7 +60,7 @@ class BlockEngine {
   // Sets the key; its length is the algorithm's key length. Cancels what
   // CancelQueued() cancels.
   void SetKey(std::span<const uint8_t> key);
-  bool has_key() const { return !key_.empty(); }
+  bool has_key() const { return simd_.has_key(); }
 
   // Cancels a request that a paused ASYNC job left queued (in a
   // multi-buffer batch or an io_uring ring) and never came back for: the
@@ -133,6 +132,20 @@ class BlockEngine {
                                      std::span<const Segment> segments,
                                      uint8_t *keystream);
 
+  // The key as the application gave it, for the paths keyed from it:
+  // assembled from the kernels' schedules (or kept as it is in simd_ when
+  // there is no tier), so that no context holds a second copy. Wiped when
+  // it goes out of scope.
+  struct KeyCopy {
+    explicit KeyCopy(const BlockEngine &engine);
+    ~KeyCopy();
+    KeyCopy(const KeyCopy &) = delete;
+    KeyCopy &operator=(const KeyCopy &) = delete;
+    std::span<const uint8_t> bytes() const { return {buffer, len}; }
+    uint8_t buffer[64];
+    size_t len;
+  };
+
   const Router *router_;
   Alg alg_;
   Family family_;
@@ -146,8 +159,6 @@ class BlockEngine {
   uint64_t mb_min_len_ = 0;
   uint64_t mb_max_len_ = 0;
   const kernels::mb::MbTier *mb_tier_ = nullptr;
-  RawKey key_;
-  kernels::SimdKey simd_;  // ECB, CBC, CTR; XTS's data key
   // What only some contexts use exists once they use it (BENCHMARKS.md,
   // "Memory per keyed context"): XTS's tweak key, and each path's state
   // but the kernels'.
@@ -170,6 +181,11 @@ class BlockEngine {
     batch::QueuedRequest queued;
   };
   core::Boxed<BatchState> batch_;
+  // ECB, CBC, CTR; XTS's data key (the whole key when XTS has no tier).
+  // Last, and [[no_unique_address]]: the members of whatever holds the
+  // engine go into its tail padding (BENCHMARKS.md, "Memory per keyed
+  // context").
+  [[no_unique_address]] kernels::SimdKey simd_;
 };
 
 }  // namespace aesmux::route

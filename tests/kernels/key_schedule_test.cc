@@ -208,6 +208,31 @@ TEST_P(KeyScheduleTest, SimdKeyTurnsBothWays) {
   }
 }
 
+// No context keeps the key beside its schedule: SimdKey gives it back from
+// the schedule in either direction, and from SetRaw's storage.
+TEST_P(KeyScheduleTest, SimdKeyGivesTheKeyBack) {
+  for (size_t key_len : kKeySizes) {
+    const Bytes key = rng_.RandomBytes(key_len);
+    SimdKey simd;
+    simd.Set(GetParam(), key);
+    uint8_t out[64] = {};
+    ASSERT_EQ(simd.CipherKey(out), key_len);
+    EXPECT_EQ(Hex({out, key_len}), Hex(key)) << "encryption schedule";
+    simd.decrypt_schedule();
+    std::memset(out, 0, sizeof(out));
+    ASSERT_EQ(simd.CipherKey(out), key_len);
+    EXPECT_EQ(Hex({out, key_len}), Hex(key)) << "decryption schedule";
+  }
+  const Bytes xts_key = rng_.RandomBytes(64);
+  SimdKey raw;
+  raw.SetRaw(xts_key);
+  EXPECT_FALSE(raw.is_set());
+  EXPECT_TRUE(raw.has_key());
+  uint8_t out[64] = {};
+  ASSERT_EQ(raw.CipherKey(out), 64u);
+  EXPECT_EQ(Hex({out, 64}), Hex(xts_key));
+}
+
 // Expansion reads only the key bytes and writes only the schedule.
 TEST_P(KeyScheduleTest, UnalignedKeyAndNoStrayWrites) {
   for (size_t key_len : kKeySizes) {
