@@ -388,34 +388,8 @@ PlotData MakePlot(const std::vector<Measured> &results,
                   (afalg_note.empty() ? "" : "; " + afalg_note);
   plot.sizes = sizes;
   for (const Measured &m : results) {
-    PlotPanel panel;
-    panel.algorithm = std::string(m.alg.name);
-    panel.direction = DirectionName(m.direction);
-    panel.title = panel.algorithm + " " + panel.direction;
-    panel.curves = m.curves;
-    const FamilyThresholds &t = families[static_cast<size_t>(m.alg.family)];
-    const std::string family(core::FamilyName(m.alg.family));
-    if (t.fallback_max > 0) {
-      panel.markers.push_back({family + ".fallback_max_len",
-                               "fallback ≤ " + FormatSize(t.fallback_max),
-                               t.fallback_max});
-    } else {
-      panel.note = "fallback_max_len = 0: simd at every size";
-    }
-    if (t.afalg_min) {
-      panel.markers.push_back({family + ".afalg_min_len",
-                               "afalg ≥ " + FormatSize(*t.afalg_min),
-                               *t.afalg_min});
-    }
-    if (t.mb_measured && m.direction == Direction::kEncrypt && t.mb_max > 0) {
-      if (t.mb_min > 0) {
-        panel.markers.push_back({family + ".mb_min_len",
-                                 "mb ≥ " + FormatSize(t.mb_min), t.mb_min});
-      }
-      panel.markers.push_back(
-          {family + ".mb_max_len", "mb ≤ " + FormatSize(t.mb_max), t.mb_max});
-    }
-    plot.panels.push_back(std::move(panel));
+    plot.panels.push_back(
+        PanelOf(m, families[static_cast<size_t>(m.alg.family)]));
   }
   return plot;
 }

@@ -1,7 +1,8 @@
 // aesmux calibrate's analysis: from the throughput curves measured for
 // one algorithm and direction, where each path starts and stops winning,
-// and what the family's thresholds are. No measuring and no output here
-// (calibrate.cc drives the measurements and writes the results).
+// and what the family's thresholds are, and the plot panel that shows
+// them. No measuring and no output here (calibrate.cc drives the
+// measurements and writes the results).
 #ifndef AESMUX_PROVIDER_CLI_CROSSOVERS_H_
 #define AESMUX_PROVIDER_CLI_CROSSOVERS_H_
 
@@ -58,6 +59,10 @@ std::array<FamilyThresholds, core::kNumFamilies> Aggregate(
 // One line per algorithm and direction for the file's comments and the
 // terminal: where each path wins.
 std::string Describe(const Measured &m);
+
+// The plot's panel for one algorithm and direction: its curves, with the
+// family's thresholds `t` marked.
+PlotPanel PanelOf(const Measured &m, const FamilyThresholds &t);
 
 }  // namespace aesmux::cli
 
