@@ -38,9 +38,12 @@ extern "C" {
 // byte order of the FIPS-197 state (round_keys[0] is the cipher key for
 // AES-128). A decryption schedule holds the "equivalent inverse cipher" keys
 // (InvMixColumns applied to rounds 1..rounds-1) in decryption order, as
-// AESDEC expects. rounds is 10, 12 or 14.
+// AESDEC expects. rounds is 10, 12 or 14. Aligned to 16 bytes, which the
+// kernels' movdqa loads need and which keeps every round key within one
+// cache line; no more, because every keyed context holds one and pays for
+// padding (BENCHMARKS.md, "Memory per keyed context").
 typedef struct aesmux_aes_key {
-  AESMUX_ALIGNED(64) uint8_t round_keys[15][16];
+  AESMUX_ALIGNED(16) uint8_t round_keys[15][16];
   uint32_t rounds;
 } aesmux_aes_key;
 

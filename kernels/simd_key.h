@@ -2,9 +2,9 @@
 // operations of that tier. The tier is fixed when the key is set, so the
 // operations below are plain indirect calls with no feature checks.
 //
-// Key material (both schedules) is wiped when the object is cleared or
-// destroyed; a new key overwrites the old one, and whatever of the old
-// schedules the new key does not overwrite is wiped.
+// Key material is wiped when the object is cleared or destroyed; a new key
+// overwrites the old one, and whatever of the old schedule the new key does
+// not overwrite is wiped.
 #ifndef AESMUX_KERNELS_SIMD_KEY_H_
 #define AESMUX_KERNELS_SIMD_KEY_H_
 
@@ -39,76 +39,100 @@ class SimdKey {
   SimdKey &operator=(const SimdKey &other) = default;
   ~SimdKey() { Clear(); }
 
-  // Expands `key` (16, 24 or 32 bytes) for `tier`. The decryption schedule
-  // is derived on first use.
+  // Expands `key` (16, 24 or 32 bytes) for `tier`.
   void Set(const Tier &tier, std::span<const uint8_t> key);
+  // Without a tier: keeps `key` (at most 64 bytes, an XTS key whole) as it
+  // is, in the schedule's storage, for the paths that key themselves from
+  // it; is_set() stays false.
+  void SetRaw(std::span<const uint8_t> key);
   void Clear();
+  // Whether there is a tier's schedule to run the operations below.
   bool is_set() const { return tier_ != nullptr; }
+  // Whether a key was given (Set or SetRaw).
+  bool has_key() const { return key_len_ != 0; }
   const Tier *tier() const { return tier_; }
 
-  const aesmux_aes_key &encrypt_schedule() const { return enc_; }
-  // Derived on first use (inline check: every short decryption asks).
+  // Writes the key as given to Set or SetRaw into `out` (64 bytes) and
+  // returns its length: an encryption schedule begins with it, and a
+  // decryption schedule holds it in its last round key and, with
+  // MixColumns undone, the one before. So no context keeps a second copy.
+  size_t CipherKey(uint8_t out[64]) const;
+
+  // One schedule is held, turned for the direction last asked for (a
+  // context serves one direction, and a second schedule would cost every
+  // context 256 bytes). Turning it costs one derivation; the inline check
+  // is what every short request pays. A reference stays valid until the
+  // other direction is asked for.
+  const aesmux_aes_key &encrypt_schedule() {
+    if (decrypting_) TurnForEncryption();
+    return schedule_;
+  }
   const aesmux_aes_key &decrypt_schedule() {
-    if (!have_decrypt_) DeriveDecryptSchedule();
-    return dec_;
+    if (!decrypting_) TurnForDecryption();
+    return schedule_;
   }
 
   // Whole blocks only: `len` is a multiple of 16.
-  void EcbEncrypt(uint8_t *out, const uint8_t *in, size_t len) const {
-    tier_->ops.ecb_encrypt(&enc_, out, in, len);
+  void EcbEncrypt(uint8_t *out, const uint8_t *in, size_t len) {
+    tier_->ops.ecb_encrypt(&encrypt_schedule(), out, in, len);
   }
   void EcbDecrypt(uint8_t *out, const uint8_t *in, size_t len) {
     tier_->ops.ecb_decrypt(&decrypt_schedule(), out, in, len);
   }
   void CbcEncrypt(uint8_t iv[16], uint8_t *out, const uint8_t *in,
-                  size_t len) const {
-    tier_->ops.cbc_encrypt(&enc_, iv, out, in, len);
+                  size_t len) {
+    tier_->ops.cbc_encrypt(&encrypt_schedule(), iv, out, in, len);
   }
   void CbcDecrypt(uint8_t iv[16], uint8_t *out, const uint8_t *in,
                   size_t len) {
     tier_->ops.cbc_decrypt(&decrypt_schedule(), iv, out, in, len);
   }
-  void Ctr(uint8_t counter[16], uint8_t *out, const uint8_t *in,
-           size_t len) const {
-    tier_->ops.ctr_crypt(&enc_, counter, out, in, len);
+  void Ctr(uint8_t counter[16], uint8_t *out, const uint8_t *in, size_t len) {
+    tier_->ops.ctr_crypt(&encrypt_schedule(), counter, out, in, len);
   }
   // Encrypts one block (used for GCM's E(K, J0) and keystream tails).
-  void EncryptBlock(uint8_t out[16], const uint8_t in[16]) const {
-    tier_->ops.ecb_encrypt(&enc_, out, in, 16);
+  void EncryptBlock(uint8_t out[16], const uint8_t in[16]) {
+    tier_->ops.ecb_encrypt(&encrypt_schedule(), out, in, 16);
+  }
+  // XTS with this key as the data key and `tweak` (an encryption schedule
+  // of the same tier) as the tweak key: one data unit of `len` >= 16
+  // bytes, with ciphertext stealing.
+  void XtsEncrypt(const aesmux_aes_key &tweak, const uint8_t iv[16],
+                  uint8_t *out, const uint8_t *in, size_t len) {
+    tier_->ops.xts_encrypt(&encrypt_schedule(), &tweak, iv, out, in, len);
+  }
+  void XtsDecrypt(const aesmux_aes_key &tweak, const uint8_t iv[16],
+                  uint8_t *out, const uint8_t *in, size_t len) {
+    tier_->ops.xts_decrypt(&decrypt_schedule(), &tweak, iv, out, in, len);
   }
 
  private:
-  void DeriveDecryptSchedule();
+  void TurnForEncryption();
+  void TurnForDecryption();
 
+  aesmux_aes_key schedule_{};
   const Tier *tier_ = nullptr;
-  bool have_decrypt_ = false;
-  aesmux_aes_key enc_{};
-  aesmux_aes_key dec_{};
+  bool decrypting_ = false;
+  uint8_t key_len_ = 0;
 };
 
-// XTS: a data key and a tweak key (the two halves of the XTS key).
-class SimdXtsKey {
- public:
-  // `key` is the full XTS key: 32 or 64 bytes.
-  void Set(const Tier &tier, std::span<const uint8_t> key);
-  void Clear();
-  bool is_set() const { return data_.is_set(); }
+// XTS's tweak key: an encryption schedule only (the tweak is always
+// encrypted), kept apart from the data key's SimdKey so that only XTS
+// contexts hold a second schedule.
+struct XtsTweakKey {
+  XtsTweakKey() = default;
+  XtsTweakKey(const XtsTweakKey &) = default;
+  XtsTweakKey &operator=(const XtsTweakKey &) = default;
+  ~XtsTweakKey() { SecureZero(&schedule, sizeof(schedule)); }
 
-  // One data unit of `len` >= 16 bytes, with ciphertext stealing.
-  void Encrypt(const uint8_t iv[16], uint8_t *out, const uint8_t *in,
-               size_t len) const {
-    data_.tier()->ops.xts_encrypt(&data_.encrypt_schedule(),
-                                  &tweak_.encrypt_schedule(), iv, out, in, len);
+  void Set(const Tier &tier, std::span<const uint8_t> key) {
+    tier.ops.expand_key(&schedule, key.data(), key.size());
   }
-  void Decrypt(const uint8_t iv[16], uint8_t *out, const uint8_t *in,
-               size_t len) {
-    data_.tier()->ops.xts_decrypt(&data_.decrypt_schedule(),
-                                  &tweak_.encrypt_schedule(), iv, out, in, len);
-  }
+  // The key given to Set (the caller knows its length): an encryption
+  // schedule begins with it.
+  const uint8_t *key() const { return schedule.round_keys[0]; }
 
- private:
-  SimdKey data_;
-  SimdKey tweak_;
+  aesmux_aes_key schedule{};
 };
 
 }  // namespace aesmux::kernels

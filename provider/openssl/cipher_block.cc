@@ -24,7 +24,9 @@ using core::Segment;
 inline bool RunBlocks(GenericCtx *ctx, std::span<const Segment> segments) {
   uint8_t *iv = ctx->family == Family::kCbc ? ctx->iv : nullptr;
   if (ctx->engine.Run(ctx->direction(), iv, segments)) return true;
-  ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+  size_t len = 0;
+  for (const Segment &segment : segments) len += segment.len;
+  RaiseNoPathServed(ctx, len);
   return false;
 }
 
@@ -57,7 +59,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
       ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
       return 0;
     }
-    inl = TlsPad(ctx->tls_version, out, inl);
+    inl = TlsPad(ctx->tls->version, out, inl);
   }
   if (inl % kAesBlock != 0) {
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
@@ -66,22 +68,24 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   const Segment segment{out, out, inl};
   if (!RunBlocks(ctx, std::span(&segment, 1))) return 0;
   // The previous record's MAC is gone (the default provider frees it here).
-  ctx->tls_mac_ptr = nullptr;
+  GenericCtx::Tls &tls = *ctx->tls;  // made when tls-version was set
+  tls.mac_held = false;
+  tls.mac_out = nullptr;
   *outl = inl;
   if (ctx->encrypt) return 1;
 
   uint8_t random_mac[kMaxTlsMacSize];
   TlsRecordLayout layout;
-  if (ctx->tls_mac_size > kMaxTlsMacSize ||
-      (ctx->tls_mac_size != 0 &&
+  if (tls.mac_size > kMaxTlsMacSize ||
+      (tls.mac_size != 0 &&
        !ctx->provider->fallback->RandomBytes(random_mac,
-                                             ctx->tls_mac_size)) ||
-      !TlsRemovePaddingAndMac(ctx->tls_version, {out, inl}, ctx->tls_mac_size,
-                              random_mac, ctx->tls_mac, &layout)) {
+                                             tls.mac_size)) ||
+      !TlsRemovePaddingAndMac(tls.version, {out, inl}, tls.mac_size,
+                              random_mac, tls.mac, &layout)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
   }
-  if (ctx->tls_mac_size != 0) ctx->tls_mac_ptr = ctx->tls_mac;
+  tls.mac_held = tls.mac_size != 0;
   *outl = layout.payload_len;
   return 1;
 }
@@ -96,7 +100,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
     ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
     return 0;
   }
-  if (ctx->tls_version > 0) {
+  if (ctx->tls_version() > 0) {
     return TlsRecordUpdate(ctx, out, outl, outsize, in, inl);
   }
 
@@ -105,7 +109,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   if (ctx->buf_len != 0 && inl != 0) {
     const size_t take = std::min(inl, kAesBlock - ctx->buf_len);
     std::memcpy(ctx->buf + ctx->buf_len, in, take);
-    ctx->buf_len += take;
+    ctx->buf_len = static_cast<uint8_t>(ctx->buf_len + take);
     in += take;
     inl -= take;
   }
@@ -164,7 +168,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   if (rest_len != 0) {
     std::memcpy(ctx->buf + ctx->buf_len, overlapping ? rest : in + whole,
                 rest_len);
-    ctx->buf_len += rest_len;
+    ctx->buf_len = static_cast<uint8_t>(ctx->buf_len + rest_len);
   }
   if (overlapping) OPENSSL_cleanse(rest, sizeof(rest));
   *outl = produced + whole;
@@ -176,12 +180,12 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
 int BlockUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
                 const unsigned char *in, size_t inl) noexcept {
   auto *ctx = static_cast<GenericCtx *>(vctx);
-  if (ctx->key_set && ctx->tls_version == 0 && ctx->buf_len == 0 &&
+  if (ctx->key_set && ctx->tls_version() == 0 && ctx->buf_len == 0 &&
       (inl & (kAesBlock - 1)) == 0 && inl != 0 && outsize >= inl &&
       (ctx->encrypt || !ctx->pad)) {
     uint8_t *iv = ctx->family == Family::kCbc ? ctx->iv : nullptr;
     if (!ctx->engine.RunWholeBlocks(ctx->direction(), iv, out, in, inl)) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+      RaiseNoPathServed(ctx, inl);
       return 0;
     }
     *outl = inl;
@@ -197,7 +201,7 @@ int BlockFinal(void *vctx, unsigned char *out, size_t *outl,
     ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
     return 0;
   }
-  if (ctx->tls_version > 0) {
+  if (ctx->tls_version() > 0) {
     // TLS records are never finalised.
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
@@ -315,9 +319,8 @@ int PipelineEncryptInit(void *vctx, const unsigned char *key, size_t key_len,
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
   }
-  if (ctx->pipes == nullptr) {
-    ctx->pipes.reset(new (std::nothrow) GenericCtx::PipeIvs);
-    if (ctx->pipes == nullptr) {
+  if (!ctx->pipes) {
+    if (ctx->pipes.GetOrMake() == nullptr) {
       ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
       return 0;
     }
@@ -349,7 +352,7 @@ int RunPipes(GenericCtx *ctx, size_t numpipes, unsigned char **out,
     requests[i] = {ctx->pipes->iv[i], out[i], in[i], len[i]};
   }
   if (!ctx->engine.RunCbcEncryptPipes(std::span(requests, numpipes))) {
-    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    RaiseNoPathServed(ctx, 0);
     return 0;
   }
   return 1;
@@ -360,7 +363,7 @@ bool CheckPipes(const GenericCtx *ctx, size_t numpipes) {
     ERR_raise(ERR_LIB_PROV, PROV_R_NO_KEY_SET);
     return false;
   }
-  if (ctx->pipes == nullptr || numpipes != ctx->pipes->count) {
+  if (!ctx->pipes || numpipes != ctx->pipes->count) {
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return false;
   }

@@ -24,12 +24,12 @@ bool CtrCrypt(GenericCtx *ctx, uint8_t *out, const uint8_t *in, size_t len) {
     const core::Segment segment{out, in, len};
     if (!ctx->engine.Run(core::Direction::kEncrypt, ctx->iv,
                          std::span(&segment, 1), ctx->buf)) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+      RaiseNoPathServed(ctx, len);
       return false;
     }
     used = len % kAesBlock;
   }
-  ctx->num = static_cast<unsigned int>(used);
+  ctx->num = static_cast<uint8_t>(used);
   return true;
 }
 
@@ -67,12 +67,12 @@ int CtrUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
     return 1;
   }
   if (!CtrCipher(vctx, out, outl, outsize, in, inl)) return 0;
-  if (ctx->encrypt || ctx->tls_version == 0 || ctx->tls_mac_size == 0) {
+  if (ctx->encrypt || ctx->tls_version() == 0 || ctx->tls->mac_size == 0) {
     return 1;
   }
-  if (*outl < ctx->tls_mac_size) return 0;
-  *outl -= ctx->tls_mac_size;
-  ctx->tls_mac_ptr = out + *outl;
+  if (*outl < ctx->tls->mac_size) return 0;
+  *outl -= ctx->tls->mac_size;
+  ctx->tls->mac_out = out + *outl;
   return 1;
 }
 

@@ -93,6 +93,7 @@ int XtsCipher(void *vctx, unsigned char *out, size_t *outl, size_t,
   }
   const core::Segment segment{out, in, inl};
   if (!ctx->engine.Run(ctx->direction(), ctx->iv, std::span(&segment, 1))) {
+    RaiseNoPathServed(ctx, inl);
     return 0;
   }
   *outl = inl;

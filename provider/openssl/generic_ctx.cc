@@ -13,22 +13,30 @@ namespace aesmux::openssl {
 using core::Family;
 
 GenericCtx::GenericCtx(ProviderContext *provider_context, core::Alg algorithm)
-    : provider(provider_context),
+    : engine(provider_context->router, algorithm),
       alg(algorithm),
       family(core::Info(algorithm).family),
-      engine(provider_context->router, algorithm),
-      key_len(core::Info(algorithm).key_len),
+      key_len(static_cast<uint8_t>(core::Info(algorithm).key_len)),
       iv_len(family == Family::kEcb ? 0 : kAesBlock),
       block_size(family == Family::kEcb || family == Family::kCbc ? kAesBlock
-                                                                  : 1) {}
+                                                                  : 1),
+      provider(provider_context) {}
+
+// Every keyed context costs its EVP_CIPHER_CTX (192 bytes of heap with
+// OpenSSL 3.0) and this: at most 448 bytes keeps ECB, CBC and CTR within
+// the default provider's 656 bytes per keyed context, XTS (with its
+// 256-byte tweak key) within 928 (tests/provider/ctx_memory_bench).
+static_assert(sizeof(GenericCtx) <= 448,
+              "a keyed context would cost more than the default provider's");
 
 GenericCtx::~GenericCtx() {
   OPENSSL_cleanse(iv, sizeof(iv));
   OPENSSL_cleanse(oiv, sizeof(oiv));
   OPENSSL_cleanse(buf, sizeof(buf));
-  OPENSSL_cleanse(tls_mac, sizeof(tls_mac));
-  if (pipes != nullptr) OPENSSL_cleanse(pipes.get(), sizeof(*pipes));
+  if (pipes) OPENSSL_cleanse(pipes.get(), sizeof(*pipes));
 }
+
+GenericCtx::Tls::~Tls() { OPENSSL_cleanse(mac, sizeof(mac)); }
 
 void *NewGenericCtx(void *provctx, core::Alg alg) noexcept {
   auto *ctx = new (std::nothrow)
@@ -42,39 +50,20 @@ void FreeGenericCtx(void *vctx) noexcept {
 }
 
 void *DupGenericCtx(void *vctx) noexcept {
-  const auto *in = static_cast<const GenericCtx *>(vctx);
-  auto *out = new (std::nothrow) GenericCtx(in->provider, in->alg);
-  if (out == nullptr) {
+  try {
+    return new GenericCtx(*static_cast<const GenericCtx *>(vctx));
+  } catch (const std::bad_alloc &) {
     ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
     return nullptr;
   }
-  if (!out->engine.CopyFrom(in->engine)) {
-    delete out;
-    return nullptr;
-  }
-  out->encrypt = in->encrypt;
-  out->key_set = in->key_set;
-  out->iv_set = in->iv_set;
-  out->pad = in->pad;
-  out->num = in->num;
-  std::memcpy(out->iv, in->iv, sizeof(out->iv));
-  std::memcpy(out->oiv, in->oiv, sizeof(out->oiv));
-  std::memcpy(out->buf, in->buf, sizeof(out->buf));
-  out->buf_len = in->buf_len;
-  out->tls_version = in->tls_version;
-  out->tls_mac_size = in->tls_mac_size;
-  std::memcpy(out->tls_mac, in->tls_mac, sizeof(out->tls_mac));
-  out->tls_mac_ptr =
-      in->tls_mac_ptr == in->tls_mac ? out->tls_mac : in->tls_mac_ptr;
-  if (in->pipes != nullptr) {
-    out->pipes.reset(new (std::nothrow) GenericCtx::PipeIvs(*in->pipes));
-    if (out->pipes == nullptr) {
-      ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
-      delete out;
-      return nullptr;
-    }
-  }
-  return out;
+}
+
+void RaiseNoPathServed(const GenericCtx *ctx, size_t len) {
+  const std::string_view name = core::Info(ctx->alg).name;
+  ERR_raise_data(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED,
+                 "%.*s %s of %zu bytes: no path served it",
+                 static_cast<int>(name.size()), name.data(),
+                 ctx->encrypt ? "encryption" : "decryption", len);
 }
 
 bool SetInitIv(GenericCtx *ctx, const uint8_t *iv, size_t iv_len) {
@@ -101,17 +90,16 @@ bool SetInitKey(GenericCtx *ctx, const uint8_t *key, size_t key_len) {
 namespace {
 
 // tls-mac: a pointer and tls-mac-size, as the default provider answers.
-// A pointer into `tls_mac` never comes with a size beyond it: after
+// A pointer into the held `mac` never comes with a size beyond it: after
 // tls-mac-size grows past 64 bytes (which no record can then have), the
 // pointer is null.
 bool SetTlsMacParam(OSSL_PARAM params[], GenericCtx *ctx) {
   OSSL_PARAM *p = FindParam(params, OSSL_CIPHER_PARAM_TLS_MAC);
   if (p == nullptr) return true;
-  const uint8_t *mac = ctx->tls_mac_ptr;
-  if (mac == ctx->tls_mac && ctx->tls_mac_size > sizeof(ctx->tls_mac)) {
-    mac = nullptr;
-  }
-  if (OSSL_PARAM_set_octet_ptr(p, mac, ctx->tls_mac_size)) return true;
+  const uint8_t *mac = ctx->tls_mac_ptr();
+  const size_t size = ctx->tls_mac_size();
+  if (ctx->tls && ctx->tls->mac_held && size > kMaxTlsMacSize) mac = nullptr;
+  if (OSSL_PARAM_set_octet_ptr(p, mac, size)) return true;
   ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
   return false;
 }
@@ -183,6 +171,22 @@ int GenericDecryptInit(void *vctx, const unsigned char *key, size_t key_len,
                      params, false);
 }
 
+namespace {
+
+// Sets a TLS field, making the context's TLS state on first use.
+template <typename Set>
+bool SetTls(GenericCtx *ctx, Set set) {
+  GenericCtx::Tls *tls = ctx->tls.GetOrMake();
+  if (tls == nullptr) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return false;
+  }
+  set(tls);
+  return true;
+}
+
+}  // namespace
+
 int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GenericCtx *>(vctx);
   if (params == nullptr) return 1;
@@ -200,12 +204,16 @@ int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   if (!GetUintParam(params, OSSL_CIPHER_PARAM_TLS_VERSION, &value, &found)) {
     return 0;
   }
-  if (found) ctx->tls_version = value;
+  if (found && !SetTls(ctx, [&](GenericCtx::Tls *tls) { tls->version = value; })) {
+    return 0;
+  }
   size_t size = 0;
   if (!GetSizeParam(params, OSSL_CIPHER_PARAM_TLS_MAC_SIZE, &size, &found)) {
     return 0;
   }
-  if (found) ctx->tls_mac_size = size;
+  if (found && !SetTls(ctx, [&](GenericCtx::Tls *tls) { tls->mac_size = size; })) {
+    return 0;
+  }
   if (!GetUintParam(params, OSSL_CIPHER_PARAM_NUM, &value, &found)) return 0;
   if (found) {
     // num indexes a 16-byte block, the keystream block in CTR. OpenSSL
@@ -215,7 +223,7 @@ int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
       ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER);
       return 0;
     }
-    ctx->num = value;
+    ctx->num = static_cast<uint8_t>(value);
   }
   return 1;
 }

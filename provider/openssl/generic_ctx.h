@@ -13,8 +13,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
+#include "provider/core/boxed.h"
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
 #include "provider/openssl/tls_cbc.h"
@@ -24,44 +24,70 @@ namespace aesmux::openssl {
 
 inline constexpr size_t kAesBlock = 16;
 
+// The state is a value: dupctx is the copy constructor, each member
+// copying itself (the engine and the boxed parts deeply), so a new member
+// is copied without a field list to remember it in. Members are as narrow
+// as their values, since every keyed context holds them (BENCHMARKS.md,
+// "Memory per keyed context").
 struct GenericCtx {
   GenericCtx(ProviderContext *provider_context, core::Alg algorithm);
+  // Throws std::bad_alloc if memory runs out.
+  GenericCtx(const GenericCtx &) = default;
+  GenericCtx &operator=(const GenericCtx &) = delete;
   ~GenericCtx();
 
-  ProviderContext *provider;
+  // First, and [[no_unique_address]]: the small members below go into the
+  // tail padding of its key schedule, and the context fits the default
+  // provider's size (the static_assert in generic_ctx.cc).
+  [[no_unique_address]] route::BlockEngine engine;
   core::Alg alg;
   core::Family family;
-  route::BlockEngine engine;
-  size_t key_len;
-  size_t iv_len;  // 0 for ECB
-  size_t block_size;  // 16 for ECB and CBC, 1 for the stream-like modes
+  uint8_t key_len;
+  uint8_t iv_len;      // 0 for ECB
+  uint8_t block_size;  // 16 for ECB and CBC, 1 for the stream-like modes
 
   bool encrypt = false;
   bool key_set = false;
   bool iv_set = false;
   bool pad = true;
-  unsigned int num = 0;
+  uint8_t num = 0;      // below kAesBlock
+  uint8_t buf_len = 0;  // at most kAesBlock
   uint8_t iv[kAesBlock] = {};   // running IV: CBC chaining value, CTR counter
   uint8_t oiv[kAesBlock] = {};  // IV as given at init
-  // ECB/CBC: the partial block held between updates. CTR: the keystream
-  // block that `num` indexes into.
+  // ECB/CBC: the partial block held between updates (buf_len bytes). CTR:
+  // the keystream block that `num` indexes into.
   uint8_t buf[kAesBlock] = {};
-  size_t buf_len = 0;
-  // TLS record mode (CBC), set by libssl through tls-version/tls-mac-size.
-  unsigned int tls_version = 0;
-  size_t tls_mac_size = 0;
-  // The MAC of the last decrypted record, handed to libssl through
-  // tls-mac: null until a record brings one; for CBC (and ECB) `tls_mac`,
-  // which holds it (random if the record's padding was bad); for CTR a
-  // pointer into the caller's output, as the default provider does.
-  const uint8_t *tls_mac_ptr = nullptr;
-  uint8_t tls_mac[kMaxTlsMacSize] = {};
+  ProviderContext *provider;
+  // TLS record mode (CBC, CTR), set by libssl through tls-version and
+  // tls-mac-size; made when either is set. The MAC of the last decrypted
+  // record goes to libssl through tls-mac (tls_mac_ptr()): none until a
+  // record brings one; for CBC (and ECB) held in `mac` (random if the
+  // record's padding was bad), for CTR in the caller's output (`mac_out`),
+  // as the default provider does.
+  struct Tls {
+    Tls() = default;
+    Tls(const Tls &) = default;
+    ~Tls();
+    unsigned int version = 0;
+    bool mac_held = false;
+    size_t mac_size = 0;
+    const uint8_t *mac_out = nullptr;
+    uint8_t mac[kMaxTlsMacSize] = {};
+  };
+  core::Boxed<Tls> tls;
   // CBC cipher pipelines (OpenSSL 3.5+): one IV per pipe.
   struct PipeIvs {
     size_t count = 0;
     uint8_t iv[32][kAesBlock] = {};
   };
-  std::unique_ptr<PipeIvs> pipes;
+  core::Boxed<PipeIvs> pipes;
+
+  unsigned int tls_version() const { return tls ? tls->version : 0; }
+  size_t tls_mac_size() const { return tls ? tls->mac_size : 0; }
+  const uint8_t *tls_mac_ptr() const {
+    if (!tls) return nullptr;
+    return tls->mac_held ? tls->mac : tls->mac_out;
+  }
 
   core::Direction direction() const {
     return encrypt ? core::Direction::kEncrypt : core::Direction::kDecrypt;
@@ -83,6 +109,12 @@ int GenericDecryptInit(void *vctx, const unsigned char *key, size_t key_len,
                        const OSSL_PARAM params[]) noexcept;
 int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
 const OSSL_PARAM *GenericSettableCtxParams(void *vctx, void *provctx) noexcept;
+
+// Raises PROV_R_CIPHER_OPERATION_FAILED (the default provider's reason)
+// for a request of `len` bytes that no path served, with the algorithm,
+// direction and length as its data; the path's own reason lies beneath it
+// on the queue.
+void RaiseNoPathServed(const GenericCtx *ctx, size_t len);
 
 // Stores an IV given at init; raises PROV_R_INVALID_IV_LENGTH if `iv_len` is
 // not the context's IV length.

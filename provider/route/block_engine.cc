@@ -1,6 +1,7 @@
 #include "provider/route/block_engine.h"
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 
 #include <algorithm>
 #include <cstring>
@@ -57,44 +58,51 @@ BlockEngine::BlockEngine(const Router &router, Alg alg)
     : route_(router.RouteBlocks(alg, /*key_on_tier=*/false)),
       family_(Info(alg).family) {}
 
-// Before the buffers a queued request would use go (staging_ wipes
+// Before the buffers a queued request would use go (the staging wipes
 // itself).
 BlockEngine::~BlockEngine() { CancelQueued(); }
 
-void BlockEngine::CancelQueued() {
-  queued_.Cancel();
-  afalg_.CancelQueued();
+BlockEngine::KeyCopy::KeyCopy(const BlockEngine &engine)
+    : len(engine.simd_.CipherKey(buffer)) {
+  if (engine.family_ == Family::kXts && engine.simd_.is_set()) {
+    std::memcpy(buffer + len, engine.xts_tweak_->key(), len);
+    len *= 2;
+  }
 }
 
-bool BlockEngine::CopyFrom(const BlockEngine &other) {
-  if (!fallback_.CopyFrom(other.fallback_)) return false;
-  route_ = other.route_;
-  family_ = other.family_;
-  key_ = other.key_;
-  simd_ = other.simd_;
-  simd_xts_ = other.simd_xts_;
-  afalg_.ShareFrom(other.afalg_);
-  return true;
+BlockEngine::KeyCopy::~KeyCopy() { OPENSSL_cleanse(buffer, sizeof(buffer)); }
+
+void BlockEngine::CancelQueued() {
+  if (batch_) batch_->queued.Cancel();
+  if (afalg_) afalg_->key.CancelQueued();
 }
 
 void BlockEngine::SetKey(std::span<const uint8_t> key) {
   CancelQueued();
   // The same key again (openssl speed re-keys every operation; so do some
   // applications) keeps its schedules.
-  if (!key_.Replace(key)) return;
-  fallback_.Reset();
-  afalg_.Reset();
-  simd_.Clear();
-  simd_xts_.Clear();
-  if (const kernels::Tier *tier = router().tier()) {
-    if (family_ == Family::kXts) {
-      simd_xts_.Set(*tier, key);
-    } else {
-      simd_.Set(*tier, key);
+  if (has_key()) {
+    const KeyCopy current(*this);
+    if (key.size() == current.len &&
+        CRYPTO_memcmp(key.data(), current.buffer, current.len) == 0) {
+      return;
     }
   }
-  route_ = router().RouteBlocks(
-      alg(), /*key_on_tier=*/simd_.is_set() || simd_xts_.is_set());
+  if (fallback_) fallback_->Reset();
+  if (afalg_) afalg_->key.Reset();
+  const kernels::Tier *tier = router().tier();
+  kernels::XtsTweakKey *tweak = nullptr;
+  if (tier != nullptr && family_ != Family::kXts) {
+    simd_.Set(*tier, key);
+  } else if (tier != nullptr && (tweak = xts_tweak_.GetOrMake()) != nullptr) {
+    const size_t half = key.size() / 2;
+    simd_.Set(*tier, key.first(half));
+    tweak->Set(*tier, key.subspan(half));
+  } else {
+    // No tier (or no memory for XTS's tweak key): the fallback path's.
+    simd_.SetRaw(key);
+  }
+  route_ = router().RouteBlocks(alg(), /*key_on_tier=*/simd_.is_set());
   CountKeySetup(alg());
 }
 
@@ -130,13 +138,13 @@ bool BlockEngine::Run(Path path, Direction direction, uint8_t *iv,
   Handoff handoff{};
   if (RunAfalg(direction, iv, segments, keystream, total, handoff)) {
     route_.Served(Path::kAfalg, total);
-    staging_.Clear();
+    afalg_->staging.Clear();
     return true;
   }
   // On the CPU, from the staged input if it was staged.
   const bool served = RunCpu(route_.HandedOff(handoff, total), direction, iv,
                              segments, keystream, total);
-  staging_.Clear();
+  if (afalg_) afalg_->staging.Clear();
   return served;
 }
 
@@ -156,28 +164,35 @@ bool BlockEngine::RunAfalg(Direction direction, uint8_t *iv,
                            std::span<const Segment> &segments,
                            uint8_t *keystream, uint64_t total,
                            Handoff &handoff) {
-  if (segments.size() > staged_segments_.size()) {
+  AfalgState *afalg = afalg_.GetOrMake();
+  if (afalg == nullptr) {
+    handoff = Handoff::kSetup;
+    return false;
+  }
+  if (segments.size() > afalg->staged_segments.size()) {
     handoff = Handoff::kUnsupported;
     return false;
   }
   if (InPlace(segments)) {
-    if (!staging_.Resize(total)) {
+    ScratchBuffer &staging = afalg->staging;
+    if (!staging.Resize(total)) {
       handoff = Handoff::kSetup;
       return false;
     }
     size_t offset = 0;
     for (size_t i = 0; i < segments.size(); ++i) {
-      std::memcpy(staging_.data() + offset, segments[i].in, segments[i].len);
-      staged_segments_[i] = {segments[i].out, staging_.data() + offset,
-                             segments[i].len};
+      std::memcpy(staging.data() + offset, segments[i].in, segments[i].len);
+      afalg->staged_segments[i] = {segments[i].out, staging.data() + offset,
+                                   segments[i].len};
       offset += segments[i].len;
     }
-    segments = std::span<const Segment>(staged_segments_.data(),
+    segments = std::span<const Segment>(afalg->staged_segments.data(),
                                         segments.size());
   }
   afalg::Service &service = afalg::Service::Get();
   const afalg::Outcome outcome =
-      afalg_.Blocks(alg(), key_.bytes(), direction, iv, segments, keystream);
+      afalg->key.Blocks(alg(), KeyCopy(*this).bytes(), direction, iv,
+                        segments, keystream);
   service.Report(alg(), outcome);
   handoff = outcome.reason;
   return outcome.ok();
@@ -234,8 +249,8 @@ void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
           });
       return;
     case Family::kXts:
-      encrypt ? simd_xts_.Encrypt(iv, s.out, s.in, s.len)
-              : simd_xts_.Decrypt(iv, s.out, s.in, s.len);
+      encrypt ? simd_.XtsEncrypt(xts_tweak_->schedule, iv, s.out, s.in, s.len)
+              : simd_.XtsDecrypt(xts_tweak_->schedule, iv, s.out, s.in, s.len);
       return;
     case Family::kGcm:
       return;  // GCM runs in GcmEngine
@@ -245,7 +260,14 @@ void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
 bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
                               std::span<const Segment> segments,
                               uint8_t *keystream) {
+  fallback::FallbackContext *fallback = fallback_.GetOrMake();
+  if (fallback == nullptr) {
+    ERR_raise_data(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE,
+                   "fallback path: no memory for its context");
+    return false;
+  }
   const EVP_CIPHER *cipher = router().fallback().cipher(alg());
+  const KeyCopy key(*this);
   const Family family = family_;
   uint8_t *chaining = family == Family::kEcb ? nullptr : iv;
   // CTR is its own inverse: keep one keyed direction to avoid rekeying.
@@ -256,19 +278,26 @@ bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,
       ok = CtrSegment(
           s, keystream,
           [&](uint8_t *out, const uint8_t *in, size_t len) {
-            return fallback_.Blocks(cipher, key_.bytes(), direction, chaining, out,
+            return fallback->Blocks(cipher, key.bytes(), direction, chaining, out,
                                     in, len);
           },
           [&](uint8_t *block) {
             static constexpr uint8_t kZeros[16] = {};
-            return fallback_.Blocks(cipher, key_.bytes(), direction, chaining, block,
+            return fallback->Blocks(cipher, key.bytes(), direction, chaining, block,
                                     kZeros, 16);
           });
     } else {
-      ok = fallback_.Blocks(cipher, key_.bytes(), direction, chaining, s.out, s.in,
+      ok = fallback->Blocks(cipher, key.bytes(), direction, chaining, s.out, s.in,
                             s.len);
     }
-    if (!ok) return false;
+    if (!ok) {
+      const std::string_view name = Info(alg()).name;
+      ERR_raise_data(ERR_LIB_PROV, ERR_R_OPERATION_FAIL,
+                     "fallback path: the default provider's %.*s failed on "
+                     "%zu bytes", static_cast<int>(name.size()), name.data(),
+                     s.len);
+      return false;
+    }
   }
   return true;
 }

@@ -32,7 +32,7 @@
 #include "provider/batch/cbc_batch.h"
 #include "provider/fallback/fallback.h"
 #include "provider/core/algorithm.h"
-#include "provider/route/raw_key.h"
+#include "provider/core/boxed.h"
 #include "provider/route/router.h"
 #include "provider/route/scratch_buffer.h"
 #include "provider/core/stats.h"
@@ -51,16 +51,16 @@ class BlockEngine {
  public:
   BlockEngine(const Router &router, Alg alg);
   ~BlockEngine();
-  BlockEngine(const BlockEngine &) = delete;
+  // A deep copy (dupctx), member by member: each member copies itself,
+  // the paths' states included (a kernel key is shared, nothing queued or
+  // staged is copied). Throws std::bad_alloc if memory runs out.
+  BlockEngine(const BlockEngine &) = default;
   BlockEngine &operator=(const BlockEngine &) = delete;
-
-  // Makes this a deep copy of `other` (for dupctx); false if that fails.
-  bool CopyFrom(const BlockEngine &other);
 
   // Sets the key; its length is the algorithm's key length. Cancels what
   // CancelQueued() cancels.
   void SetKey(std::span<const uint8_t> key);
-  bool has_key() const { return !key_.empty(); }
+  bool has_key() const { return simd_.has_key(); }
 
   // Cancels a request that a paused ASYNC job left queued (in a
   // multi-buffer batch or an io_uring ring) and never came back for: the
@@ -133,9 +133,16 @@ class BlockEngine {
   // there are any, else alone on the kernels; counted as what it was.
   bool EncryptCbcBatched(uint8_t *iv, uint8_t *out, const uint8_t *in,
                          size_t len) {
+    BatchState *batch = batch_.GetOrMake();
+    if (batch == nullptr) [[unlikely]] {  // nowhere to hold a queued request
+      simd_.CbcEncrypt(iv, out, in, len);
+      route_.Served(Path::kSimd, len);
+      return true;
+    }
     const batch::Ran ran = batch::EncryptCbc(
         *route_.mb_tier(), *simd_.tier(),
-        {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len, &queued_});
+        {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len,
+         &batch->queued});
     if (ran == batch::Ran::kNot) return false;
     route_.Served(ran == batch::Ran::kInLanes ? Path::kMb : Path::kSimd, len);
     return true;
@@ -145,21 +152,53 @@ class BlockEngine {
                                      std::span<const Segment> segments,
                                      uint8_t *keystream);
 
+  // The key as the application gave it, for the paths keyed from it:
+  // assembled from the kernels' schedules (or kept as it is in simd_ when
+  // there is no tier), so that no context holds a second copy. Wiped when
+  // it goes out of scope.
+  struct KeyCopy {
+    explicit KeyCopy(const BlockEngine &engine);
+    ~KeyCopy();
+    KeyCopy(const KeyCopy &) = delete;
+    KeyCopy &operator=(const KeyCopy &) = delete;
+    std::span<const uint8_t> bytes() const { return {buffer, len}; }
+    uint8_t buffer[64];
+    size_t len;
+  };
+
   const Router &router() const { return route_.router(); }
   Alg alg() const { return route_.alg(); }
 
   // The router's rule for this algorithm and key.
   BlockRoute route_;
   Family family_;
-  RawKey key_;
-  kernels::SimdKey simd_;        // ECB, CBC, CTR
-  kernels::SimdXtsKey simd_xts_; // XTS
-  fallback::FallbackContext fallback_;
-  afalg::Key afalg_;
-  batch::QueuedRequest queued_;  // a CBC encryption left in a batch
-  // In-place requests' inputs, for the afalg path.
-  ScratchBuffer staging_;
-  std::array<Segment, 4> staged_segments_{};
+  // What only some contexts use exists once they use it (BENCHMARKS.md,
+  // "Memory per keyed context"): XTS's tweak key, and each path's state
+  // but the kernels'.
+  core::Boxed<kernels::XtsTweakKey> xts_tweak_;
+  core::Boxed<fallback::FallbackContext> fallback_;
+  // The afalg path's: the kernel key (a copy shares it) and in-place
+  // requests' inputs, staged (a copy has nothing staged).
+  struct AfalgState {
+    AfalgState() = default;
+    AfalgState(const AfalgState &other) { key.ShareFrom(other.key); }
+    afalg::Key key;
+    ScratchBuffer staging;
+    std::array<Segment, 4> staged_segments{};
+  };
+  core::Boxed<AfalgState> afalg_;
+  // A CBC encryption left in a multi-buffer batch (a copy has none).
+  struct BatchState {
+    BatchState() = default;
+    BatchState(const BatchState &) {}
+    batch::QueuedRequest queued;
+  };
+  core::Boxed<BatchState> batch_;
+  // ECB, CBC, CTR; XTS's data key (the whole key when XTS has no tier).
+  // Last, and [[no_unique_address]]: the members of whatever holds the
+  // engine go into its tail padding (BENCHMARKS.md, "Memory per keyed
+  // context").
+  [[no_unique_address]] kernels::SimdKey simd_;
 };
 
 }  // namespace aesmux::route

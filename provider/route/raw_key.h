@@ -37,7 +37,7 @@ class RawKey {
     }
     kernels::SecureZero(bytes_.data(), bytes_.size());
     std::memcpy(bytes_.data(), key.data(), key.size());
-    len_ = key.size();
+    len_ = static_cast<uint8_t>(key.size());
     return true;
   }
 
@@ -46,7 +46,7 @@ class RawKey {
 
  private:
   std::array<uint8_t, 64> bytes_{};
-  size_t len_ = 0;
+  uint8_t len_ = 0;  // (not size_t: every context holds one)
 };
 
 }  // namespace aesmux::route

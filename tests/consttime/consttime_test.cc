@@ -148,9 +148,12 @@ TEST_F(ConstantTime, AesniKeysAndGcmFragments) {
   Public(iv, sizeof(iv));
   simd.Set(*tier, {other.data(), 16});  // a shorter key replaces a longer
   simd.Ctr(iv, out.data(), plain.data(), 256);
-  kernels::SimdXtsKey xts;
-  xts.Set(*tier, {key.data(), 32});
-  xts.Decrypt(iv, out.data(), plain.data(), 250);
+  kernels::SimdKey xts_data;
+  kernels::XtsTweakKey xts_tweak;
+  xts_data.Set(*tier, {key.data(), 16});
+  xts_tweak.Set(*tier, {key.data() + 16, 16});
+  xts_data.XtsDecrypt(xts_tweak.schedule, iv, out.data(), plain.data(), 250);
+  xts_data.EncryptBlock(out.data(), plain.data());  // turned back: MixColumns
 
   for (const size_t iv_len : {12u, 7u, 60u}) {
     kernels::SimdGcm gcm;

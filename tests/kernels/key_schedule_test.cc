@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 
+#include "kernels/simd_key.h"
 #include "tests/kernels/test_support.h"
 
 namespace aesmux::kernels::testing {
@@ -181,6 +182,55 @@ TEST_P(KeyScheduleTest, DecryptKeyInPlace) {
     EXPECT_EQ(std::memcmp(&key_schedule, &expected, sizeof expected), 0)
         << Hex(key);
   }
+}
+
+// SimdKey holds one schedule and turns it for the direction asked for:
+// turned back for encryption (MixColumns in C++, no kernel) it is the
+// expansion again, every time.
+TEST_P(KeyScheduleTest, SimdKeyTurnsBothWays) {
+  for (size_t key_len : kKeySizes) {
+    const Bytes key = rng_.RandomBytes(key_len);
+    const aesmux_aes_key enc = EncryptKey(key);
+    const aesmux_aes_key dec = DecryptKey(key);
+    const size_t used = 16 * (enc.rounds + 1);
+    SimdKey simd;
+    simd.Set(GetParam(), key);
+    for (int turn = 0; turn < 3; ++turn) {
+      const aesmux_aes_key &d = simd.decrypt_schedule();
+      ASSERT_EQ(d.rounds, dec.rounds);
+      EXPECT_EQ(std::memcmp(d.round_keys, dec.round_keys, used), 0)
+          << "turn " << turn << " of " << Hex(key);
+      const aesmux_aes_key &e = simd.encrypt_schedule();
+      ASSERT_EQ(e.rounds, enc.rounds);
+      EXPECT_EQ(std::memcmp(e.round_keys, enc.round_keys, used), 0)
+          << "turn " << turn << " of " << Hex(key);
+    }
+  }
+}
+
+// No context keeps the key beside its schedule: SimdKey gives it back from
+// the schedule in either direction, and from SetRaw's storage.
+TEST_P(KeyScheduleTest, SimdKeyGivesTheKeyBack) {
+  for (size_t key_len : kKeySizes) {
+    const Bytes key = rng_.RandomBytes(key_len);
+    SimdKey simd;
+    simd.Set(GetParam(), key);
+    uint8_t out[64] = {};
+    ASSERT_EQ(simd.CipherKey(out), key_len);
+    EXPECT_EQ(Hex({out, key_len}), Hex(key)) << "encryption schedule";
+    simd.decrypt_schedule();
+    std::memset(out, 0, sizeof(out));
+    ASSERT_EQ(simd.CipherKey(out), key_len);
+    EXPECT_EQ(Hex({out, key_len}), Hex(key)) << "decryption schedule";
+  }
+  const Bytes xts_key = rng_.RandomBytes(64);
+  SimdKey raw;
+  raw.SetRaw(xts_key);
+  EXPECT_FALSE(raw.is_set());
+  EXPECT_TRUE(raw.has_key());
+  uint8_t out[64] = {};
+  ASSERT_EQ(raw.CipherKey(out), 64u);
+  EXPECT_EQ(Hex({out, 64}), Hex(xts_key));
 }
 
 // Expansion reads only the key bytes and writes only the schedule.

@@ -1,0 +1,47 @@
+#include "provider/afalg/socket_setup.h"
+
+#include <linux/if_alg.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "provider/afalg/afalg.h"
+
+namespace aesmux::afalg {
+
+using core::Family;
+
+namespace {
+
+constexpr size_t kTagLen = 16;
+
+}  // namespace
+
+int BindAlgorithm(int fd, Family family) {
+  const KernelAlgorithm kernel = KernelAlgorithmFor(family);
+  sockaddr_alg address{};
+  address.salg_family = AF_ALG;
+  std::strncpy(reinterpret_cast<char *>(address.salg_type), kernel.type,
+               sizeof(address.salg_type) - 1);
+  std::strncpy(reinterpret_cast<char *>(address.salg_name), kernel.name,
+               sizeof(address.salg_name) - 1);
+  if (bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0) {
+    return -errno;
+  }
+  return 0;
+}
+
+int SetSocketKey(int fd, Family family, std::span<const uint8_t> key) {
+  if (setsockopt(fd, SOL_ALG, ALG_SET_KEY, key.data(),
+                 static_cast<socklen_t>(key.size())) != 0) {
+    return -errno;
+  }
+  if (family == Family::kGcm &&
+      setsockopt(fd, SOL_ALG, ALG_SET_AEAD_AUTHSIZE, nullptr, kTagLen) != 0) {
+    return -errno;
+  }
+  return 0;
+}
+
+}  // namespace aesmux::afalg
