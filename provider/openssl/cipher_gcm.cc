@@ -22,228 +22,11 @@
 #include <optional>
 
 #include "provider/openssl/dispatch.h"
-#include "provider/openssl/generic_ctx.h"
-#include "provider/route/gcm_engine.h"
+#include "provider/openssl/gcm_ctx.h"
 
 namespace aesmux::openssl {
+namespace gcm {
 namespace {
-
-using core::Alg;
-using core::Direction;
-
-// tlsivfixed's length that restores a whole IV (OpenSSH).
-constexpr size_t kWholeIv = static_cast<size_t>(-1);
-constexpr size_t kDefaultIvLen = 12;
-constexpr size_t kMaxIvLen = 128;
-constexpr size_t kTagLen = 16;
-// TLS 1.2 GCM records: explicit IV ‖ payload ‖ tag; 13-byte AAD.
-constexpr size_t kTlsExplicitIvLen = EVP_GCM_TLS_EXPLICIT_IV_LEN;  // 8
-constexpr size_t kTlsFixedIvLen = EVP_GCM_TLS_FIXED_IV_LEN;        // 4
-constexpr size_t kTlsAadLen = EVP_AEAD_TLS1_AAD_LEN;               // 13
-
-// kInterrupted: finished because a key ended the message under way
-// (GcmInit). The default provider's message would go on, and its
-// encrypting final would make a tag and set the tag length to 16: aesmux
-// refuses that final but sets the length, and the IV is then kFinished.
-enum class IvState { kUninitialised, kBuffered, kCopied, kFinished,
-                     kInterrupted };
-
-bool IsFinished(IvState state) {
-  return state == IvState::kFinished || state == IvState::kInterrupted;
-}
-
-// The EVP contract's state: plain values, copied whole by dupctx (a field
-// added here is copied without anyone remembering to).
-struct GcmState {
-  GcmState(ProviderContext *provider_context, Alg algorithm)
-      : provider(provider_context),
-        alg(algorithm),
-        key_len(core::Info(algorithm).key_len) {}
-
-  Direction direction() const {
-    return encrypt ? Direction::kEncrypt : Direction::kDecrypt;
-  }
-
-  ProviderContext *provider;
-  Alg alg;
-  size_t key_len;
-
-  bool encrypt = false;
-  bool key_set = false;
-  size_t iv_len = kDefaultIvLen;
-  uint8_t iv[kMaxIvLen] = {};
-  IvState iv_state = IvState::kUninitialised;
-  bool iv_gen = false;  // TLS: the IV's last 8 bytes are a counter
-  // Set by a decryption's settag or an encryption's final; until then
-  // get_ctx_params reports 16.
-  std::optional<size_t> tag_len;
-  // The tag (set to decrypt, made by encrypting) and the TLS record header
-  // (tlsaad) share one buffer, as in the default provider: a tag read
-  // after tlsaad begins with the header's bytes.
-  uint8_t buf[kTagLen] = {};
-  static_assert(kTlsAadLen <= kTagLen);
-  // A decryption's final found the tag wrong: the message may go on, but
-  // no later final of it succeeds (README).
-  bool tag_failed = false;
-  // TLS 1.2 record mode: set by tlsaad (even one refused) for the next
-  // update only; the header is the first kTlsAadLen bytes of buf.
-  bool tls_record = false;
-  size_t tls_aad_pad = 0;
-  uint64_t tls_enc_records = 0;
-};
-
-struct GcmCtx : GcmState {
-  GcmCtx(ProviderContext *provider_context, Alg algorithm)
-      : GcmState(provider_context, algorithm),
-        engine(provider_context->router, algorithm) {}
-  ~GcmCtx() {
-    OPENSSL_cleanse(iv, sizeof(iv));
-    OPENSSL_cleanse(buf, sizeof(buf));
-  }
-
-  route::GcmEngine engine;
-};
-
-// Starts the engine's message on the current IV ("setiv"); the IV state is
-// the caller's to advance.
-bool StartMessage(GcmCtx *ctx) {
-  ctx->tag_failed = false;
-  if (ctx->iv_state == IvState::kInterrupted) {
-    ctx->iv_state = IvState::kFinished;
-  }
-  return ctx->engine.Start(ctx->direction(), {ctx->iv, ctx->iv_len});
-}
-
-// SP 800-38D 8.2.2: a random IV of at least 96 bits.
-bool GenerateIv(GcmCtx *ctx) {
-  if (ctx->iv_len < kDefaultIvLen ||
-      !ctx->provider->fallback->RandomBytes(ctx->iv, ctx->iv_len)) {
-    return false;
-  }
-  ctx->iv_state = IvState::kBuffered;
-  return true;
-}
-
-// Increments the last 8 bytes of the IV as a big-endian counter.
-void IncrementInvocationField(GcmCtx *ctx) {
-  uint8_t *counter = ctx->iv + ctx->iv_len - 8;
-  for (int i = 7; i >= 0; --i) {
-    if (++counter[i] != 0) break;
-  }
-}
-
-// tlsivgen: starts a message on the current IV, hands out its last
-// `out_len` bytes (all of it for 0 or more than the IV) and advances the
-// invocation field for the next record. An IV shortened below that 8-byte
-// field after tlsivfixed is refused (OpenSSL 3.0 increments the bytes in
-// front of its IV).
-bool GetIvGen(GcmCtx *ctx, uint8_t *out, size_t out_len) {
-  if (!ctx->iv_gen || !ctx->key_set || ctx->iv_len < kTlsExplicitIvLen ||
-      !StartMessage(ctx)) {
-    return false;
-  }
-  if (out_len == 0 || out_len > ctx->iv_len) out_len = ctx->iv_len;
-  std::memcpy(out, ctx->iv + ctx->iv_len - out_len, out_len);
-  IncrementInvocationField(ctx);
-  ctx->iv_state = IvState::kCopied;
-  return true;
-}
-
-// tlsivinv: the peer's explicit IV replaces the IV's last `len` bytes.
-bool SetIvInv(GcmCtx *ctx, const uint8_t *in, size_t len) {
-  if (!ctx->iv_gen || !ctx->key_set || ctx->encrypt || len > ctx->iv_len) {
-    return false;
-  }
-  std::memcpy(ctx->iv + ctx->iv_len - len, in, len);
-  if (!StartMessage(ctx)) return false;
-  ctx->iv_state = IvState::kCopied;
-  return true;
-}
-
-// tlsaad: keeps the record header for the next update and corrects its
-// length field for the explicit IV (and the tag when decrypting). Returns
-// the extra output the record needs (the tag), or 0 if the AAD is invalid.
-size_t SetTlsAad(GcmCtx *ctx, const uint8_t *aad, size_t len) {
-  if (len != kTlsAadLen) return 0;
-  std::memcpy(ctx->buf, aad, len);
-  ctx->tls_record = true;
-  size_t record_len = (size_t{ctx->buf[len - 2]} << 8) | ctx->buf[len - 1];
-  if (record_len < kTlsExplicitIvLen) return 0;
-  record_len -= kTlsExplicitIvLen;
-  if (!ctx->encrypt) {
-    if (record_len < kTagLen) return 0;
-    record_len -= kTagLen;
-  }
-  ctx->buf[len - 2] = static_cast<uint8_t>(record_len >> 8);
-  ctx->buf[len - 1] = static_cast<uint8_t>(record_len);
-  return kTagLen;
-}
-
-// tlsivfixed: the fixed part of the IV (4 bytes at least, leaving at least
-// 8 for the invocation field, which is random when encrypting); length
-// (size_t)-1 restores a whole IV (OpenSSH's aes*-gcm@openssh.com).
-bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
-  if (len == kWholeIv) {
-    std::memcpy(ctx->iv, iv, ctx->iv_len);
-  } else {
-    if (len < kTlsFixedIvLen || len > ctx->iv_len ||
-        ctx->iv_len - len < kTlsExplicitIvLen) {
-      return false;
-    }
-    std::memcpy(ctx->iv, iv, len);
-    if (ctx->encrypt && !ctx->provider->fallback->RandomBytes(
-                            ctx->iv + len, ctx->iv_len - len)) {
-      return false;
-    }
-  }
-  ctx->iv_gen = true;
-  ctx->iv_state = IvState::kBuffered;
-  return true;
-}
-
-// One TLS 1.2 record, in place: explicit IV ‖ payload ‖ tag.
-[[gnu::noinline]] int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
-              size_t len) {
-  size_t produced = 0;
-  int ok = 0;
-  if (!ctx->key_set || out != in ||
-      len < kTlsExplicitIvLen + kTagLen) {
-    goto done;
-  }
-  // SP 800-38D key/IV uniqueness: stop before the record counter wraps.
-  if (ctx->encrypt && ++ctx->tls_enc_records == 0) {
-    ERR_raise(ERR_LIB_PROV, PROV_R_TOO_MANY_RECORDS);
-    goto done;
-  }
-  if (ctx->encrypt ? !GetIvGen(ctx, out, kTlsExplicitIvLen)
-                   : !SetIvInv(ctx, out, kTlsExplicitIvLen)) {
-    goto done;
-  }
-  {
-    uint8_t *payload = out + kTlsExplicitIvLen;
-    const size_t payload_len = len - kTlsExplicitIvLen - kTagLen;
-    uint8_t *record_tag = payload + payload_len;
-    if (!ctx->encrypt) ctx->engine.ExpectTag({record_tag, kTagLen});
-    bool sealed = ctx->engine.Aad({ctx->buf, kTlsAadLen}) &&
-                  ctx->engine.Crypt(payload, payload, payload_len);
-    // The default provider sets the tag length here, before its final.
-    if (sealed) ctx->tag_len = kTagLen;
-    sealed = sealed && ctx->engine.Finish(record_tag, kTagLen);
-    if (!sealed) {
-      if (!ctx->encrypt) OPENSSL_cleanse(payload, payload_len);
-      goto done;
-    }
-    produced = ctx->encrypt ? len : payload_len;
-    ok = 1;
-  }
-done:
-  if (ctx->iv_state != IvState::kInterrupted) {
-    ctx->iv_state = IvState::kFinished;
-  }
-  ctx->tls_record = false;
-  *outl = produced;
-  return ok;
-}
 
 // Out of line, as TlsRecord and FinishMessage, so that GcmProcess, run for
 // every update, saves few registers (BENCHMARKS.md, "Per-record cost").
@@ -655,12 +438,16 @@ struct GcmFamily {
 };
 
 }  // namespace
+}  // namespace gcm
 
-const OSSL_DISPATCH *GcmDispatch(Alg alg) {
+const OSSL_DISPATCH *GcmDispatch(core::Alg alg) {
   switch (alg) {
-    case Alg::kAes128Gcm: return kCipherDispatch<Alg::kAes128Gcm, GcmFamily>;
-    case Alg::kAes192Gcm: return kCipherDispatch<Alg::kAes192Gcm, GcmFamily>;
-    case Alg::kAes256Gcm: return kCipherDispatch<Alg::kAes256Gcm, GcmFamily>;
+    case core::Alg::kAes128Gcm:
+      return kCipherDispatch<core::Alg::kAes128Gcm, gcm::GcmFamily>;
+    case core::Alg::kAes192Gcm:
+      return kCipherDispatch<core::Alg::kAes192Gcm, gcm::GcmFamily>;
+    case core::Alg::kAes256Gcm:
+      return kCipherDispatch<core::Alg::kAes256Gcm, gcm::GcmFamily>;
     default: return nullptr;
   }
 }

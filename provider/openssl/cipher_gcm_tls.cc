@@ -1,0 +1,147 @@
+// AES-GCM's TLS 1.2 record mode and IV generation (the tlsivgen, tlsivinv,
+// tlsaad and tlsivfixed parameters and EVP_Cipher on a record), on the
+// EVP contract state of gcm_ctx.h.
+#include <openssl/err.h>
+#include <openssl/proverr.h>
+
+#include <cstring>
+
+#include "provider/openssl/gcm_ctx.h"
+
+namespace aesmux::openssl::gcm {
+namespace {
+
+// Increments the last 8 bytes of the IV as a big-endian counter.
+void IncrementInvocationField(GcmCtx *ctx) {
+  uint8_t *counter = ctx->iv + ctx->iv_len - 8;
+  for (int i = 7; i >= 0; --i) {
+    if (++counter[i] != 0) break;
+  }
+}
+
+}  // namespace
+
+// SP 800-38D 8.2.2: a random IV of at least 96 bits.
+bool GenerateIv(GcmCtx *ctx) {
+  if (ctx->iv_len < kDefaultIvLen ||
+      !ctx->provider->fallback->RandomBytes(ctx->iv, ctx->iv_len)) {
+    return false;
+  }
+  ctx->iv_state = IvState::kBuffered;
+  return true;
+}
+
+// tlsivgen: starts a message on the current IV, hands out its last
+// `out_len` bytes (all of it for 0 or more than the IV) and advances the
+// invocation field for the next record. An IV shortened below that 8-byte
+// field after tlsivfixed is refused (OpenSSL 3.0 increments the bytes in
+// front of its IV).
+bool GetIvGen(GcmCtx *ctx, uint8_t *out, size_t out_len) {
+  if (!ctx->iv_gen || !ctx->key_set || ctx->iv_len < kTlsExplicitIvLen ||
+      !StartMessage(ctx)) {
+    return false;
+  }
+  if (out_len == 0 || out_len > ctx->iv_len) out_len = ctx->iv_len;
+  std::memcpy(out, ctx->iv + ctx->iv_len - out_len, out_len);
+  IncrementInvocationField(ctx);
+  ctx->iv_state = IvState::kCopied;
+  return true;
+}
+
+// tlsivinv: the peer's explicit IV replaces the IV's last `len` bytes.
+bool SetIvInv(GcmCtx *ctx, const uint8_t *in, size_t len) {
+  if (!ctx->iv_gen || !ctx->key_set || ctx->encrypt || len > ctx->iv_len) {
+    return false;
+  }
+  std::memcpy(ctx->iv + ctx->iv_len - len, in, len);
+  if (!StartMessage(ctx)) return false;
+  ctx->iv_state = IvState::kCopied;
+  return true;
+}
+
+// tlsaad: keeps the record header for the next update and corrects its
+// length field for the explicit IV (and the tag when decrypting). Returns
+// the extra output the record needs (the tag), or 0 if the AAD is invalid.
+size_t SetTlsAad(GcmCtx *ctx, const uint8_t *aad, size_t len) {
+  if (len != kTlsAadLen) return 0;
+  std::memcpy(ctx->buf, aad, len);
+  ctx->tls_record = true;
+  size_t record_len = (size_t{ctx->buf[len - 2]} << 8) | ctx->buf[len - 1];
+  if (record_len < kTlsExplicitIvLen) return 0;
+  record_len -= kTlsExplicitIvLen;
+  if (!ctx->encrypt) {
+    if (record_len < kTagLen) return 0;
+    record_len -= kTagLen;
+  }
+  ctx->buf[len - 2] = static_cast<uint8_t>(record_len >> 8);
+  ctx->buf[len - 1] = static_cast<uint8_t>(record_len);
+  return kTagLen;
+}
+
+// tlsivfixed: the fixed part of the IV (4 bytes at least, leaving at least
+// 8 for the invocation field, which is random when encrypting); length
+// (size_t)-1 restores a whole IV (OpenSSH's aes*-gcm@openssh.com).
+bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
+  if (len == kWholeIv) {
+    std::memcpy(ctx->iv, iv, ctx->iv_len);
+  } else {
+    if (len < kTlsFixedIvLen || len > ctx->iv_len ||
+        ctx->iv_len - len < kTlsExplicitIvLen) {
+      return false;
+    }
+    std::memcpy(ctx->iv, iv, len);
+    if (ctx->encrypt && !ctx->provider->fallback->RandomBytes(
+                            ctx->iv + len, ctx->iv_len - len)) {
+      return false;
+    }
+  }
+  ctx->iv_gen = true;
+  ctx->iv_state = IvState::kBuffered;
+  return true;
+}
+
+// One TLS 1.2 record, in place: explicit IV ‖ payload ‖ tag.
+int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
+              size_t len) {
+  size_t produced = 0;
+  int ok = 0;
+  if (!ctx->key_set || out != in ||
+      len < kTlsExplicitIvLen + kTagLen) {
+    goto done;
+  }
+  // SP 800-38D key/IV uniqueness: stop before the record counter wraps.
+  if (ctx->encrypt && ++ctx->tls_enc_records == 0) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_TOO_MANY_RECORDS);
+    goto done;
+  }
+  if (ctx->encrypt ? !GetIvGen(ctx, out, kTlsExplicitIvLen)
+                   : !SetIvInv(ctx, out, kTlsExplicitIvLen)) {
+    goto done;
+  }
+  {
+    uint8_t *payload = out + kTlsExplicitIvLen;
+    const size_t payload_len = len - kTlsExplicitIvLen - kTagLen;
+    uint8_t *record_tag = payload + payload_len;
+    if (!ctx->encrypt) ctx->engine.ExpectTag({record_tag, kTagLen});
+    bool sealed = ctx->engine.Aad({ctx->buf, kTlsAadLen}) &&
+                  ctx->engine.Crypt(payload, payload, payload_len);
+    // The default provider sets the tag length here, before its final.
+    if (sealed) ctx->tag_len = kTagLen;
+    sealed = sealed && ctx->engine.Finish(record_tag, kTagLen);
+    if (!sealed) {
+      if (!ctx->encrypt) OPENSSL_cleanse(payload, payload_len);
+      goto done;
+    }
+    produced = ctx->encrypt ? len : payload_len;
+    ok = 1;
+  }
+done:
+  if (ctx->iv_state != IvState::kInterrupted) {
+    ctx->iv_state = IvState::kFinished;
+  }
+  ctx->tls_record = false;
+  *outl = produced;
+  return ok;
+}
+
+}  // namespace aesmux::openssl::gcm
