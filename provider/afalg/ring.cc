@@ -2,13 +2,17 @@
 
 #include <linux/if_alg.h>
 #include <openssl/async.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 
 #include "provider/afalg/fault.h"
@@ -34,6 +38,52 @@ thread_local std::shared_ptr<Ring> t_ring;
 
 std::atomic<uint64_t> g_enters{0};
 void CountEnter() { g_enters.fetch_add(1, std::memory_order_relaxed); }
+
+// fork() and the kernel's writes. AF_ALG takes the pages of a request's
+// output with a plain page reference, which fork() does not protect: after
+// a fork the parent's next write to such a page gives the parent a copy,
+// and the kernel's output lands in the page the child got (seen as wrong
+// ciphertext in the parent, about once in 100,000 requests under the fork
+// stress). So fork() waits, for up to kForkWait, until the kernel is done
+// with every request of this process, and requests that would start
+// meanwhile are refused as if the ring were full (the CPU serves them). A
+// request whose ASYNC job is paused is only seen done when its thread
+// reaps it: a fork meanwhile waits the whole kForkWait (the kernel has
+// long finished by then) and goes on.
+constexpr auto kForkWait = std::chrono::milliseconds(200);
+constinit std::atomic<int> g_in_kernel{0};  // requests not yet done
+constinit std::atomic<bool> g_forking{false};
+
+void WaitForTheKernelBeforeFork() {
+  g_forking.store(true);
+  const auto deadline = std::chrono::steady_clock::now() + kForkWait;
+  while (g_in_kernel.load() != 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    sched_yield();
+  }
+}
+
+void WatchForks() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork(WaitForTheKernelBeforeFork,
+                   [] { g_forking.store(false); },
+                   [] {
+                     g_in_kernel.store(0);  // the parent's requests
+                     g_forking.store(false);
+                   });
+  });
+}
+
+// Counts a request in, unless a fork is under way.
+bool EnterKernel() {
+  g_in_kernel.fetch_add(1);
+  if (!g_forking.load()) return true;
+  g_in_kernel.fetch_sub(1);
+  return false;
+}
+
+void LeaveKernel() { g_in_kernel.fetch_sub(1); }
 
 }  // namespace
 
@@ -103,6 +153,7 @@ Ring *Ring::ForThisThread(int *error) {
 // descriptor budget, as one reservation: Init gives both back on failure,
 // the destructor when it closes them.
 int Ring::Init() {
+  WatchForks();
   if (const int fault = TakeFault(Fault::kRingSetup); fault != 0) return fault;
   if (!ReserveFds(2)) return -EMFILE;
   const int ret = InitReserved();
@@ -145,6 +196,8 @@ int Ring::InitReserved() {
 
 Ring::~Ring() {
   if (generation_ == 0 || !ours()) return;
+  // Closing the ring ends what the kernel still had (a poisoned ring's).
+  for (; in_flight_ != 0; --in_flight_) LeaveKernel();
   io_uring_queue_exit(&ring_);
   close(event_fd_);
   ReturnFds(2);
@@ -190,6 +243,7 @@ bool Ring::Cancel(Request &request) {
     request.done = true;
     request.result = -ECANCELED;
     --in_flight_;
+    LeaveKernel();
     return true;
   }
   // The kernel has it: wait until it is done with the request's buffers
@@ -232,6 +286,7 @@ int Ring::Queue(Request &request) {
       return -EAGAIN;
     }
   }
+  if (!EnterKernel()) return -EAGAIN;  // a fork is under way
   io_uring_sqe *send = io_uring_get_sqe(&ring_);
   io_uring_sqe *read = io_uring_get_sqe(&ring_);
   // MSG_DONTWAIT: a send that does not fit the socket's buffer fails (and
@@ -280,6 +335,7 @@ int Ring::Flush() {
         request->done = true;
         request->result = ret;
         --in_flight_;
+        LeaveKernel();
       }
     }
     io_uring_prep_nop(sqe);
@@ -305,6 +361,7 @@ void Ring::Complete(const io_uring_cqe &cqe) {
   if (request->read_seen && request->send_seen) {
     request->done = true;
     --in_flight_;
+    LeaveKernel();
   }
 }
 
