@@ -10,7 +10,8 @@
 # if an algorithm lacks its Crypto Extensions driver, if a policy does not
 # do what it should with them (auto: off, CPU software; force: on, on the
 # Crypto Extensions driver), or if a test fails or skips (the guest has all
-# the suite needs).
+# the suite needs). fork_test runs there too (under qemu-aarch64's user
+# emulation, some of its forks hang in the emulator).
 #
 # Unless --no-bench: afalg_bench --vs-cpu, the afalg path against OpenSSL's
 # own code (the fallback path: no kernels on arm64) by request size, with
@@ -54,9 +55,15 @@ vm_add_modules af_alg algif_skcipher algif_aead crypto_user gf128mul \
 build=$AESMUX_ARM64_BUILD
 vm_add_binaries "$build/tests/afalg/afalg_test" \
   "$build/tests/afalg/afalg_bench" "$build/provider/aesmux.so" \
-  "$build/provider/aesmux"
+  "$build/provider/aesmux" "$build/tests/provider/fork_test"
 
+# fork_test too: qemu-aarch64's user emulation hangs in some of its forks
+# (tests/provider/fork_test.cc), an arm64 kernel does not.
 extra=$(cat <<EOF
+AESMUX_TEST_MODULE=$build/provider/aesmux.so $build/tests/provider/fork_test \
+  --gtest_color=no >/tmp/fork_test.log 2>&1
+echo "AFALG-VM: fork-test-exit \$?"
+sed 's/^/FORK-TEST: /' /tmp/fork_test.log
 for policy in auto force; do
   AESMUX_AFALG=\$policy OPENSSL_MODULES=$build/provider $build/provider/aesmux info |
     sed -n "/^afalg probe per family/,/^\$/ s/^  \([a-z]*\)  */AFALG-VM: policy \$policy \1 /p"
@@ -93,8 +100,18 @@ if [ "$vm_bench" = 1 ]; then
   grep '^AFALG-VM: bench' "$vm/console.txt" | sed 's/^AFALG-VM: bench /  /'
 fi
 
+log "fork_test on the arm64 kernel"
+grep -E '^FORK-TEST: (\[ +(OK|FAILED|SKIPPED) +\]|.*Failure$)' "$vm/console.txt" |
+  sed 's/^FORK-TEST: /  /' || true
+
 status=0
 vm_check_done || status=1
+fork_exit=$(sed -n 's/^AFALG-VM: fork-test-exit //p' "$vm/console.txt")
+if [ "$fork_exit" != 0 ]; then
+  echo "fork_test failed in the guest (exit ${fork_exit:-none}):" >&2
+  grep '^FORK-TEST: ' "$vm/console.txt" | tail -n 40 >&2
+  status=1
+fi
 vm_check_modules || status=1
 vm_check_no_skips || status=1
 vm_check_drivers 'ecb(aes)=ecb-aes-ce' 'cbc(aes)=cbc-aes-ce' \
