@@ -143,7 +143,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   // returns garbage). Keep what will be held, move the whole blocks to
   // where their output goes and run them in place there, and write the held
   // block's output last. (README: deliberate differences.)
-  uint8_t held_out[kAesBlock];
+  uint8_t held_out[kAesBlock] = {};  // written by RunBlocks below
   uint8_t rest[kAesBlock];
   const size_t rest_len = inl - whole;
   const bool overlapping =
@@ -401,8 +401,8 @@ int PipelineFinal(void *vctx, size_t numpipes, unsigned char **out,
   // Every pipe ends on a block boundary: PKCS#7 adds a whole block of 16.
   static constexpr uint8_t kPadding[kAesBlock] = {
       16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
-  const unsigned char *in[kMaxPipes];
-  size_t len[kMaxPipes];
+  const unsigned char *in[kMaxPipes] = {};
+  size_t len[kMaxPipes] = {};
   for (size_t i = 0; i < numpipes; ++i) {
     if (outsize[i] < kAesBlock) {
       ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
