@@ -27,6 +27,7 @@
 #include "kernels/tiers.h"
 #include "provider/openssl/provider_context.h"
 #include "provider/route/settings.h"
+#include "provider/core/process.h"
 #include "provider/core/stats.h"
 
 namespace aesmux::engine {
@@ -45,8 +46,12 @@ struct Commands {
   unsigned int dump_stats = 0;
 };
 
+// Made once and never freed (as TheState below); a ProcessValue, not a
+// function-local static, whose guard a fork could leave held.
+core::ProcessValue<const Commands *> g_commands;
+
 const Commands &TheCommands() {
-  static const Commands *commands = [] {
+  return *g_commands.Get([] {
     auto *c = new Commands;
     c->settings = route::SettingNames();
     for (const route::SettingName &setting : c->settings) {
@@ -67,9 +72,8 @@ const Commands &TheCommands() {
     c->dump_stats =
         static_cast<unsigned int>(ENGINE_CMD_BASE + c->settings.size());
     c->defns.push_back({0, nullptr, nullptr, 0});
-    return c;
-  }();
-  return *commands;
+    return static_cast<const Commands *>(c);
+  });
 }
 
 // The module's state, shared by every ENGINE bound from it. Never freed:
@@ -84,9 +88,10 @@ struct State {
   int bound = 0;
 };
 
+core::ProcessValue<State *> g_state;
+
 State &TheState() {
-  static State *state = new State;
-  return *state;
+  return *g_state.Get([] { return new State; });
 }
 
 route::ConfigLookup ConfigOf(const std::map<std::string, std::string,

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "provider/core/process.h"
 #include "provider/fallback/cipher_functions.h"
 #include "provider/openssl/generic_ctx.h"
 #include "provider/openssl/params.h"
@@ -36,15 +37,17 @@ constexpr size_t kMaxProviderIv = 128;
 
 using Functions = fallback::CipherFunctions;
 
+core::ProcessValue<std::array<Functions, core::kNumAlgs>> g_functions;
+
 const Functions &FunctionsFor(Alg alg) {
-  static const std::array<Functions, core::kNumAlgs> table = [] {
+  const auto &table = g_functions.Get([] {
     std::array<Functions, core::kNumAlgs> t;
     for (const core::AlgInfo &info : core::kAlgs) {
       t[static_cast<size_t>(info.alg)] =
           fallback::CipherFunctionsOf(openssl::CipherDispatch(info.alg));
     }
     return t;
-  }();
+  });
   return table[static_cast<size_t>(alg)];
 }
 

@@ -99,14 +99,18 @@ class Shard {
 
 // How many CPUs this process may run on (at first use: Prepare()).
 uint32_t UsableCpus() {
-  static const uint32_t cpus = [] {
+  // 0 until first asked; constant-initialized, so without the guard a fork
+  // can leave held (core/process.h, ProcessValue).
+  static constinit std::atomic<uint32_t> cpus{0};
+  uint32_t count = cpus.load(std::memory_order_relaxed);
+  if (count == 0) {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
-      return static_cast<uint32_t>(CPU_COUNT(&set));
-    }
-    return std::max(1u, std::thread::hardware_concurrency());
-  }();
-  return cpus;
+    count = sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0
+                ? static_cast<uint32_t>(CPU_COUNT(&set))
+                : std::max(1u, std::thread::hardware_concurrency());
+    cpus.store(count, std::memory_order_relaxed);
+  }
+  return count;
 }
 
 // Threads per shard in use: the shards used grow with the callers, up to

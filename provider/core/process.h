@@ -18,7 +18,9 @@
 #ifndef AESMUX_PROVIDER_CORE_PROCESS_H_
 #define AESMUX_PROVIDER_CORE_PROCESS_H_
 
+#include <atomic>
 #include <cstdint>
+#include <new>
 
 namespace aesmux::core {
 
@@ -38,6 +40,48 @@ class InitLock {
   ~InitLock();
   InitLock(const InitLock &) = delete;
   InitLock &operator=(const InitLock &) = delete;
+};
+
+// A value made on first use and kept for the process, as a function-local
+// `static const T x = Make();` would keep it, but without that static's
+// guard: a child forked while another thread ran a guarded initializer
+// inherits the guard as "in progress" and waits forever at its first use
+// (fork_test's children hung so on a guard under qemu's slow emulation).
+// This one is made under InitLock, which fork() waits for; `make` must not
+// take InitLock itself. (std::call_once, whose glibc pthread_once a child
+// restarts, cannot serve: the libstdc++ linked into the module keeps its
+// callable in thread-local storage a dlopen'ed module cannot reach so.)
+// Declare one at namespace scope, where it is constant-initialized and
+// needs no guard of its own (tests/provider/static_guards_test.sh checks
+// that the modules have no such guard). If `make` throws, the next Get
+// tries again.
+template <class T>
+class ProcessValue {
+ public:
+  constexpr ProcessValue() = default;
+  ~ProcessValue() {
+    if (made_.load(std::memory_order_acquire)) Value().~T();
+  }
+  ProcessValue(const ProcessValue &) = delete;
+  ProcessValue &operator=(const ProcessValue &) = delete;
+
+  template <class Make>
+  const T &Get(Make make) {
+    if (!made_.load(std::memory_order_acquire)) {
+      InitLock lock;
+      if (!made_.load(std::memory_order_relaxed)) {
+        new (storage_) T(make());
+        made_.store(true, std::memory_order_release);
+      }
+    }
+    return Value();
+  }
+
+ private:
+  T &Value() { return *std::launder(reinterpret_cast<T *>(storage_)); }
+
+  std::atomic<bool> made_{false};
+  alignas(T) unsigned char storage_[sizeof(T)];
 };
 
 }  // namespace aesmux::core

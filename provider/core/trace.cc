@@ -58,11 +58,16 @@ void Print(const char *line, int len) {
 }  // namespace
 
 bool TraceOn() {
-  static const bool on = [] {
-    const char *value = secure_getenv("AESMUX_TRACE");
-    return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0;
-  }();
-  return on;
+  // -1 until first asked; constant-initialized, so without the guard a
+  // fork can leave held (core/process.h, ProcessValue).
+  static constinit std::atomic<int> on{-1};
+  int value = on.load(std::memory_order_relaxed);
+  if (value < 0) {
+    const char *text = secure_getenv("AESMUX_TRACE");
+    value = text != nullptr && text[0] != '\0' && std::strcmp(text, "0") != 0;
+    on.store(value, std::memory_order_relaxed);
+  }
+  return value != 0;
 }
 
 void TraceRequest(Alg alg, Path path, uint64_t bytes) {

@@ -18,6 +18,7 @@
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
 #include "provider/core/algorithm.h"
+#include "provider/core/process.h"
 #include "provider/route/settings.h"
 #include "provider/core/stats.h"
 
@@ -52,17 +53,21 @@ constexpr std::array<const char *, core::kNumAlgs> kAlgorithmNames = {
     "AES-256-GCM:id-aes256-GCM:2.16.840.1.101.3.4.1.46",
 };
 
+using AlgorithmTable = std::array<OSSL_ALGORITHM, core::kNumAlgs + 1>;
+core::ProcessValue<AlgorithmTable> g_algorithms;
+
 const OSSL_ALGORITHM *Algorithms() {
-  static const auto *table = [] {
-    static OSSL_ALGORITHM algorithms[core::kNumAlgs + 1] = {};
-    for (const core::AlgInfo &info : core::kAlgs) {
-      const auto i = static_cast<size_t>(info.alg);
-      algorithms[i] = {kAlgorithmNames[i], kProperties, CipherDispatch(info.alg),
-                       "aesmux AES"};
-    }
-    return algorithms;
-  }();
-  return table;
+  return g_algorithms
+      .Get([] {
+        AlgorithmTable algorithms = {};
+        for (const core::AlgInfo &info : core::kAlgs) {
+          const auto i = static_cast<size_t>(info.alg);
+          algorithms[i] = {kAlgorithmNames[i], kProperties,
+                           CipherDispatch(info.alg), "aesmux AES"};
+        }
+        return algorithms;
+      })
+      .data();
 }
 
 void Teardown(void *provctx) noexcept {
@@ -79,15 +84,18 @@ bool SetText(OSSL_PARAM *p, const char *text) {
 
 // What the provider knows about the machine and its settings, for
 // `aesmux info`: computed once per process (the CPU does not change).
+core::ProcessValue<std::string> g_cpu_features_text, g_tiers_text,
+    g_paths_text;
+
 const std::string &CpuFeaturesText() {
-  static const std::string text =
-      kernels::DescribeCpuFeatures(kernels::DetectCpuFeatures());
-  return text;
+  return g_cpu_features_text.Get([] {
+    return kernels::DescribeCpuFeatures(kernels::DetectCpuFeatures());
+  });
 }
 
 // One line per tier built in: "<name>\tusable" or "<name>\tlacks <features>".
 const std::string &TiersText() {
-  static const std::string text = [] {
+  return g_tiers_text.Get([] {
     const kernels::CpuFeatures cpu = kernels::DetectCpuFeatures();
     std::string lines;
     for (const kernels::Tier &tier : kernels::kTiers) {
@@ -99,17 +107,16 @@ const std::string &TiersText() {
                "\n";
     }
     return lines;
-  }();
-  return text;
+  });
 }
 
 // "paths": the paths this build has, and why any is missing.
 const std::string &PathsText() {
-  static const std::string text =
-      kernels::kTiers.empty()
-          ? "afalg fallback (no simd or mb: " + kernels::WhyNoTiers() + ")"
-          : "simd mb afalg fallback";
-  return text;
+  return g_paths_text.Get([] {
+    return kernels::kTiers.empty()
+               ? "afalg fallback (no simd or mb: " + kernels::WhyNoTiers() + ")"
+               : std::string("simd mb afalg fallback");
+  });
 }
 
 // "mb-tier": the multi-buffer kernels in use and their widths.
