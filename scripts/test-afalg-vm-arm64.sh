@@ -10,8 +10,7 @@
 # if an algorithm lacks its Crypto Extensions driver, if a policy does not
 # do what it should with them (auto: off, CPU software; force: on, on the
 # Crypto Extensions driver), or if a test fails or skips (the guest has all
-# the suite needs). fork_test runs there too (under qemu-aarch64's user
-# emulation, some of its forks hang in the emulator).
+# the suite needs). fork_test runs there too: forks on a real kernel.
 #
 # Unless --no-bench: afalg_bench --vs-cpu, the afalg path against OpenSSL's
 # own code (the fallback path: no kernels on arm64) by request size, with
@@ -57,8 +56,8 @@ vm_add_binaries "$build/tests/afalg/afalg_test" \
   "$build/tests/afalg/afalg_bench" "$build/provider/aesmux.so" \
   "$build/provider/aesmux" "$build/tests/provider/fork_test"
 
-# fork_test too: qemu-aarch64's user emulation hangs in some of its forks
-# (tests/provider/fork_test.cc), an arm64 kernel does not.
+# fork_test too (it also runs under user emulation): forks on a real
+# arm64 kernel.
 extra=$(cat <<EOF
 AESMUX_TEST_MODULE=$build/provider/aesmux.so $build/tests/provider/fork_test \
   --gtest_color=no >/tmp/fork_test.log 2>&1

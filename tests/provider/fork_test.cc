@@ -241,13 +241,6 @@ TEST(ForkWhileMakingTheFallback, AChildForkedMeanwhileServesItsRequests) {
                   "fork(): a child forked while the thread allocates can "
                   "hang in it (tests/support/random_message.h)";
 #endif
-  if (const char *emulator = std::getenv("AESMUX_USER_EMULATOR")) {
-    GTEST_SKIP() << "under " << emulator
-                 << "'s user emulation the child hangs in the emulator in "
-                    "the first rounds of almost every run; on Debian's arm64 "
-                    "kernel under qemu-system-aarch64 (test-afalg-vm-arm64.sh)"
-                    " and on x86-64 every round passes";
-  }
   std::mt19937_64 rng(0xfa11);
   for (int round = 0; round < 40; ++round) {
     ProviderEnv env({"kernels = none"});
