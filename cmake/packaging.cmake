@@ -25,8 +25,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md
 
 # cpack -G DEB (in the build directory): aesmux_<version>_<arch>.deb for
 # Debian 12. Its dependencies come from dpkg-shlibdeps (dpkg-dev) on what
-# is installed: libc6, libgcc-s1, libssl3, libstdc++6, liburing2, with
-# the versions the binaries need.
+# is installed: libc6, libgcc-s1, libssl3, libstdc++6, with the versions
+# the binaries need (aesmux.so carries liburing, provider/CMakeLists.txt).
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME aesmux)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

@@ -179,11 +179,11 @@ void Service::ProbeLocked(Family family, bool force) {
                       "), so cannot tell an offload driver from CPU software";
       return;
     }
-    const std::vector<CryptoAlg> algs = ParseProcCrypto(proc_crypto_);
-    const CryptoAlg *best = BestImplementation(algs, kernel.name, kernel.type);
-    if (best == nullptr || IsCpuSoftwareDriver(best->driver)) {
+    const std::optional<CryptoAlg> best =
+        BestImplementation(proc_crypto_, kernel.name, kernel.type);
+    if (!best.has_value() || IsCpuSoftwareDriver(best->driver)) {
       status.listing_only = true;
-      if (best != nullptr) {
+      if (best.has_value()) {
         status.driver = best->driver;
         status.priority = best->priority;
         status.cpu_software = true;
@@ -253,9 +253,8 @@ void Service::ProbeLocked(Family family, bool force) {
   // Which implementation bind chose: the template may exist only now.
   proc_crypto_read_ = false;
   if (ReadProcCrypto() == 0) {
-    const std::vector<CryptoAlg> algs = ParseProcCrypto(proc_crypto_);
-    if (const CryptoAlg *best =
-            BestImplementation(algs, kernel.name, kernel.type)) {
+    if (const std::optional<CryptoAlg> best =
+            BestImplementation(proc_crypto_, kernel.name, kernel.type)) {
       status.driver = best->driver;
       status.priority = best->priority;
       status.async = best->async;

@@ -34,11 +34,12 @@ struct CryptoAlg {
 // entries). Unknown keys are ignored.
 std::vector<CryptoAlg> ParseProcCrypto(std::string_view text);
 
-// The implementation a bind() to `name` of `type` gets: the usable entry of
-// highest priority (not internal, self-test not failed); nullptr if none.
-const CryptoAlg *BestImplementation(const std::vector<CryptoAlg> &algs,
-                                    std::string_view name,
-                                    std::string_view type);
+// The implementation a bind() to `name` of `type` gets, from /proc/crypto's
+// text: the usable entry of highest priority (not internal, self-test not
+// failed); nullopt if none. Parses only the entries named `name`.
+std::optional<CryptoAlg> BestImplementation(std::string_view proc_crypto,
+                                            std::string_view name,
+                                            std::string_view type);
 
 // Whether `driver` runs on the CPU: every leaf of its template expression
 // ("gcm_base(ctr(aes-aesni),ghash-clmulni)" has leaves "aes-aesni" and

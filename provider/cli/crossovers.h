@@ -1,8 +1,8 @@
 // aesmux calibrate's analysis: from the throughput curves measured for
 // one algorithm and direction, where each path starts and stops winning,
 // and what the family's thresholds are, and the plot panel that shows
-// them. No measuring and no output here (calibrate.cc drives the
-// measurements and writes the results).
+// them. No measuring and no output here (calibrate_paths.h measures;
+// calibrate.cc drives the run and writes the results).
 #ifndef AESMUX_PROVIDER_CLI_CROSSOVERS_H_
 #define AESMUX_PROVIDER_CLI_CROSSOVERS_H_
 

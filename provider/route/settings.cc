@@ -2,10 +2,11 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <limits>
+#include <memory>
 
 namespace aesmux::route {
 namespace {
@@ -186,21 +187,37 @@ bool IsCalibratedKey(std::string_view name) {
 // nullopt with what is wrong, and where, in `error`.
 std::optional<Calibration> ReadCalibration(const std::string &path,
                                            std::string *error) {
-  std::ifstream file(path);
-  if (!file) {
+  // C stdio, not std::ifstream: an iostream drew libstdc++'s locale and
+  // wide-character code into the module, and with it about a hundred
+  // symbols the dynamic loader binds in every process that loads aesmux
+  // (BENCHMARKS.md, "Start-up").
+  const std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(
+      std::fopen(path.c_str(), "re"), &std::fclose);
+  std::string contents;
+  char chunk[4096];
+  for (size_t n; file != nullptr &&
+                 (n = std::fread(chunk, 1, sizeof(chunk), file.get())) > 0;) {
+    contents.append(chunk, n);
+  }
+  if (file == nullptr || std::ferror(file.get())) {
     *error = "cannot read: " + std::string(std::strerror(errno));
     return std::nullopt;
   }
   Calibration calibration;
-  std::string line;
-  for (int number = 1; std::getline(file, line); ++number) {
+  std::string_view rest = contents;
+  for (int number = 1; !rest.empty(); ++number) {
+    const size_t newline = rest.find('\n');
+    const std::string_view line = rest.substr(0, newline);
+    rest.remove_prefix(newline == std::string_view::npos ? rest.size()
+                                                         : newline + 1);
     const std::string where = path + ":" + std::to_string(number);
     const std::string_view text = Trim(line);
     if (text.empty() || text.front() == '#') continue;
     const size_t equals = text.find('=');
     const std::string_view key = Trim(text.substr(0, equals));
     if (equals == std::string_view::npos || key.empty()) {
-      *error = where + ": expected 'key = value', got '" + line + "'";
+      *error = where + ": expected 'key = value', got '" + std::string(line) +
+               "'";
       return std::nullopt;
     }
     if (!IsCalibratedKey(key)) {
@@ -216,10 +233,6 @@ std::optional<Calibration> ReadCalibration(const std::string &path,
                it->second.source + ")";
       return std::nullopt;
     }
-  }
-  if (file.bad()) {
-    *error = "cannot read: " + std::string(std::strerror(errno));
-    return std::nullopt;
   }
   return calibration;
 }

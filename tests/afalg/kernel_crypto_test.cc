@@ -72,14 +72,34 @@ TEST(ParseProcCrypto, ReadsEveryEntryAndField) {
 }
 
 TEST(BestImplementation, IsTheUsableEntryOfHighestPriority) {
-  const std::vector<CryptoAlg> algs = ParseProcCrypto(kProcCrypto);
-  const CryptoAlg *cbc = BestImplementation(algs, "cbc(aes)", "skcipher");
-  ASSERT_NE(cbc, nullptr);
+  const std::optional<CryptoAlg> cbc =
+      BestImplementation(kProcCrypto, "cbc(aes)", "skcipher");
+  ASSERT_TRUE(cbc.has_value());
   EXPECT_EQ(cbc->driver, "cbc-aes-aesni");
-  EXPECT_EQ(BestImplementation(algs, "cbc(aes)", "aead"), nullptr);
-  EXPECT_EQ(BestImplementation(algs, "xts(aes)", "skcipher"), nullptr);
+  EXPECT_EQ(cbc->priority, 400);
+  EXPECT_TRUE(cbc->async);
+  const std::optional<CryptoAlg> gcm =
+      BestImplementation(kProcCrypto, "gcm(aes)", "aead");
+  ASSERT_TRUE(gcm.has_value());
+  EXPECT_EQ(gcm->driver, "gcm_base(ctr(aes-aesni),ghash-generic)");
+  EXPECT_FALSE(BestImplementation(kProcCrypto, "cbc(aes)", "aead"));
+  EXPECT_FALSE(BestImplementation(kProcCrypto, "xts(aes)", "skcipher"));
   // Internal helpers are never chosen, however high their priority.
-  EXPECT_EQ(BestImplementation(algs, "__cbc(aes)", "skcipher"), nullptr);
+  EXPECT_FALSE(BestImplementation(kProcCrypto, "__cbc(aes)", "skcipher"));
+}
+
+TEST(BestImplementation, FindsTheNameOnAnyLineOfAnEntry) {
+  // Entries end at a line of blanks too, and a name need not come first.
+  constexpr const char *kReordered =
+      "driver : ctr-aes-qce\npriority : 300\nname : ctr(aes)\n"
+      "type : skcipher\n  \t\n"
+      "name : ctr(aes)\ndriver : ctr(aes-generic)\npriority : 100\n"
+      "type : skcipher\n";
+  const std::optional<CryptoAlg> ctr =
+      BestImplementation(kReordered, "ctr(aes)", "skcipher");
+  ASSERT_TRUE(ctr.has_value());
+  EXPECT_EQ(ctr->driver, "ctr-aes-qce");
+  EXPECT_EQ(ParseProcCrypto(kReordered).size(), 2u);
 }
 
 TEST(IsCpuSoftwareDriver, KnowsTheCpuImplementations) {
