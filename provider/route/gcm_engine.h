@@ -147,9 +147,9 @@ class GcmEngine {
   bool StartCpu(Path path);
   // The message's first payload (or none, from Finish) on the kernel.
   bool CryptAfalg(uint8_t *out, const uint8_t *in, size_t len);
-  // Moves a message the kernel has served so far to a CPU path: AAD and the
-  // first payload (from its copy) replayed there.
-  bool ReplayOnCpu();
+  // Moves a message the kernel has served so far to the CPU path `path`:
+  // AAD and the first payload (from its copy) replayed there.
+  bool ReplayOnCpu(Path path);
   void EndMessage();
 
   // Plain values, copied whole by CopyFrom.
