@@ -118,7 +118,10 @@ bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
   if (value_.start_path) {
     // Routed now, with nothing kept: the default settings' every message.
     cpu_ = CpuPath(*value_.start_path);
-    if (cpu_ != nullptr && cpu_->Start(direction, iv)) return true;
+    if (cpu_ != nullptr &&
+        OnCpu([&](auto &path) { return path.Start(direction, iv); })) {
+      return true;
+    }
     cpu_ = nullptr;  // the message cannot go on
     return false;
   }
@@ -191,7 +194,9 @@ bool GcmEngine::StartCpu(Path path) {
 
 bool GcmEngine::Aad(std::span<const uint8_t> aad) {
   value_.message_bytes += aad.size();
-  if (cpu_ != nullptr) return cpu_->Aad(aad);
+  if (cpu_ != nullptr) {
+    return OnCpu([aad](auto &path) { return path.Aad(aad); });
+  }
   if (late_ == nullptr) return false;  // no message under way
   Late &late = *late_;
   if (late.value.on_afalg) return false;  // AAD after payload
@@ -226,7 +231,9 @@ bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
     }
   }
   value_.message_bytes += len;
-  return cpu_->Crypt(value_.direction, out, in, len);
+  return OnCpu([this, out, in, len](auto &path) {
+    return path.Crypt(value_.direction, out, in, len);
+  });
 }
 
 bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
@@ -322,8 +329,13 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
       }
     }
   }
-  const Path path = cpu_ != nullptr ? cpu_->path() : Path::kAfalg;
-  if (cpu_ != nullptr) ok = cpu_->Finish(value_.direction, tag, tag_len);
+  Path path = Path::kAfalg;
+  if (cpu_ != nullptr) {
+    path = OnCpu([](auto &cpu) { return cpu.path(); });
+    ok = OnCpu([this, tag, tag_len](auto &cpu) {
+      return cpu.Finish(value_.direction, tag, tag_len);
+    });
+  }
   Router::Served(value_.alg, path, value_.message_bytes);
   if (late_ != nullptr) late_->value.expected_tag.reset();
   // A decryption whose tag did not match stays open on its path, as in the
