@@ -92,6 +92,19 @@ Param *FindKey(Param *params) {
   return nullptr;
 }
 
+// ForEachParam's array of several parameters. Out of line, so that the
+// common single parameter's lookup saves no registers for this loop.
+template <const auto &kKeys, typename Param, typename Handle>
+[[gnu::noinline]] bool ForEachKey(Param *params, Handle handle) {
+  constexpr size_t kN = std::tuple_size_v<std::remove_cvref_t<decltype(kKeys)>>;
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    return ([&] {
+      Param *p = FindKey<kKeys, I>(params);
+      return p == nullptr || handle(I, p);
+    }() && ...);
+  }(std::make_index_sequence<kN>());
+}
+
 // Calls handle(I, p) for the parameter p of `params` named kKeys[I], for
 // each I in order (the first such parameter, as OSSL_PARAM_locate finds
 // it), until a call returns false; returns false then, else true. kKeys
@@ -111,12 +124,7 @@ bool ForEachParam(Param *params, Handle handle) {
         KeyIndex<kKeys>(params[0].key, std::make_index_sequence<kN>());
     return i == kN || handle(i, &params[0]);
   }
-  return [&]<size_t... I>(std::index_sequence<I...>) {
-    return ([&] {
-      Param *p = FindKey<kKeys, I>(params);
-      return p == nullptr || handle(I, p);
-    }() && ...);
-  }(std::make_index_sequence<kN>());
+  return ForEachKey<kKeys>(params, handle);
 }
 
 // OSSL_PARAM_set_size_t, with its common case (a size_t parameter) inline:
