@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <optional>
 #include <span>
 #include <thread>
 
@@ -144,7 +143,8 @@ class Combiner {
   // route::BlockEngine::RunWholeBlocks).
   [[gnu::noinline]] Ran Batch(const MbTier &tier, const kernels::Tier &single,
                               const CbcRequest &request);
-  Lease &ThisThreadLease();
+  // Null if there is no memory for a new lease.
+  Lease *ThisThreadLease();
   // The calling thread's slot in shard `index`; null if there is no memory
   // for a new one.
   Slot *SlotIn(Lease &lease, size_t index);
@@ -243,12 +243,21 @@ bool Combiner::Idle() const {
                      [](const Shard &shard) { return shard.Idle(); });
 }
 
-Combiner::Lease &Combiner::ThisThreadLease() {
+Combiner::Lease *Combiner::ThisThreadLease() {
   // A lease ends with its combiner only in a forked child, where the
-  // forking thread gives up its lease on the inherited one.
-  thread_local std::optional<Lease> lease;
-  if (!lease.has_value() || &lease->owner != this) lease.emplace(*this);
-  return *lease;
+  // forking thread gives up its lease on the inherited one. On the heap,
+  // not in thread-local storage itself: a lease is 0.5 KiB, and the
+  // module's thread-local block must stay within glibc's optional static
+  // TLS surplus (512 bytes), or every thread-local access of the module
+  // (the per-thread statistics counted per request) goes through
+  // _dl_tlsdesc_dynamic, 15 instructions more each (BENCHMARKS.md,
+  // "Per-record cost").
+  thread_local std::unique_ptr<Lease> lease;
+  if (lease == nullptr || &lease->owner != this) {
+    lease.reset();
+    lease.reset(new (std::nothrow) Lease(*this));
+  }
+  return lease.get();
 }
 
 Slot *Combiner::SlotIn(Lease &lease, size_t index) {
@@ -288,13 +297,14 @@ Ran Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
     RunAlone(single, request);
     return Ran::kAlone;
   }
-  Lease &lease = ThisThreadLease();
-  const size_t in_use = std::clamp<size_t>(
-      leases_.load(std::memory_order_relaxed) / kCallersPerShard, 1,
-      num_shards_);
-  const size_t index = lease.ordinal % in_use;
-  if (Slot *slot = SlotIn(lease, index)) {
-    return shards_[index].Publish(tier, single, request, *slot);
+  if (Lease *lease = ThisThreadLease()) {
+    const size_t in_use = std::clamp<size_t>(
+        leases_.load(std::memory_order_relaxed) / kCallersPerShard, 1,
+        num_shards_);
+    const size_t index = lease->ordinal % in_use;
+    if (Slot *slot = SlotIn(*lease, index)) {
+      return shards_[index].Publish(tier, single, request, *slot);
+    }
   }
   RunAlone(single, request);
   return Ran::kAlone;

@@ -287,10 +287,10 @@ bool GetOne(GcmCtx *ctx, size_t key, OSSL_PARAM *p) {
 
 int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
-  return ForEachParam(params, kGetKeys,
-                      [ctx](size_t key, OSSL_PARAM *p) {
-                        return GetOne(ctx, key, p);
-                      })
+  return ForEachParam<kGetKeys>(params,
+                                [ctx](size_t key, OSSL_PARAM *p) {
+                                  return GetOne(ctx, key, p);
+                                })
              ? 1
              : 0;
 }
@@ -383,10 +383,10 @@ bool SetOne(GcmCtx *ctx, size_t key, const OSSL_PARAM *p) {
 
 int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
-  return ForEachParam(params, kSetKeys,
-                      [ctx](size_t key, const OSSL_PARAM *p) {
-                        return SetOne(ctx, key, p);
-                      })
+  return ForEachParam<kSetKeys>(params,
+                                [ctx](size_t key, const OSSL_PARAM *p) {
+                                  return SetOne(ctx, key, p);
+                                })
              ? 1
              : 0;
 }

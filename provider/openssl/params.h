@@ -19,6 +19,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include "provider/core/algorithm.h"
 
@@ -51,40 +55,76 @@ inline const OSSL_PARAM *FindParam(const OSSL_PARAM params[],
   return FindParam(const_cast<OSSL_PARAM *>(params), key);
 }
 
-// The index in `keys` of `key`, or N when it is none of them. The keys'
-// first bytes are compared before anything else, without a call.
-template <size_t N>
-size_t KeyIndex(const char *key, const std::array<const char *, N> &keys) {
-  const char first = key[0];
-#pragma GCC unroll 16
-  for (size_t i = 0; i < N; ++i) {
-    if (first == keys[i][0] && SameKey(key + 1, keys[i] + 1)) return i;
-  }
-  return N;
+// Whether `key` is kKeys[I], compared one character at a time against the
+// constant's characters (terminator included), each an immediate in the
+// code: the caller's key pointers are libcrypto's own string literals,
+// which aesmux cannot see, so keys match by content; a key that differs
+// in its first character costs one compare, and the loads of the
+// caller's characters are shared between the keys tried. The fold stops
+// at the first difference, so no character beyond `key`'s terminator is
+// read.
+template <const auto &kKeys, size_t I, size_t... J>
+bool MatchesKey(const char *key, std::index_sequence<J...>) {
+  return ((key[J] == kKeys[I][J]) && ...);
+}
+template <const auto &kKeys, size_t I>
+bool MatchesKey(const char *key) {
+  constexpr size_t kLen = std::char_traits<char>::length(kKeys[I]);
+  return MatchesKey<kKeys, I>(key, std::make_index_sequence<kLen + 1>());
 }
 
-// Calls handle(i, p) for the parameter p of `params` named keys[i], for each
-// i in order (the first such parameter, as OSSL_PARAM_locate finds it),
-// until a call returns false; returns false then, else true. `keys` is in
-// the order the default provider looks its keys up, so that the side
-// effects of an array of several keys happen in its order.
+// The index in kKeys of `key`, or kKeys.size() when it is none of them.
+template <const auto &kKeys, size_t... I>
+size_t KeyIndex(const char *key, std::index_sequence<I...>) {
+  size_t index = sizeof...(I);
+  static_cast<void>(
+      ((MatchesKey<kKeys, I>(key) ? (index = I, true) : false) || ...));
+  return index;
+}
+
+// The first parameter of `params` named kKeys[I], as OSSL_PARAM_locate
+// finds it, or null.
+template <const auto &kKeys, size_t I, typename Param>
+Param *FindKey(Param *params) {
+  for (Param *p = params; p->key != nullptr; ++p) {
+    if (MatchesKey<kKeys, I>(p->key)) return p;
+  }
+  return nullptr;
+}
+
+// ForEachParam's array of several parameters. Out of line, so that the
+// common single parameter's lookup saves no registers for this loop.
+template <const auto &kKeys, typename Param, typename Handle>
+[[gnu::noinline]] bool ForEachKey(Param *params, Handle handle) {
+  constexpr size_t kN = std::tuple_size_v<std::remove_cvref_t<decltype(kKeys)>>;
+  return [&]<size_t... I>(std::index_sequence<I...>) {
+    return ([&] {
+      Param *p = FindKey<kKeys, I>(params);
+      return p == nullptr || handle(I, p);
+    }() && ...);
+  }(std::make_index_sequence<kN>());
+}
+
+// Calls handle(I, p) for the parameter p of `params` named kKeys[I], for
+// each I in order (the first such parameter, as OSSL_PARAM_locate finds
+// it), until a call returns false; returns false then, else true. kKeys
+// (a constexpr std::array of string literals) is in the order the default
+// provider looks its keys up, so that the side effects of an array of
+// several keys happen in its order.
 //
 // EVP's controls and EVP_CIPHER_CTX_get_iv_length pass one parameter at a
 // time: such an array is served by one lookup of its key, not one scan of
 // it per key.
-template <typename Param, size_t N, typename Handle>
-bool ForEachParam(Param *params, const std::array<const char *, N> &keys,
-                  Handle handle) {
+template <const auto &kKeys, typename Param, typename Handle>
+bool ForEachParam(Param *params, Handle handle) {
+  constexpr size_t kN = std::tuple_size_v<std::remove_cvref_t<decltype(kKeys)>>;
   if (params == nullptr || params[0].key == nullptr) return true;
   if (params[1].key == nullptr) {
-    const size_t i = KeyIndex(params[0].key, keys);
-    return i == N || handle(i, &params[0]);
+    const size_t i =
+        KeyIndex<kKeys>(params[0].key, std::make_index_sequence<kN>());
+    return i == kN || handle(i, &params[0]);
   }
-  for (size_t i = 0; i < N; ++i) {
-    Param *p = FindParam(params, keys[i]);
-    if (p != nullptr && !handle(i, p)) return false;
-  }
-  return true;
+  return ForEachKey<kKeys>(params, handle);
 }
 
 // OSSL_PARAM_set_size_t, with its common case (a size_t parameter) inline:

@@ -8,8 +8,6 @@
 #include <cstring>
 #include <new>
 
-#include "provider/core/stats.h"
-
 namespace aesmux::route {
 namespace {
 
@@ -120,7 +118,10 @@ bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
   if (value_.start_path) {
     // Routed now, with nothing kept: the default settings' every message.
     cpu_ = CpuPath(*value_.start_path);
-    if (cpu_ != nullptr && cpu_->Start(direction, iv)) return true;
+    if (cpu_ != nullptr &&
+        OnCpu([&](auto &path) { return path.Start(direction, iv); })) {
+      return true;
+    }
     cpu_ = nullptr;  // the message cannot go on
     return false;
   }
@@ -139,8 +140,10 @@ bool GcmEngine::SwitchDirection(Direction direction) {
   if (late_ != nullptr && late_->value.on_afalg && late_->value.afalg_ran) {
     // The kernel has taken the first payload in the old direction: the
     // message goes on on a CPU path.
-    CountHandoff(value_.alg, Handoff::kGcmSplit, value_.message_bytes);
-    if (!ReplayOnCpu()) return false;
+    if (!ReplayOnCpu(value_.router->HandedOff(value_.alg, Handoff::kGcmSplit,
+                                              value_.message_bytes))) {
+      return false;
+    }
   }
   value_.direction = direction;
   return cpu_ == nullptr || cpu_->SwitchDirection(direction);
@@ -191,7 +194,9 @@ bool GcmEngine::StartCpu(Path path) {
 
 bool GcmEngine::Aad(std::span<const uint8_t> aad) {
   value_.message_bytes += aad.size();
-  if (cpu_ != nullptr) return cpu_->Aad(aad);
+  if (cpu_ != nullptr) {
+    return OnCpu([aad](auto &path) { return path.Aad(aad); });
+  }
   if (late_ == nullptr) return false;  // no message under way
   Late &late = *late_;
   if (late.value.on_afalg) return false;  // AAD after payload
@@ -202,10 +207,10 @@ bool GcmEngine::Aad(std::span<const uint8_t> aad) {
   // Too much to buffer: this message starts now, on a CPU path, with the
   // AAD buffered so far and then this, unbuffered.
   const Router &router = *value_.router;
-  if (router.Choose(value_.alg, len) == Path::kAfalg) {
-    CountHandoff(value_.alg, Handoff::kTooLong, len);
-  }
-  return StartCpu(router.ChooseCpu(value_.alg, len)) && cpu_->Aad(aad);
+  const Path path = router.Choose(value_.alg, len) == Path::kAfalg
+                        ? router.HandedOff(value_.alg, Handoff::kTooLong, len)
+                        : router.ChooseCpu(value_.alg, len);
+  return StartCpu(path) && cpu_->Aad(aad);
 }
 
 bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
@@ -219,12 +224,16 @@ bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
     if (late.value.on_afalg) {
       if (!late.value.afalg_ran) return CryptAfalg(out, in, len);
       // The message goes on: the kernel cannot continue it.
-      CountHandoff(value_.alg, Handoff::kGcmSplit, value_.message_bytes);
-      if (!ReplayOnCpu()) return false;
+      if (!ReplayOnCpu(value_.router->HandedOff(
+              value_.alg, Handoff::kGcmSplit, value_.message_bytes))) {
+        return false;
+      }
     }
   }
   value_.message_bytes += len;
-  return cpu_->Crypt(value_.direction, out, in, len);
+  return OnCpu([this, out, in, len](auto &path) {
+    return path.Crypt(value_.direction, out, in, len);
+  });
 }
 
 bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
@@ -259,8 +268,9 @@ bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
   // since the caller gets the plaintext before final, as from the default
   // provider, and since the message may go on (then the kernel checked the
   // tag against its first part only). That path's Finish gives the verdict.
-  CountHandoff(value_.alg, outcome.reason, total);
-  if (!StartCpu(value_.router->ChooseCpu(value_.alg, total))) return false;
+  if (!StartCpu(value_.router->HandedOff(value_.alg, outcome.reason, total))) {
+    return false;
+  }
   const uint8_t *input =
       late.afalg_input.empty() ? in : late.afalg_input.data();
   const bool ok = cpu_->Crypt(value_.direction, out, input, len);
@@ -268,11 +278,9 @@ bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
   return ok;
 }
 
-bool GcmEngine::ReplayOnCpu() {
+bool GcmEngine::ReplayOnCpu(Path path) {
   Late &late = *late_;
-  if (!StartCpu(value_.router->ChooseCpu(value_.alg, value_.message_bytes))) {
-    return false;
-  }
+  if (!StartCpu(path)) return false;
   // The kernel's output was the caller's: this pass only advances the CPU
   // path's state, a piece at a time.
   uint8_t discard[512];
@@ -313,16 +321,22 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
       } else if (tag_len == 16 &&
                  CRYPTO_memcmp(tag, late.value.afalg_tag.data(), 16) == 0) {
         ok = true;  // the kernel verified this very tag
-      } else if (!ReplayOnCpu()) {
+      } else if (!ReplayOnCpu(value_.router->ChooseCpu(
+                     value_.alg, value_.message_bytes))) {
         // The caller changed the tag since the payload: check it on a CPU
         // path.
         return false;
       }
     }
   }
-  const Path path = cpu_ != nullptr ? cpu_->path() : Path::kAfalg;
-  if (cpu_ != nullptr) ok = cpu_->Finish(value_.direction, tag, tag_len);
-  CountRequest(value_.alg, path, value_.message_bytes);
+  Path path = Path::kAfalg;
+  if (cpu_ != nullptr) {
+    path = OnCpu([](auto &cpu) { return cpu.path(); });
+    ok = OnCpu([this, tag, tag_len](auto &cpu) {
+      return cpu.Finish(value_.direction, tag, tag_len);
+    });
+  }
+  Router::Served(value_.alg, path, value_.message_bytes);
   if (late_ != nullptr) late_->value.expected_tag.reset();
   // A decryption whose tag did not match stays open on its path, as in the
   // default provider: more data continues the same message.

@@ -139,6 +139,15 @@ class GcmEngine {
     return made != nullptr ? made : MakeCpuPath(path);
   }
   CpuGcm *MakeCpuPath(Path path);
+  // call(path) on the current message's path (cpu_, not null): on the
+  // kernels' path, SimdGcmPath itself, whose methods (it is final) are
+  // called directly and inlined here, not through the virtual table, four
+  // times per record.
+  template <typename Call>
+  decltype(auto) OnCpu(Call call) {
+    if (cpu_ == simd_.get()) return call(*static_cast<SimdGcmPath *>(cpu_));
+    return call(*cpu_);
+  }
   // late_, made on first use; null as CpuPath.
   Late *LateState();
   // Routes the current message (to the afalg path: nothing more happens
@@ -147,9 +156,9 @@ class GcmEngine {
   bool StartCpu(Path path);
   // The message's first payload (or none, from Finish) on the kernel.
   bool CryptAfalg(uint8_t *out, const uint8_t *in, size_t len);
-  // Moves a message the kernel has served so far to a CPU path: AAD and the
-  // first payload (from its copy) replayed there.
-  bool ReplayOnCpu();
+  // Moves a message the kernel has served so far to the CPU path `path`:
+  // AAD and the first payload (from its copy) replayed there.
+  bool ReplayOnCpu(Path path);
   void EndMessage();
 
   // Plain values, copied whole by CopyFrom.
@@ -163,7 +172,7 @@ class GcmEngine {
     uint64_t message_bytes = 0;
   } value_;
   // The current message's path once it runs on a CPU path: simd_ or
-  // fallback_.
+  // fallback_. simd_ holds a SimdGcmPath (OnCpu relies on it).
   CpuGcm *cpu_ = nullptr;
   std::unique_ptr<CpuGcm> simd_;
   std::unique_ptr<CpuGcm> fallback_;
