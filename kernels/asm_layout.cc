@@ -19,7 +19,12 @@ struct Entry {
 constexpr Entry kLayout[] = {
     {"AES_KEY_ROUNDS", offsetof(aesmux_aes_key, rounds),
      "offsetof(aesmux_aes_key, rounds)"},
-    {"GCM_KEY_BYTES", sizeof(aesmux_gcm_key), "sizeof(aesmux_gcm_key)"},
+    {"GCM_KEY_BYTES_AESNI", AESMUX_GCM_KEY_BYTES_AESNI,
+     "AESMUX_GCM_KEY_BYTES_AESNI"},
+    {"GCM_KEY_BYTES_VAES_AVX2", AESMUX_GCM_KEY_BYTES_VAES_AVX2,
+     "AESMUX_GCM_KEY_BYTES_VAES_AVX2"},
+    {"GCM_KEY_BYTES_VAES_AVX512", AESMUX_GCM_KEY_BYTES_VAES_AVX512,
+     "AESMUX_GCM_KEY_BYTES_VAES_AVX512"},
     {"MB_IN", offsetof(aesmux_mb_cbc_lanes, in),
      "offsetof(aesmux_mb_cbc_lanes, in)"},
     {"MB_OUT", offsetof(aesmux_mb_cbc_lanes, out),
@@ -36,8 +41,12 @@ constexpr Entry kLayout[] = {
 static_assert(offsetof(aesmux_aes_key, round_keys) == 0);
 static_assert(sizeof(aesmux_aes_key{}.round_keys[0]) == 16);
 static_assert(alignof(aesmux_aes_key) % 16 == 0);
-// The VAES GHASH tables are whole-vector aligned moves (VMOVA).
+// The VAES GHASH tables are whole-vector aligned moves (VMOVA); the struct
+// holds a key of any tier.
 static_assert(alignof(aesmux_gcm_key) % 64 == 0);
+static_assert(sizeof(aesmux_gcm_key) >= AESMUX_GCM_KEY_BYTES_AESNI);
+static_assert(sizeof(aesmux_gcm_key) >= AESMUX_GCM_KEY_BYTES_VAES_AVX2);
+static_assert(sizeof(aesmux_gcm_key) >= AESMUX_GCM_KEY_BYTES_VAES_AVX512);
 // Lane l's pointers are [MB_IN/MB_OUT + 8*l], its IV [MB_IV + 16*l] and its
 // round key r [MB_KEYS + MB_KEY_ROUND*r + 16*l]; the zmm kernels load IV and
 // key rows of four lanes, and pointer rows of eight, as aligned vectors.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 namespace aesmux::kernels {
 namespace {
@@ -86,12 +87,37 @@ void IncrementCounter32(uint8_t block[16]) {
 
 }  // namespace
 
+SimdGcm::GhashKey::GhashKey(const GhashKey &other) {
+  if (other.key_ != nullptr && Allocate(other.bytes_)) {
+    std::memcpy(key_, other.key_, bytes_);
+  }
+}
+
+bool SimdGcm::GhashKey::Allocate(size_t bytes) {
+  Reset();
+  key_ = static_cast<aesmux_gcm_key *>(::operator new(
+      bytes, std::align_val_t{alignof(aesmux_gcm_key)}, std::nothrow));
+  bytes_ = key_ != nullptr ? bytes : 0;
+  return key_ != nullptr;
+}
+
+void SimdGcm::GhashKey::Reset() {
+  if (key_ == nullptr) return;
+  SecureZero(key_, bytes_);
+  ::operator delete(key_, std::align_val_t{alignof(aesmux_gcm_key)});
+  key_ = nullptr;
+  bytes_ = 0;
+}
+
 // As SimdKey::Set, the schedule and the powers of H are overwritten in
 // place (gcm_init leaves nothing of the old key's, kernels.h), except a
-// longer old key's last round keys; only a change of tier (another layout)
-// wipes them first.
-void SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
-  if (tier_ != &tier) Clear();
+// longer old key's last round keys; only a change of tier (another layout
+// and size) wipes them first.
+bool SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
+  if (tier_ != &tier || gkey_.get() == nullptr) {
+    Clear();
+    if (!gkey_.Allocate(tier.gcm_key_bytes)) return false;
+  }
   const uint32_t old_rounds = tier_ != nullptr ? enc_.rounds : 0;
   tier.ops.expand_key(&enc_, key.data(), key.size());
   tier_ = &tier;
@@ -99,13 +125,14 @@ void SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
     SecureZero(enc_.round_keys[enc_.rounds + 1],
                16 * (old_rounds - enc_.rounds));
   }
-  tier.ops.gcm_init(&gkey_, &enc_);
+  tier.ops.gcm_init(gkey_.get(), &enc_);
+  return true;
 }
 
 void SimdGcm::Clear() {
   SecureZero(&enc_, sizeof(enc_));
   tier_ = nullptr;
-  SecureZero(&gkey_, sizeof(gkey_));
+  gkey_.Reset();
   SecureZero(j0_keystream_, sizeof(j0_keystream_));
   SecureZero(counter_, sizeof(counter_));
   SecureZero(xi_, sizeof(xi_));
@@ -132,15 +159,15 @@ void SimdGcm::Start(std::span<const uint8_t> iv) {
     // J0 = GHASH(IV || 0-padding || 0^64 || [len(IV)]_64).
     uint8_t j0[16] = {};
     const size_t whole = iv.size() & ~size_t{15};
-    ops.ghash(&gkey_, j0, iv.data(), whole);
+    ops.ghash(gkey_.get(), j0, iv.data(), whole);
     uint8_t block[16] = {};
     if (whole != iv.size()) {
       std::memcpy(block, iv.data() + whole, iv.size() - whole);
-      ops.ghash(&gkey_, j0, block, 16);
+      ops.ghash(gkey_.get(), j0, block, 16);
     }
     std::memset(block, 0, sizeof(block));
     StoreBigEndian64(block + 8, uint64_t{iv.size()} * 8);
-    ops.ghash(&gkey_, j0, block, 16);
+    ops.ghash(gkey_.get(), j0, block, 16);
     std::memcpy(counter_, j0, 16);
   }
   EncryptBlock(j0_keystream_, counter_);
@@ -150,7 +177,7 @@ void SimdGcm::Start(std::span<const uint8_t> iv) {
 void SimdGcm::FlushPending() {
   if (pending_len_ == 0) return;
   ZeroPad(pending_, pending_, pending_len_);
-  tier_->ops.ghash(&gkey_, xi_, pending_, 16);
+  tier_->ops.ghash(gkey_.get(), xi_, pending_, 16);
   pending_len_ = 0;
 }
 
@@ -168,12 +195,12 @@ SimdGcm::Status SimdGcm::Aad(std::span<const uint8_t> aad) {
     in += take;
     len -= take;
     if (pending_len_ < 16) return Status::kOk;
-    tier_->ops.ghash(&gkey_, xi_, pending_, 16);
+    tier_->ops.ghash(gkey_.get(), xi_, pending_, 16);
     pending_len_ = 0;
   }
   // A TLS record's 13 bytes of AAD make no whole block: no kernel call.
   const size_t whole = len & ~size_t{15};
-  if (whole != 0) tier_->ops.ghash(&gkey_, xi_, in, whole);
+  if (whole != 0) tier_->ops.ghash(gkey_.get(), xi_, in, whole);
   CopyShort(pending_, in + whole, len - whole);
   pending_len_ = len - whole;
   return Status::kOk;
@@ -213,12 +240,12 @@ SimdGcm::Status SimdGcm::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
     out += take;
     len -= take;
     if (pending_len_ < 16) return Status::kOk;
-    ops.ghash(&gkey_, xi_, pending_, 16);
+    ops.ghash(gkey_.get(), xi_, pending_, 16);
     pending_len_ = 0;
   }
   const size_t whole = len & ~size_t{15};
   const auto bulk = kEncrypt ? ops.gcm_encrypt : ops.gcm_decrypt;
-  bulk(&enc_, &gkey_, counter_, xi_, out, in, whole);
+  bulk(&enc_, gkey_.get(), counter_, xi_, out, in, whole);
   if (whole != len) {
     EncryptBlock(keystream_, counter_);
     IncrementCounter32(counter_);
@@ -253,7 +280,7 @@ void SimdGcm::Finish(uint8_t tag[16]) {
   }
   StoreBlock(blocks + len, __builtin_bswap64(aad_len_ * 8),
              __builtin_bswap64(data_len_ * 8));
-  tier_->ops.ghash(&gkey_, xi, blocks, len + 16);
+  tier_->ops.ghash(gkey_.get(), xi, blocks, len + 16);
   SecureZero(blocks, len);
   Block8x16 block, keystream;
   std::memcpy(&block, xi, 16);

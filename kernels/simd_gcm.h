@@ -30,13 +30,17 @@ class SimdGcm {
   enum class Status { kOk, kTooLong, kAadAfterData };
 
   SimdGcm() = default;
+  // A copy whose GHASH key cannot be allocated is not set (is_set()).
   SimdGcm(const SimdGcm &) = default;
-  SimdGcm &operator=(const SimdGcm &) = default;
+  SimdGcm &operator=(const SimdGcm &) = delete;
   ~SimdGcm() { Clear(); }
 
-  void SetKey(const Tier &tier, std::span<const uint8_t> key);
+  // False, and nothing keyed, when the GHASH key's storage cannot be
+  // allocated; only the first key and a change of tier allocate, so a new
+  // key on the same tier always succeeds.
+  [[nodiscard]] bool SetKey(const Tier &tier, std::span<const uint8_t> key);
   void Clear();
-  bool is_set() const { return tier_ != nullptr; }
+  bool is_set() const { return tier_ != nullptr && gkey_.get() != nullptr; }
   const Tier *tier() const { return tier_; }
 
   // Begins a message with an IV of any non-zero length.
@@ -66,11 +70,30 @@ class SimdGcm {
   void XorPartial(uint8_t *out, const uint8_t *in, size_t len,
                   size_t ks_offset, size_t pending_offset);
 
+  // The powers of H in the tier's gcm_key_bytes (64-byte aligned heap
+  // storage), not a whole aesmux_gcm_key: every keyed context holds one,
+  // and the struct is sized for the largest tier. Wiped when freed.
+  class GhashKey {
+   public:
+    GhashKey() = default;
+    GhashKey(const GhashKey &other);  // empty if the allocation fails
+    GhashKey &operator=(const GhashKey &) = delete;
+    ~GhashKey() { Reset(); }
+    // Storage for `bytes`, uninitialised; false if it cannot be allocated.
+    bool Allocate(size_t bytes);
+    void Reset();
+    aesmux_gcm_key *get() const { return key_; }
+
+   private:
+    aesmux_gcm_key *key_ = nullptr;
+    size_t bytes_ = 0;
+  };
+
   // GCM only encrypts blocks: the encryption schedule alone, not a
   // SimdKey with room for a decryption schedule too.
   const Tier *tier_ = nullptr;
   aesmux_aes_key enc_{};
-  aesmux_gcm_key gkey_{};
+  GhashKey gkey_;
 
   // Per-message state.
   uint8_t j0_keystream_[16]{};  // E(K, J0), XORed into the tag

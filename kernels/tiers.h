@@ -107,6 +107,8 @@ struct Tier {
   std::string_view name;
   CpuFeatures required;
   TierOps ops;
+  // The bytes of an aesmux_gcm_key this tier's kernels use (kernels.h).
+  size_t gcm_key_bytes;
 };
 
 // Every tier built into this library, best first.
@@ -121,7 +123,8 @@ inline constexpr std::array kTiers = {
                  aesmux_ctr_crypt_vaes_avx512, aesmux_xts_encrypt_vaes_avx512,
                  aesmux_xts_decrypt_vaes_avx512, aesmux_gcm_init_vaes_avx512,
                  aesmux_ghash_vaes_avx512, aesmux_gcm_encrypt_vaes_avx512,
-                 aesmux_gcm_decrypt_vaes_avx512}},
+                 aesmux_gcm_decrypt_vaes_avx512},
+         AESMUX_GCM_KEY_BYTES_VAES_AVX512},
     Tier{"vaes_avx2",
          kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kVaes | kVpclmulqdq,
          TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
@@ -130,7 +133,8 @@ inline constexpr std::array kTiers = {
                  aesmux_ctr_crypt_vaes_avx2, aesmux_xts_encrypt_vaes_avx2,
                  aesmux_xts_decrypt_vaes_avx2, aesmux_gcm_init_vaes_avx2,
                  aesmux_ghash_vaes_avx2, aesmux_gcm_encrypt_vaes_avx2,
-                 aesmux_gcm_decrypt_vaes_avx2}},
+                 aesmux_gcm_decrypt_vaes_avx2},
+         AESMUX_GCM_KEY_BYTES_VAES_AVX2},
     Tier{"aesni", kSse41 | kAesni | kPclmulqdq,
          TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
                  aesmux_ecb_encrypt_aesni, aesmux_ecb_decrypt_aesni,
@@ -138,7 +142,8 @@ inline constexpr std::array kTiers = {
                  aesmux_ctr_crypt_aesni, aesmux_xts_encrypt_aesni,
                  aesmux_xts_decrypt_aesni, aesmux_gcm_init_aesni,
                  aesmux_ghash_aesni, aesmux_gcm_encrypt_aesni,
-                 aesmux_gcm_decrypt_aesni}},
+                 aesmux_gcm_decrypt_aesni},
+         AESMUX_GCM_KEY_BYTES_AESNI},
 };
 #else
 inline constexpr std::array<Tier, 0> kTiers{};

@@ -15,8 +15,8 @@ std::unique_ptr<CpuGcm> OutOfMemory() {
 }  // namespace
 
 std::unique_ptr<CpuGcm> SimdGcmPath::Clone() const {
-  std::unique_ptr<CpuGcm> copy(new (std::nothrow) SimdGcmPath(*this));
-  return copy != nullptr ? std::move(copy) : OutOfMemory();
+  std::unique_ptr<SimdGcmPath> copy(new (std::nothrow) SimdGcmPath(*this));
+  return copy != nullptr && copy->keyed() ? std::move(copy) : OutOfMemory();
 }
 
 std::unique_ptr<CpuGcm> FallbackGcmPath::Clone() const {

@@ -63,14 +63,17 @@ class CpuGcm {
 // Made only where the router has a tier.
 class SimdGcmPath final : public CpuGcm {
  public:
+  // keyed() is false if the GHASH key could not be allocated.
   SimdGcmPath(const kernels::Tier &tier, std::span<const uint8_t> key) {
-    gcm_.SetKey(tier, key);
+    static_cast<void>(gcm_.SetKey(tier, key));
   }
+  bool keyed() const { return gcm_.is_set(); }
 
   core::Path path() const override { return core::Path::kSimd; }
   std::unique_ptr<CpuGcm> Clone() const override;
   void SetKey(std::span<const uint8_t> key) override {
-    gcm_.SetKey(*gcm_.tier(), key);
+    // The same tier: the GHASH key's storage is kept, nothing can fail.
+    static_cast<void>(gcm_.SetKey(*gcm_.tier(), key));
   }
 
   bool Start(core::Direction, std::span<const uint8_t> iv) override {

@@ -162,7 +162,7 @@ class Bench {
     }
     // GCM: one whole message per call on both sides.
     SimdGcm gcm;
-    gcm.SetKey(tier_, {key, key_len});
+    if (!gcm.SetKey(tier_, {key, key_len})) Die("SimdGcm::SetKey");
     struct gcm_key_data gcm_key;
     struct gcm_context_data gcm_ctx;
     if (bits == 128) {

@@ -199,7 +199,9 @@ class Bench {
     for (int i = 0; i < 13; ++i) aad[i] = static_cast<uint8_t>(i);
     Buffer in(size), out(size + 16), their_out(size + 16);
     kernels::SimdGcm gcm;
-    gcm.SetKey(tier_, std::span<const uint8_t>(key, bits / 8));
+    if (!gcm.SetKey(tier_, std::span<const uint8_t>(key, bits / 8))) {
+      Die("SimdGcm::SetKey");
+    }
     bssl::ScopedEVP_AEAD_CTX aead;
     if (!EVP_AEAD_CTX_init(aead.get(),
                            bits == 128 ? EVP_aead_aes_128_gcm()

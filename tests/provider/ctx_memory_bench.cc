@@ -8,13 +8,16 @@
 // a key and IV of their own), reads glibc's count of bytes in use
 // (mallinfo2().uordblks, chunk headers included) before and after, and
 // divides the difference by the count: everything the contexts hold,
-// EVP_CIPHER_CTX included, the way a server pays for them. What a side
+// EVP_CIPHER_CTX included, the way a server pays for them. With --record
+// each context first also runs one message of 16 bytes (and 13 bytes of
+// AAD for GCM, as a TLS record; encryption also its final), so that the
+// state a path makes at its first message is counted too. What a side
 // makes once (the fetched cipher, aesmux's router, per-thread statistics)
 // is made by warm-up contexts beforehand and is not counted. Heap use is
 // deterministic, so one run per cell suffices.
 //
 //   ctx_memory_bench [--contexts 50000] [--dir enc|dec|both] [--alg NAME]
-//                    [--setting "kernels = none"]...
+//                    [--record] [--setting "kernels = none"]...
 //
 // A build with AddressSanitizer replaces malloc, and mallinfo2 then counts
 // nothing: the benchmark refuses to run there.
@@ -40,13 +43,29 @@ struct Options {
   bool encrypt = true;
   bool decrypt = true;
   std::string alg;  // empty: all
+  bool record = false;
   std::vector<std::string> settings;
 };
 
 size_t HeapInUse() { return mallinfo2().uordblks; }
 
-// Bytes per context of `count` contexts of `cipher` keyed for `encrypt`.
-double BytesPerContext(const EVP_CIPHER *cipher, bool encrypt, int count) {
+// One message of 16 bytes through `ctx` (see the header).
+void RunRecord(EVP_CIPHER_CTX *ctx, const EVP_CIPHER *cipher, bool encrypt) {
+  unsigned char aad[13] = {}, in[16] = {}, out[32];
+  int len = 0;
+  const bool aead =
+      (EVP_CIPHER_get_flags(cipher) & EVP_CIPH_FLAG_AEAD_CIPHER) != 0;
+  const int ok =
+      (!aead || EVP_CipherUpdate(ctx, nullptr, &len, aad, sizeof(aad))) &&
+      EVP_CipherUpdate(ctx, out, &len, in, sizeof(in)) &&
+      (!encrypt || EVP_EncryptFinal_ex(ctx, out + len, &len));
+  if (!ok) Die(std::string("record failed: ") + TakeErrors());
+}
+
+// Bytes per context of `count` contexts of `cipher` keyed for `encrypt`
+// (with --record: each having run one message).
+double BytesPerContext(const EVP_CIPHER *cipher, bool encrypt, int count,
+                       bool record) {
   const int key_len = EVP_CIPHER_get_key_length(cipher);
   const int iv_len = EVP_CIPHER_get_iv_length(cipher);
   std::vector<unsigned char> key(static_cast<size_t>(key_len));
@@ -70,6 +89,7 @@ double BytesPerContext(const EVP_CIPHER *cipher, bool encrypt, int count) {
                                        iv_len > 0 ? iv.data() : nullptr,
                                        nullptr));
     if (!ok) Die(std::string("init failed: ") + TakeErrors());
+    if (record) RunRecord(ctx, cipher, encrypt);
     ctxs[static_cast<size_t>(i)] = ctx;
   }
   const size_t after = HeapInUse();
@@ -90,11 +110,13 @@ Options ParseOptions(int argc, char **argv) {
       if (!opt.encrypt && !opt.decrypt) Die("--dir is enc, dec or both");
     } else if (args.arg() == "--alg") {
       opt.alg = args.Value();
+    } else if (args.arg() == "--record") {
+      opt.record = true;
     } else if (args.arg() == "--setting") {
       opt.settings.push_back(args.Value());
     } else {
       Die("usage: ctx_memory_bench [--contexts N] [--dir enc|dec|both] "
-          "[--alg NAME] [--setting LINE]...");
+          "[--alg NAME] [--record] [--setting LINE]...");
     }
   }
   return opt;
@@ -108,8 +130,9 @@ int Main(int argc, char **argv) {
   if (HeapInUse() == 0) Die("mallinfo2 counts nothing (a sanitizer build?)");
   ProviderEnv env(opt.settings);
   if (!env.loaded()) Die("aesmux did not load: " + env.error());
-  std::printf("# %s; %d keyed contexts per cell; aesmux tier %s\n",
+  std::printf("# %s; %d keyed contexts per cell%s; aesmux tier %s\n",
               CpuModelName().c_str(), opt.contexts,
+              opt.record ? ", each after one message" : "",
               env.ProviderParam("tier").c_str());
   std::printf("%-12s %-4s %10s %10s %7s\n", "algorithm", "dir", "default",
               "aesmux", "ratio");
@@ -123,11 +146,12 @@ int Main(int argc, char **argv) {
     for (const bool encrypt : {true, false}) {
       if (encrypt ? !opt.encrypt : !opt.decrypt) continue;
       // Warm-up: what each side makes once per process or per cipher.
-      BytesPerContext(reference.get(), encrypt, 16);
-      BytesPerContext(aesmux.get(), encrypt, 16);
+      BytesPerContext(reference.get(), encrypt, 16, opt.record);
+      BytesPerContext(aesmux.get(), encrypt, 16, opt.record);
       const double ref = BytesPerContext(reference.get(), encrypt,
-                                         opt.contexts);
-      const double own = BytesPerContext(aesmux.get(), encrypt, opt.contexts);
+                                         opt.contexts, opt.record);
+      const double own =
+          BytesPerContext(aesmux.get(), encrypt, opt.contexts, opt.record);
       over |= own > ref;
       std::printf("%-12s %-4s %10.0f %10.0f %7.2f\n", name.c_str(),
                   encrypt ? "enc" : "dec", ref, own, own / ref);
