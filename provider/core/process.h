@@ -48,9 +48,9 @@ class InitLock {
 // inherits the guard as "in progress" and waits forever at its first use
 // (fork_test's children hung so on a guard under qemu's slow emulation).
 // This one is made under InitLock, which fork() waits for; `make` must not
-// take InitLock itself. (std::call_once, whose glibc pthread_once a child
-// restarts, cannot serve: the libstdc++ linked into the module keeps its
-// callable in thread-local storage a dlopen'ed module cannot reach so.)
+// take InitLock itself. (std::call_once over glibc's pthread_once, which a
+// child restarts, was tried first: it crashed inside the module's own
+// tests, cause not established, so the lock that is already there serves.)
 // Declare one at namespace scope, where it is constant-initialized and
 // needs no guard of its own (tests/provider/static_guards_test.sh checks
 // that the modules have no such guard). If `make` throws, the next Get
