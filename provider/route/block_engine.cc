@@ -8,7 +8,6 @@
 #include <iterator>
 
 #include "provider/batch/cbc_batch.h"
-#include "provider/core/stats.h"
 
 namespace aesmux::route {
 namespace {
@@ -103,7 +102,7 @@ void BlockEngine::SetKey(std::span<const uint8_t> key) {
     simd_.SetRaw(key);
   }
   route_ = router().RouteBlocks(alg(), /*key_on_tier=*/simd_.is_set());
-  CountKeySetup(alg());
+  Router::KeySet(alg());
 }
 
 bool BlockEngine::Run(Direction direction, uint8_t *iv,

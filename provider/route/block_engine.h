@@ -35,7 +35,6 @@
 #include "provider/core/boxed.h"
 #include "provider/route/router.h"
 #include "provider/route/scratch_buffer.h"
-#include "provider/core/stats.h"
 
 namespace aesmux::route {
 

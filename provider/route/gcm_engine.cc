@@ -87,7 +87,7 @@ void GcmEngine::SetKey(std::span<const uint8_t> key) {
   if (simd_ != nullptr) simd_->SetKey(key);
   if (fallback_ != nullptr) fallback_->SetKey(key);
   if (late_ != nullptr) late_->afalg.Reset();
-  CountKeySetup(value_.alg);
+  Router::KeySet(value_.alg);
 }
 
 CpuGcm *GcmEngine::MakeCpuPath(Path path) {

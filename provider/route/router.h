@@ -9,9 +9,10 @@
 // This is the only code that compares a request's length with a threshold:
 // block engines keep a BlockRoute (below), the router's rule for their
 // algorithm and key reduced to a few numbers; GCM engines ask Choose().
-// Engines run the path they are given and report back: what they served
-// (Served()) and what the afalg path handed on (HandedOff(), which names
-// the next path); every request is counted there, and nowhere else.
+// Engines run the path they are given and report back: the keys they set
+// up (KeySet()), what they served (Served()) and what the afalg path handed
+// on (HandedOff(), which names the next path); every request and key setup
+// is counted there, and nowhere else.
 //
 // Order of preference: afalg for requests of at least the family's
 // afalg_min_len when the path is on for the family; then the fallback path
@@ -99,6 +100,8 @@ class Router {
            afalg_on(family);
   }
 
+  // Counts a key an engine of `alg` set up (schedule and tables made).
+  static void KeySet(Alg alg) { core::CountKeySetup(alg); }
   // Counts a request of `len` bytes of `alg` that `path` served.
   static void Served(Alg alg, Path path, uint64_t len) {
     core::CountRequest(alg, path, len);
