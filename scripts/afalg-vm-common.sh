@@ -230,17 +230,26 @@ vm_check_no_skips() {
   fi
 }
 
+# vm_check_exit TAG PROGRAM [PREFIX]: fails unless the guest reported
+# "AFALG-VM: TAG 0" (PROGRAM's exit status); on failure shows the last of
+# the console lines PROGRAM's output was tagged with (PREFIX), if any.
+vm_check_exit() {
+  local tag=$1 program=$2 prefix=${3:-} exit_status
+  exit_status=$(sed -n "s/^AFALG-VM: $tag //p" "$vm/console.txt")
+  [ "$exit_status" = 0 ] && return 0
+  echo "$program failed in the guest (exit ${exit_status:-none})" >&2
+  if [ -n "$prefix" ]; then
+    grep "^$prefix: " "$vm/console.txt" | tail -n 40 >&2
+  fi
+  return 1
+}
+
 # vm_check_done: fails unless the guest finished and afalg_test passed.
 vm_check_done() {
-  local test_exit
-  test_exit=$(sed -n 's/^AFALG-VM: test-exit //p' "$vm/console.txt")
   if [ "$vm_qemu_status" -ne 0 ] || ! grep -q '^AFALG-VM: done' "$vm/console.txt"; then
     echo "the guest did not finish (qemu status $vm_qemu_status)" >&2
     tail -n 40 "$vm/console.txt" >&2
     return 1
   fi
-  if [ "$test_exit" != 0 ]; then
-    echo "afalg_test failed in the guest (exit $test_exit)" >&2
-    return 1
-  fi
+  vm_check_exit test-exit afalg_test
 }

@@ -105,12 +105,7 @@ grep -E '^FORK-TEST: (\[ +(OK|FAILED|SKIPPED) +\]|.*Failure$)' "$vm/console.txt"
 
 status=0
 vm_check_done || status=1
-fork_exit=$(sed -n 's/^AFALG-VM: fork-test-exit //p' "$vm/console.txt")
-if [ "$fork_exit" != 0 ]; then
-  echo "fork_test failed in the guest (exit ${fork_exit:-none}):" >&2
-  grep '^FORK-TEST: ' "$vm/console.txt" | tail -n 40 >&2
-  status=1
-fi
+vm_check_exit fork-test-exit fork_test FORK-TEST || status=1
 vm_check_modules || status=1
 vm_check_no_skips || status=1
 vm_check_drivers 'ecb(aes)=ecb-aes-ce' 'cbc(aes)=cbc-aes-ce' \
