@@ -43,6 +43,7 @@
 #include "tests/provider/aligned_buffer.h"
 #include "tests/provider/kernel_configs.h"
 #include "tests/support/bytes.h"
+#include "tests/support/evp_twin.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
@@ -56,259 +57,36 @@ bool IsBlockMode(Family family) {
   return family == Family::kEcb || family == Family::kCbc;
 }
 
-// What one call did on one side.
-struct Observed {
-  bool ok = false;
-  Bytes bytes;  // output, IV or tag
-};
-
-std::string Summary(const Observed &o) {
-  return std::string(o.ok ? "ok" : "failed") + ", " +
-         std::to_string(o.bytes.size()) + " bytes " +
-         ToHex(o.bytes.data(), std::min<size_t>(o.bytes.size(), 32));
+// A twin of the ENGINE's legacy cipher against the default provider's,
+// compared in success and bytes (tests/support/evp_twin.h).
+Twin EngineTwin(ENGINE *e, const EVP_CIPHER *legacy,
+                const EVP_CIPHER *reference, const Bytes &input,
+                bool in_place, size_t in_misalign, size_t out_misalign,
+                std::string scenario) {
+  const TwinSpec spec{"the ENGINE", Compare::kOutcomeAndBytes, e,
+                      {legacy, reference}};
+  return MakeTwin(spec, {}, input, in_place, in_misalign, out_misalign,
+                  std::move(scenario));
 }
 
-// One side of a twin: its context, its buffer (input, overwritten by the
-// output when in place) and how far the stream has gone.
-struct Side {
-  ENGINE *engine = nullptr;  // the ENGINE side's, else null
-  const EVP_CIPHER *cipher = nullptr;
-  CipherCtxPtr ctx;
-  AlignedBuffer buffer{0};
-  size_t in_base = 0, out_base = 0;
-  size_t consumed = 0, produced = 0, aad_consumed = 0;
-
-  uint8_t *in() { return buffer.data() + in_base + consumed; }
-  uint8_t *out() { return buffer.data() + out_base + produced; }
-};
-
-Observed Init(Side &s, bool with_cipher, const uint8_t *key,
-              const uint8_t *iv, int enc) {
-  Observed o;
-  o.ok = EVP_CipherInit_ex(s.ctx.get(), with_cipher ? s.cipher : nullptr,
-                           with_cipher ? s.engine : nullptr, key, iv,
-                           enc) == 1;
-  return o;
-}
-
-Observed Ctrl(Side &s, int type, int arg, const void *ptr) {
-  Observed o;
-  o.ok = EVP_CIPHER_CTX_ctrl(s.ctx.get(), type, arg,
-                             const_cast<void *>(ptr)) > 0;
-  return o;
-}
-
-Observed Update(Side &s, size_t len) {
-  Observed o;
-  uint8_t *out = s.out();
-  int outl = 0;
-  o.ok = EVP_CipherUpdate(s.ctx.get(), out, &outl, s.in(),
-                          static_cast<int>(len)) == 1;
-  if (o.ok) {
-    o.bytes.assign(out, out + outl);
-    s.consumed += len;
-    s.produced += static_cast<size_t>(outl);
-  }
-  return o;
-}
-
-// A non-null pointer for empty AAD: EVP_Cipher(ctx, NULL, NULL, 0) is final.
-const uint8_t *AadAt(const Bytes &aad, size_t offset) {
-  static const uint8_t kNothing = 0;
-  return aad.empty() ? &kNothing : aad.data() + offset;
-}
-
-Observed UpdateAad(Side &s, const Bytes &aad, size_t len, bool via_cipher) {
-  Observed o;
-  int outl = 0;
-  const uint8_t *in = AadAt(aad, s.aad_consumed);
-  o.ok = via_cipher ? EVP_Cipher(s.ctx.get(), nullptr, in,
-                                 static_cast<unsigned>(len)) >= 0
-                    : EVP_CipherUpdate(s.ctx.get(), nullptr, &outl, in,
-                                       static_cast<int>(len)) == 1;
-  if (o.ok) s.aad_consumed += len;
-  return o;
-}
-
-// EVP_Cipher on data: `len` bytes in, `len` bytes out (GCM: its return).
-// It returns, for a legacy cipher, 1 or 0 (a custom one: the length or -1);
-// for a provider's, the length or -1.
-Observed Cipher(Side &s, size_t len, bool custom) {
-  Observed o;
-  uint8_t *out = s.out();
-  const int ret =
-      EVP_Cipher(s.ctx.get(), out, s.in(), static_cast<unsigned>(len));
-  const bool legacy = s.engine != nullptr;
-  o.ok = custom || !legacy ? ret >= 0 : ret > 0;
-  if (o.ok) {
-    const size_t written = custom ? static_cast<size_t>(ret) : len;
-    o.bytes.assign(out, out + written);
-    s.consumed += len;
-    s.produced += written;
-  }
-  return o;
-}
-
-Observed Final(Side &s, bool via_cipher) {
-  Observed o;
-  uint8_t *out = s.out();
-  int outl = 0;
-  o.ok = via_cipher ? EVP_Cipher(s.ctx.get(), nullptr, nullptr, 0) >= 0
-                    : EVP_CipherFinal_ex(s.ctx.get(), out, &outl) == 1;
-  if (o.ok) {
-    o.bytes.assign(out, out + outl);
-    s.produced += static_cast<size_t>(outl);
-  }
-  return o;
-}
-
-Observed GetTag(Side &s, size_t len) {
-  Observed o;
-  uint8_t tag[16] = {};
-  o.ok = EVP_CIPHER_CTX_ctrl(s.ctx.get(), EVP_CTRL_AEAD_GET_TAG,
-                             static_cast<int>(len), tag) > 0;
-  if (o.ok) o.bytes.assign(tag, tag + len);
-  return o;
-}
-
-// Two sides driven in lockstep: [0] the ENGINE, [1] the default provider.
-class Twin {
- public:
-  Twin(std::array<Side, 2> sides, std::string scenario)
-      : sides_(std::move(sides)), scenario_(std::move(scenario)) {}
-
-  // Makes `call` on both sides and compares what they did; returns whether
-  // it succeeded (false also once they differed: a test failure, after
-  // which the twin makes no further calls).
-  template <typename Call>
-  bool Step(const std::string &what, Call call) {
-    if (diverged_) return false;
-    std::array<Observed, 2> seen;
-    for (size_t i = 0; i < 2; ++i) {
-      ERR_clear_error();
-      seen[i] = call(sides_[i]);
-      ERR_clear_error();
-    }
-    log_ += "  " + what + ": " + Summary(seen[1]) + "\n";
-    if (seen[0].ok == seen[1].ok && seen[0].bytes == seen[1].bytes) {
-      return seen[1].ok;
-    }
-    Diverge(what, seen);
+// The IV a caller reads back, where the default provider has one to give
+// (a GCM context before its first IV has none, nor one of more than
+// EVP_MAX_IV_LENGTH bytes), and CTR's num.
+bool CheckState(Twin &t, Family family, bool iv = true) {
+  const EVP_CIPHER_CTX *reference = t.side(1).ctx.get();
+  const int iv_len = EVP_CIPHER_CTX_get_iv_length(reference);
+  if (iv && EVP_CIPHER_CTX_iv(reference) != nullptr && iv_len > 0 &&
+      iv_len <= EVP_MAX_IV_LENGTH &&
+      !t.Check("the IV (EVP_CIPHER_CTX_iv)", [&](Side &s) {
+        Observed o;
+        const unsigned char *bytes = EVP_CIPHER_CTX_iv(s.ctx.get());
+        o.ok = bytes != nullptr;
+        if (o.ok) o.bytes.assign(bytes, bytes + iv_len);
+        return o;
+      })) {
     return false;
   }
-
-  // The IV a caller reads back, where the default provider has one to give
-  // (a GCM context before its first IV has none, nor one of more than
-  // EVP_MAX_IV_LENGTH bytes), and CTR's num.
-  bool CheckState(Family family, bool iv = true) {
-    if (diverged_) return false;
-    std::array<Observed, 2> seen;
-    const unsigned char *reference = EVP_CIPHER_CTX_iv(sides_[1].ctx.get());
-    const int iv_len = EVP_CIPHER_CTX_get_iv_length(sides_[1].ctx.get());
-    ERR_clear_error();
-    if (iv && reference != nullptr && iv_len > 0 &&
-        iv_len <= EVP_MAX_IV_LENGTH) {
-      for (size_t i = 0; i < 2; ++i) {
-        const unsigned char *iv = EVP_CIPHER_CTX_iv(sides_[i].ctx.get());
-        seen[i].ok = iv != nullptr;
-        if (iv != nullptr) seen[i].bytes.assign(iv, iv + iv_len);
-      }
-      if (seen[0].ok != seen[1].ok || seen[0].bytes != seen[1].bytes) {
-        Diverge("the IV (EVP_CIPHER_CTX_iv)", seen);
-        return false;
-      }
-    }
-    if (family == Family::kCtr) {
-      const int num[2] = {EVP_CIPHER_CTX_get_num(sides_[0].ctx.get()),
-                          EVP_CIPHER_CTX_get_num(sides_[1].ctx.get())};
-      if (num[0] != num[1]) {
-        seen[0] = {true, {static_cast<uint8_t>(num[0])}};
-        seen[1] = {true, {static_cast<uint8_t>(num[1])}};
-        Diverge("num", seen);
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // EVP_CIPHER_CTX_copy of both contexts, as a step; the copy carries on
-  // with copies of the buffers.
-  std::optional<Twin> Copy() {
-    std::array<CipherCtxPtr, 2> copies;
-    size_t i = 0;
-    if (!Step("EVP_CIPHER_CTX_copy", [&](Side &s) {
-          Observed o;
-          copies[i] = NewCipherCtx();
-          o.ok = EVP_CIPHER_CTX_copy(copies[i].get(), s.ctx.get()) == 1;
-          ++i;
-          return o;
-        })) {
-      return std::nullopt;
-    }
-    std::array<Side, 2> sides;
-    for (size_t j = 0; j < 2; ++j) {
-      const Side &from = sides_[j];
-      sides[j] = Side{from.engine,   from.cipher,   std::move(copies[j]),
-                      from.buffer,   from.in_base,  from.out_base,
-                      from.consumed, from.produced, from.aad_consumed};
-    }
-    Twin copy(std::move(sides), scenario_ + " [the copy]");
-    copy.log_ = log_ + "  -- the copy continues --\n";
-    return copy;
-  }
-
-  Side &side(size_t i) { return sides_[i]; }
-  bool diverged() const { return diverged_; }
-
-  // Starts the next message on the same contexts: input and output from
-  // the start of the buffers again.
-  void Rewind(const Bytes &input) {
-    for (Side &s : sides_) {
-      s.consumed = s.produced = s.aad_consumed = 0;
-      std::copy(input.begin(), input.end(), s.buffer.data() + s.in_base);
-    }
-  }
-
- private:
-  void Diverge(const std::string &what, const std::array<Observed, 2> &seen) {
-    diverged_ = true;
-    ADD_FAILURE() << "the ENGINE and the default provider differ at " << what
-                  << "\n  engine:  " << Summary(seen[0])
-                  << "\n  default: " << Summary(seen[1])
-                  << "\nscenario: " << scenario_
-                  << "\ncalls (with the default provider's results):\n"
-                  << log_;
-  }
-
-  std::array<Side, 2> sides_;
-  std::string scenario_;
-  std::string log_;
-  bool diverged_ = false;
-};
-
-// A twin over `input` (with room for padding and a final block), in place
-// or not, at the given misalignments.
-Twin MakeTwin(ENGINE *e, const EVP_CIPHER *legacy, const EVP_CIPHER *reference,
-              const Bytes &input, bool in_place, size_t in_misalign,
-              size_t out_misalign, std::string scenario) {
-  const size_t room = input.size() + 2 * kBlock;
-  std::array<Side, 2> sides;
-  for (size_t i = 0; i < 2; ++i) {
-    Side &s = sides[i];
-    s.engine = i == 0 ? e : nullptr;
-    s.cipher = i == 0 ? legacy : reference;
-    s.ctx = NewCipherCtx();
-    if (in_place) {
-      s.in_base = s.out_base = out_misalign;
-      s.buffer = AlignedBuffer(out_misalign + room);
-    } else {
-      s.in_base = in_misalign;
-      s.out_base = (in_misalign + input.size() + 63) / 64 * 64 + out_misalign;
-      s.buffer = AlignedBuffer(s.out_base + room);
-    }
-    std::copy(input.begin(), input.end(), s.buffer.data() + s.in_base);
-  }
-  return Twin(std::move(sides), std::move(scenario));
+  return family != Family::kCtr || t.Check("num", Num);
 }
 
 // Cuts `len` into 1..max_pieces pieces (some empty unless `min_piece`),
@@ -510,7 +288,7 @@ bool StreamRunner::InitTwin(Twin &t, const Message &m, const Bytes &tag) {
   const bool early_tag = gcm() && !m.encrypt && !m.tag_late;
   auto set_tag = [&] {
     return t.Step("set tag", [&](Side &s) {
-      return Ctrl(s, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag.size()),
+      return Ctrl(s, EVP_CTRL_AEAD_SET_TAG, tag.size(),
                   tag.data());
     });
   };
@@ -557,7 +335,7 @@ bool StreamRunner::InitTwin(Twin &t, const Message &m, const Bytes &tag) {
       })) {
     return false;
   }
-  return t.CheckState(family());
+  return CheckState(t, family());
 }
 
 bool StreamRunner::Data(Twin &t, const Message &m,
@@ -573,7 +351,7 @@ bool StreamRunner::Data(Twin &t, const Message &m,
                         [&](Side &s) { return Update(s, len); });
     const bool held_back = family() == Family::kCbc && !m.encrypt &&
                            m.padding.value_or(true) && !m.via_cipher;
-    if (!ok || !t.CheckState(family(), !held_back)) return false;
+    if (!ok || !CheckState(t, family(), !held_back)) return false;
   }
   return true;
 }
@@ -582,7 +360,7 @@ bool StreamRunner::Finish(Twin &t, const Message &m, const Bytes &tag,
                           bool final_via) {
   if (gcm() && !m.encrypt && m.tag_late &&
       !t.Step("set tag (late)", [&](Side &s) {
-        return Ctrl(s, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag.size()),
+        return Ctrl(s, EVP_CTRL_AEAD_SET_TAG, tag.size(),
                     tag.data());
       })) {
     return false;
@@ -590,10 +368,10 @@ bool StreamRunner::Finish(Twin &t, const Message &m, const Bytes &tag,
   // EVP_Cipher callers of the non-AEAD modes never finalise.
   if (!gcm() && m.via_cipher) return true;
   if (!t.Step(final_via ? "EVP_Cipher(final)" : "final",
-              [&](Side &s) { return Final(s, final_via); })) {
+              [&](Side &s) { return final_via ? CipherFinal(s) : Final(s); })) {
     return false;
   }
-  if (!t.CheckState(family())) return false;
+  if (!CheckState(t, family())) return false;
   if (gcm() && m.encrypt) {
     return t.Step("get tag", [&](Side &s) { return GetTag(s, m.tag_len); });
   }
@@ -633,12 +411,14 @@ bool StreamRunner::Run(const Message &m, bool *completed) {
   const bool final_via = gcm() && (m.via_cipher || (m.mixed && rng_() % 2));
   const size_t copy_at = m.copy ? rng_() % (pieces.size() + 1) : pieces.size() + 1;
 
-  Twin t = MakeTwin(e_, legacy_, reference_.get(), input, m.in_place,
-                    m.in_misalign, m.out_misalign, m.Describe(alg_.name.data()));
+  Twin t = EngineTwin(e_, legacy_, reference_.get(), input, m.in_place,
+                      m.in_misalign, m.out_misalign,
+                      m.Describe(alg_.name.data()));
   bool ok = InitTwin(t, m, tag);
   for (size_t i = 0; ok && i < aad_pieces.size(); ++i) {
     ok = t.Step("aad(" + std::to_string(aad_pieces[i]) + ")", [&](Side &s) {
-      return UpdateAad(s, m.aad, aad_pieces[i], aad_via);
+      return aad_via ? CipherAad(s, m.aad, aad_pieces[i])
+                     : UpdateAad(s, m.aad, aad_pieces[i]);
     });
   }
   ok = ok && Data(t, m, pieces, via, 0, std::min(copy_at, pieces.size()));
@@ -672,13 +452,14 @@ bool StreamRunner::Run(const Message &m, bool *completed) {
     if (gcm() && !m.encrypt) {
       // The tag no longer matches: both must fail in final.
       ok = ok && t.Step("set tag", [&](Side &s) {
-        return Ctrl(s, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag.size()),
+        return Ctrl(s, EVP_CTRL_AEAD_SET_TAG, tag.size(),
                     tag.data());
       });
     }
     for (size_t i = 0; ok && i < aad_pieces.size(); ++i) {
       ok = t.Step("aad", [&](Side &s) {
-        return UpdateAad(s, m.aad, aad_pieces[i], aad_via);
+        return aad_via ? CipherAad(s, m.aad, aad_pieces[i])
+                       : UpdateAad(s, m.aad, aad_pieces[i]);
       });
     }
     Message again = m;

@@ -43,6 +43,7 @@
 
 #include "tests/provider/aligned_buffer.h"
 #include "tests/provider/kernel_configs.h"
+#include "tests/support/evp_twin.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
@@ -138,319 +139,16 @@ std::string Hex(const std::vector<uint8_t> &bytes, size_t max = 48) {
   return Hex(bytes.data(), bytes.size(), max);
 }
 
-// ---------------------------------------------------------------------------
-// One call on one provider, and the comparison of two.
-
-struct Observed {
-  int ret = 0;
-  int outl = 0;                // output length (IV length for the IV)
-  std::vector<uint8_t> bytes;  // output, IV or tag
-  unsigned long error = 0;     // the last error on the queue after the call
-  bool ok = false;             // whether the call succeeded (not compared)
-};
-
-std::string ErrorText(unsigned long error) {
-  if (error == 0) return "none";
-  const char *lib = ERR_lib_error_string(error);
-  const char *reason = ERR_reason_error_string(error);
-  return std::string(lib != nullptr ? lib : "?") + ": " +
-         (reason != nullptr ? reason : "?") + " (reason " +
-         std::to_string(ERR_GET_REASON(error)) + ")";
-}
-
-bool Same(const Observed &a, const Observed &b) {
-  return a.ret == b.ret && a.outl == b.outl && a.bytes == b.bytes &&
-         ERR_GET_LIB(a.error) == ERR_GET_LIB(b.error) &&
-         ERR_GET_REASON(a.error) == ERR_GET_REASON(b.error);
-}
-
-std::string Summary(const Observed &o) {
-  std::string text =
-      "ret " + std::to_string(o.ret) + ", outl " + std::to_string(o.outl);
-  if (!o.bytes.empty() && o.bytes.size() <= 16) text += ", " + Hex(o.bytes);
-  if (o.error != 0) text += ", error " + ErrorText(o.error);
-  return text;
-}
-
-std::string Difference(const Observed &mux, const Observed &ref) {
-  std::ostringstream text;
-  text << "  aesmux:  ret " << mux.ret << ", outl " << mux.outl << ", "
-       << mux.bytes.size() << " bytes, error " << ErrorText(mux.error)
-       << "\n  default: ret " << ref.ret << ", outl " << ref.outl << ", "
-       << ref.bytes.size() << " bytes, error " << ErrorText(ref.error) << "\n";
-  if (mux.bytes != ref.bytes) {
-    const size_t common = std::min(mux.bytes.size(), ref.bytes.size());
-    size_t at = 0;
-    while (at < common && mux.bytes[at] == ref.bytes[at]) ++at;
-    const size_t from = at & ~size_t{15};
-    text << "  bytes differ from offset " << at << ":\n  aesmux  [" << from
-         << "..] "
-         << Hex(mux.bytes.data() + std::min(from, mux.bytes.size()),
-                mux.bytes.size() - std::min(from, mux.bytes.size()), 32)
-         << "\n  default [" << from << "..] "
-         << Hex(ref.bytes.data() + std::min(from, ref.bytes.size()),
-                ref.bytes.size() - std::min(from, ref.bytes.size()), 32)
-         << "\n";
-  }
-  return text.str();
-}
-
-// One provider's half of a twin: its context and its own buffer, which holds
-// the input and receives the output (the same region when in place).
-struct Side {
-  const EVP_CIPHER *cipher = nullptr;
-  CipherCtxPtr ctx;
-  AlignedBuffer buffer{0};
-  size_t in_base = 0;
-  size_t out_base = 0;
-  size_t consumed = 0;  // input bytes taken
-  size_t produced = 0;  // output bytes written
-  size_t aad_consumed = 0;
-
-  uint8_t *in() { return buffer.data() + in_base + consumed; }
-  uint8_t *out() { return buffer.data() + out_base + produced; }
-};
-
-// The calls, each on one side.
-Observed Init(Side &s, bool with_cipher, const uint8_t *key, const uint8_t *iv,
-              int enc) {
-  Observed o;
-  o.ret = EVP_CipherInit_ex(s.ctx.get(), with_cipher ? s.cipher : nullptr,
-                            nullptr, key, iv, enc);
-  o.ok = o.ret == 1;
-  return o;
-}
-
-Observed Ctrl(Side &s, int type, size_t arg, const uint8_t *ptr) {
-  Observed o;
-  o.ret = EVP_CIPHER_CTX_ctrl(s.ctx.get(), type, static_cast<int>(arg),
-                              const_cast<uint8_t *>(ptr));
-  o.ok = o.ret > 0;
-  return o;
-}
-
-Observed SetPadding(Side &s, bool padding) {
-  Observed o;
-  o.ret = EVP_CIPHER_CTX_set_padding(s.ctx.get(), padding ? 1 : 0);
-  o.ok = o.ret == 1;
-  return o;
-}
-
-Observed Update(Side &s, size_t len) {
-  Observed o;
-  uint8_t *out = s.out();
-  o.ret = EVP_CipherUpdate(s.ctx.get(), out, &o.outl, s.in(),
-                           static_cast<int>(len));
-  o.ok = o.ret == 1;
-  if (o.ok) {
-    o.bytes.assign(out, out + o.outl);
-    s.consumed += len;
-    s.produced += static_cast<size_t>(o.outl);
-  }
-  return o;
-}
-
-// A non-null pointer for empty AAD: EVP_Cipher(ctx, NULL, NULL, 0) would
-// mean final.
-const uint8_t *AadAt(const std::vector<uint8_t> &aad, size_t offset) {
-  static const uint8_t kNothing = 0;
-  return aad.empty() ? &kNothing : aad.data() + offset;
-}
-
-Observed UpdateAad(Side &s, const std::vector<uint8_t> &aad, size_t len) {
-  Observed o;
-  o.ret = EVP_CipherUpdate(s.ctx.get(), nullptr, &o.outl,
-                           AadAt(aad, s.aad_consumed), static_cast<int>(len));
-  o.ok = o.ret == 1;
-  if (o.ok) s.aad_consumed += len;
-  return o;
-}
-
-// EVP_Cipher(): the provider's `cipher` function; returns the output length,
-// or -1.
-Observed Cipher(Side &s, size_t len) {
-  Observed o;
-  uint8_t *out = s.out();
-  o.ret = EVP_Cipher(s.ctx.get(), out, s.in(), static_cast<unsigned>(len));
-  o.ok = o.ret >= 0;
-  if (o.ok) {
-    o.bytes.assign(out, out + o.ret);
-    s.consumed += len;
-    s.produced += static_cast<size_t>(o.ret);
-  }
-  return o;
-}
-
-Observed CipherAad(Side &s, const std::vector<uint8_t> &aad, size_t len) {
-  Observed o;
-  o.ret = EVP_Cipher(s.ctx.get(), nullptr, AadAt(aad, s.aad_consumed),
-                     static_cast<unsigned>(len));
-  o.ok = o.ret >= 0;
-  if (o.ok) s.aad_consumed += len;
-  return o;
-}
-
-Observed CipherFinal(Side &s) {
-  Observed o;
-  o.ret = EVP_Cipher(s.ctx.get(), nullptr, nullptr, 0);
-  o.ok = o.ret >= 0;
-  return o;
-}
-
-Observed Final(Side &s) {
-  Observed o;
-  uint8_t *out = s.out();
-  o.ret = EVP_CipherFinal_ex(s.ctx.get(), out, &o.outl);
-  o.ok = o.ret == 1;
-  if (o.ok) {
-    o.bytes.assign(out, out + o.outl);
-    s.produced += static_cast<size_t>(o.outl);
-  }
-  return o;
-}
-
-Observed UpdatedIv(Side &s) {
-  Observed o;
-  uint8_t iv[128];  // GCM IVs may exceed EVP_MAX_IV_LENGTH
-  o.ret = EVP_CIPHER_CTX_get_updated_iv(s.ctx.get(), iv, sizeof(iv));
-  o.outl = EVP_CIPHER_CTX_get_iv_length(s.ctx.get());
-  o.ok = o.ret == 1;
-  if (o.ok && o.outl > 0 && o.outl <= static_cast<int>(sizeof(iv))) {
-    o.bytes.assign(iv, iv + o.outl);
-  }
-  return o;
-}
-
-Observed Num(Side &s) {
-  Observed o;
-  o.ret = EVP_CIPHER_CTX_get_num(s.ctx.get());
-  o.ok = o.ret >= 0;
-  return o;
-}
-
-Observed GetTag(Side &s, size_t len) {
-  Observed o;
-  uint8_t tag[16] = {};
-  o.ret = EVP_CIPHER_CTX_ctrl(s.ctx.get(), EVP_CTRL_AEAD_GET_TAG,
-                              static_cast<int>(len), tag);
-  o.ok = o.ret > 0;
-  if (o.ok) o.bytes.assign(tag, tag + std::min(len, sizeof(tag)));
-  return o;
-}
-
-// Two sides driven in lockstep: [0] aesmux, [1] the default provider.
-class Twin {
- public:
-  Twin(std::array<Side, 2> sides, std::string scenario)
-      : sides_(std::move(sides)), scenario_(std::move(scenario)) {}
-
-  // Makes `call` on both sides and compares what they observed. Returns
-  // whether it succeeded (on both: a difference is a test failure, and the
-  // twin makes no further calls).
-  template <typename Call>
-  bool Step(const std::string &what, Call call) {
-    if (diverged_) return false;
-    std::array<Observed, 2> seen;
-    for (size_t i = 0; i < 2; ++i) {
-      ERR_clear_error();
-      seen[i] = call(sides_[i]);
-      seen[i].error = ERR_peek_last_error();
-      ERR_clear_error();
-    }
-    log_ += "  " + what + ": " + Summary(seen[1]) + "\n";
-    last_call_ = what;
-    last_ = seen[1];
-    if (Same(seen[0], seen[1])) return seen[1].ok;
-    diverged_ = true;
-    ADD_FAILURE() << "aesmux and the default provider differ at " << what
-                  << "\n"
-                  << Difference(seen[0], seen[1]) << "scenario: " << scenario_
-                  << "\ncalls (with the default provider's results):\n"
-                  << log_;
-    return false;
-  }
-
-  // A step whose success or failure does not end the stream (a query).
-  template <typename Call>
-  bool Check(const std::string &what, Call call) {
-    Step(what, call);
-    return !diverged_;
-  }
-
-  // EVP_CIPHER_CTX_copy of both contexts, as a step; the copy carries on
-  // with copies of the buffers.
-  std::optional<Twin> Copy() {
-    std::array<CipherCtxPtr, 2> copies;
-    if (!Step("EVP_CIPHER_CTX_copy", [&](Side &s) {
-          Observed o;
-          CipherCtxPtr copy = NewCipherCtx();
-          o.ret = EVP_CIPHER_CTX_copy(copy.get(), s.ctx.get());
-          o.ok = o.ret == 1;
-          copies[&s - sides_.data()] = std::move(copy);
-          return o;
-        })) {
-      return std::nullopt;
-    }
-    std::array<Side, 2> sides;
-    for (size_t i = 0; i < 2; ++i) {
-      const Side &from = sides_[i];
-      sides[i] = Side{from.cipher,   std::move(copies[i]), from.buffer,
-                      from.in_base,  from.out_base,        from.consumed,
-                      from.produced, from.aad_consumed};
-    }
-    Twin copy(std::move(sides), scenario_ + " [the copy]");
-    copy.log_ = log_ + "  -- the copy continues --\n";
-    return copy;
-  }
-
-  Side &side(size_t i) { return sides_[i]; }
-  bool diverged() const { return diverged_; }
-  const std::string &last_call() const { return last_call_; }
-  const Observed &last() const { return last_; }  // the default provider's
-
-  // The default provider's output so far.
-  std::vector<uint8_t> Output() {
-    Side &ref = sides_[1];
-    const uint8_t *out = ref.buffer.data() + ref.out_base;
-    return {out, out + ref.produced};
-  }
-
- private:
-  std::array<Side, 2> sides_;
-  std::string scenario_;
-  std::string log_;
-  bool diverged_ = false;
-  std::string last_call_;
-  Observed last_;
-};
-
-// A twin over `input`, in place or out of place at the given misalignments.
-Twin MakeTwin(const EVP_CIPHER *aesmux, const EVP_CIPHER *reference,
-              std::array<CipherCtxPtr, 2> contexts,
-              const std::vector<uint8_t> &input, bool in_place,
-              size_t in_misalign, size_t out_misalign,
-              std::string description) {
-  // Room for a padding block and a final block after the output.
-  const size_t room = input.size() + 2 * kBlock;
-  std::array<Side, 2> sides;
-  for (size_t i = 0; i < 2; ++i) {
-    Side &s = sides[i];
-    s.cipher = i == 0 ? aesmux : reference;
-    s.ctx = contexts[i] ? std::move(contexts[i]) : NewCipherCtx();
-    if (in_place) {
-      s.in_base = s.out_base = out_misalign;
-      s.buffer = AlignedBuffer(out_misalign + room);
-    } else {
-      s.in_base = in_misalign;
-      const size_t out_start =
-          (in_misalign + input.size() + AlignedBuffer::kAlignment - 1) /
-          AlignedBuffer::kAlignment * AlignedBuffer::kAlignment;
-      s.out_base = out_start + out_misalign;
-      s.buffer = AlignedBuffer(s.out_base + room);
-    }
-    std::copy(input.begin(), input.end(), s.buffer.data() + s.in_base);
-  }
-  return Twin(std::move(sides), std::move(description));
+// A twin of aesmux's cipher against the default provider's, compared in
+// everything (tests/support/evp_twin.h).
+Twin AesmuxTwin(const EVP_CIPHER *aesmux, const EVP_CIPHER *reference,
+                std::array<CipherCtxPtr, 2> contexts, const Bytes &input,
+                bool in_place, size_t in_misalign, size_t out_misalign,
+                std::string description) {
+  const TwinSpec spec{"aesmux", Compare::kEverything, nullptr,
+                      {aesmux, reference}};
+  return MakeTwin(spec, std::move(contexts), input, in_place, in_misalign,
+                  out_misalign, std::move(description));
 }
 
 // ---------------------------------------------------------------------------
@@ -993,7 +691,7 @@ StreamResult StreamRunner::Run(const Scenario &s) {
   std::array<CipherCtxPtr, 2> contexts;
   if (!fresh) contexts = std::move(pool_);
   Twin twin =
-      MakeTwin(aesmux_.get(), reference_.get(), std::move(contexts), input,
+      AesmuxTwin(aesmux_.get(), reference_.get(), std::move(contexts), input,
                s.in_place, s.in_misalign, s.out_misalign, s.Describe());
 
   // Copy at a random point, then finish the original and the copy.
@@ -1311,7 +1009,7 @@ TEST_P(DifferentialModeTest, GcmMisuse) {
         const std::vector<uint8_t> aad = r.rng().Bytes(20);
         const std::vector<uint8_t> tag(16, 0x5a);
         auto twin = [&](const char *what) {
-          return MakeTwin(r.aesmux(), r.reference(), {}, data, false, 0, 0,
+          return AesmuxTwin(r.aesmux(), r.reference(), {}, data, false, 0, 0,
                           what);
         };
         auto init = [&](Twin &t, int enc, const uint8_t *with_iv) {
@@ -1366,7 +1064,7 @@ TEST_P(DifferentialModeTest, GcmMisuse) {
         }
         {
           sealed.resize(data.size());  // room for the update after final
-          Twin t = MakeTwin(r.aesmux(), r.reference(), {}, sealed, false, 0, 0,
+          Twin t = AesmuxTwin(r.aesmux(), r.reference(), {}, sealed, false, 0, 0,
                             "decrypt, data after final");
           EXPECT_TRUE(init(t, 0, iv.data()) &&
                       t.Step("set tag",
@@ -1448,7 +1146,7 @@ TEST_P(DifferentialModeTest, WithoutKey) {
       const std::vector<uint8_t> data = r.rng().Bytes(64);
       const std::vector<uint8_t> iv = r.rng().Bytes(16);
       for (int enc : {1, 0}) {
-        Twin t = MakeTwin(r.aesmux(), r.reference(), {}, data, false, 0, 0,
+        Twin t = AesmuxTwin(r.aesmux(), r.reference(), {}, data, false, 0, 0,
                           std::string(r.alg().name) + " without a key");
         EXPECT_TRUE(t.Step("init(cipher, -, iv, enc)", [&](Side &s) {
           return Init(s, true, nullptr,
