@@ -24,6 +24,11 @@ using core::Family;
 struct Instances {
   std::mutex mutex;
   int count = 0;
+  // Whether an instance has set the file's prefix. Until one has, nothing
+  // reads the notes, so instances do not make them (a few thousand
+  // instructions at load and at teardown); the one that sets the prefix
+  // makes them at once.
+  bool stats_file = false;
 };
 constinit Instances g_instances;
 
@@ -45,8 +50,9 @@ void RegisterInstance(const route::Router &router) {
   const route::Settings &settings = router.settings();
   if (!settings.stats_file.empty()) {
     core::SetStatsFilePrefix(settings.stats_file);
+    g_instances.stats_file = true;
   }
-  SetNotes(router);
+  if (g_instances.stats_file) SetNotes(router);
 }
 
 void UnregisterInstance() {
@@ -106,7 +112,7 @@ void FreeProviderContext(ProviderContext *context) {
   {
     // The notes again, with what the instance settled since it was made.
     std::lock_guard lock(g_instances.mutex);
-    SetNotes(context->router);
+    if (g_instances.stats_file) SetNotes(context->router);
   }
   delete context;
   UnregisterInstance();
