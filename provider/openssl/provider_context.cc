@@ -2,6 +2,8 @@
 
 #include <openssl/err.h>
 #include <openssl/proverr.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -68,11 +70,20 @@ __attribute__((destructor)) void WriteStatsOfLiveInstances() {
   if (g_instances.count > 0) core::WriteStatsFile();
 }
 
+// The AESMUX_* environment in one pass over it, rather than a getenv() per
+// key; nothing in a setuid program, as EnvValue.
+route::SourceValues EnvironmentValues() {
+  if (getauxval(AT_SECURE) != 0) {
+    return route::SourceValues(route::SettingNameTexts().size());
+  }
+  return route::EnvironmentValuesIn(environ);
+}
+
 ProviderContext *MakeContext(const OSSL_CORE_HANDLE *handle,
-                             const route::ConfigLookup &config,
+                             const route::SourceValues &config,
                              std::string *error, int *reason) {
   std::optional<route::Settings> settings = route::LoadSettings(
-      config, EnvValue, kernels::DetectCpuFeatures(), error);
+      config, EnvironmentValues(), kernels::DetectCpuFeatures(), error);
   if (!settings) {
     *reason = PROV_R_INVALID_CONFIG_DATA;
     return nullptr;
@@ -95,7 +106,7 @@ std::optional<std::string> EnvValue(std::string_view name) {
 }
 
 ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
-                                    const route::ConfigLookup &config,
+                                    const route::SourceValues &config,
                                     std::string *error, int *reason) {
   try {
     return MakeContext(handle, config, error, reason);
