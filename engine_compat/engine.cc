@@ -116,8 +116,8 @@ int Init(ENGINE *) noexcept {
   }
   std::string error;
   int reason = 0;
-  state.context = openssl::NewProviderContext(nullptr, ConfigOf(state.config),
-                                              &error, &reason);
+  state.context = openssl::NewProviderContext(
+      nullptr, route::ConfigValuesOf(ConfigOf(state.config)), &error, &reason);
   if (state.context == nullptr) {
     // As the provider does: a silently missing ENGINE is the worst outcome.
     ReportError(ENGINE_R_INIT_FAILED, error);

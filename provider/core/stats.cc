@@ -60,7 +60,11 @@ struct FileWriter {
   StatsSnapshot snapshot;
   char buffer[4096] = {};
   size_t buffered = 0;
-  int fd = -1;
+  // Set before each use (WriteStatsFile). Zero, not -1: a writer of all
+  // zeros lies in .bss, which costs a process nothing until it writes the
+  // file, where -1 put all 18 KiB of it in .data (BENCHMARKS.md,
+  // "Start-up").
+  int fd = 0;
   int error = 0;
 
   void Append(const char *data, size_t len) {

@@ -116,7 +116,9 @@ struct ThreadCounters {
 // CountRequest()'s slow path, which traces it, and the fast path has no
 // test of its own. A plain pointer, so that reaching it from a dlopen()ed
 // module is one TLS descriptor access.
-extern thread_local ThreadCounters *t_counters;
+// constinit: no dynamic initialisation, so no reference to a TLS wrapper
+// function that the loader would look up, and fail to find, at load.
+extern thread_local constinit ThreadCounters *t_counters;
 
 // This thread's counters, made on first use; null if memory has run out.
 ThreadCounters *RegisterThread();

@@ -12,7 +12,9 @@
 #include <cstring>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "provider/openssl/generic_ctx.h"
 #include "provider/openssl/params.h"
@@ -344,18 +346,29 @@ const OSSL_DISPATCH kProviderDispatch[] = {
     {OSSL_FUNC_PROVIDER_QUERY_OPERATION, DispatchFn(QueryOperation)},
     {0, nullptr}};
 
-// A key of the provider's openssl.cnf section, through the core.
-std::optional<std::string> ConfigValue(const OSSL_CORE_HANDLE *handle,
-                                       OSSL_FUNC_core_get_params_fn *get_params,
-                                       std::string_view key) {
-  if (get_params == nullptr) return std::nullopt;
-  const std::string name(key);
-  const char *value = nullptr;
-  OSSL_PARAM params[] = {
-      OSSL_PARAM_utf8_ptr(name.c_str(), const_cast<char **>(&value), 0),
-      OSSL_PARAM_END};
-  if (!get_params(handle, params) || value == nullptr) return std::nullopt;
-  return std::string(value);
+// Every key of the provider's openssl.cnf section, through the core in one
+// call rather than one per key: the core compares each name asked for with
+// its own parameters and each of the section's lines either way, and each
+// call costs its own round of those comparisons.
+route::SourceValues ConfigValues(const OSSL_CORE_HANDLE *handle,
+                                 OSSL_FUNC_core_get_params_fn *get_params) {
+  const std::span<const route::SettingNameText> names =
+      route::SettingNameTexts();
+  route::SourceValues values(names.size());
+  if (get_params == nullptr) return values;
+  std::vector<const char *> found(names.size(), nullptr);
+  std::vector<OSSL_PARAM> params;
+  params.reserve(names.size() + 1);
+  for (size_t i = 0; i < names.size(); ++i) {
+    params.push_back(OSSL_PARAM_utf8_ptr(names[i].key.data(),
+                                         const_cast<char **>(&found[i]), 0));
+  }
+  params.push_back(OSSL_PARAM_END);
+  if (!get_params(handle, params.data())) return values;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (found[i] != nullptr) values[i] = std::string(found[i]);
+  }
+  return values;
 }
 
 // Refusing to load is reported on the error queue and on stderr: OpenSSL 3.0
@@ -378,11 +391,7 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
   std::string error;
   int reason = 0;
   ProviderContext *context = NewProviderContext(
-      handle,
-      [&](std::string_view key) {
-        return ConfigValue(handle, core_get_params, key);
-      },
-      &error, &reason);
+      handle, ConfigValues(handle, core_get_params), &error, &reason);
   if (context == nullptr) {
     ReportLoadFailure(reason, error);
     return 0;

@@ -2,6 +2,8 @@
 
 #include <openssl/err.h>
 #include <openssl/proverr.h>
+#include <sys/auxv.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -24,6 +26,11 @@ using core::Family;
 struct Instances {
   std::mutex mutex;
   int count = 0;
+  // Whether an instance has set the file's prefix. Until one has, nothing
+  // reads the notes, so instances do not make them (a few thousand
+  // instructions at load and at teardown); the one that sets the prefix
+  // makes them at once.
+  bool stats_file = false;
 };
 constinit Instances g_instances;
 
@@ -45,8 +52,9 @@ void RegisterInstance(const route::Router &router) {
   const route::Settings &settings = router.settings();
   if (!settings.stats_file.empty()) {
     core::SetStatsFilePrefix(settings.stats_file);
+    g_instances.stats_file = true;
   }
-  SetNotes(router);
+  if (g_instances.stats_file) SetNotes(router);
 }
 
 void UnregisterInstance() {
@@ -62,11 +70,20 @@ __attribute__((destructor)) void WriteStatsOfLiveInstances() {
   if (g_instances.count > 0) core::WriteStatsFile();
 }
 
+// The AESMUX_* environment in one pass over it, rather than a getenv() per
+// key; nothing in a setuid program, as EnvValue.
+route::SourceValues EnvironmentValues() {
+  if (getauxval(AT_SECURE) != 0) {
+    return route::SourceValues(route::SettingNameTexts().size());
+  }
+  return route::EnvironmentValuesIn(environ);
+}
+
 ProviderContext *MakeContext(const OSSL_CORE_HANDLE *handle,
-                             const route::ConfigLookup &config,
+                             const route::SourceValues &config,
                              std::string *error, int *reason) {
   std::optional<route::Settings> settings = route::LoadSettings(
-      config, EnvValue, kernels::DetectCpuFeatures(), error);
+      config, EnvironmentValues(), kernels::DetectCpuFeatures(), error);
   if (!settings) {
     *reason = PROV_R_INVALID_CONFIG_DATA;
     return nullptr;
@@ -89,7 +106,7 @@ std::optional<std::string> EnvValue(std::string_view name) {
 }
 
 ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
-                                    const route::ConfigLookup &config,
+                                    const route::SourceValues &config,
                                     std::string *error, int *reason) {
   try {
     return MakeContext(handle, config, error, reason);
@@ -106,7 +123,7 @@ void FreeProviderContext(ProviderContext *context) {
   {
     // The notes again, with what the instance settled since it was made.
     std::lock_guard lock(g_instances.mutex);
-    SetNotes(context->router);
+    if (g_instances.stats_file) SetNotes(context->router);
   }
   delete context;
   UnregisterInstance();

@@ -41,7 +41,7 @@ struct ProviderContext {
 // it cannot: `error` says why, `reason` is the PROV_R_* code to raise.
 // Never throws.
 ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
-                                    const route::ConfigLookup &config,
+                                    const route::SourceValues &config,
                                     std::string *error, int *reason);
 
 // Frees an instance from NewProviderContext; the last instance of the

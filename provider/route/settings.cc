@@ -1,5 +1,7 @@
 #include "provider/route/settings.h"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -155,6 +157,98 @@ constexpr SettingKey kSettingKeys[] = {
 static_assert(kSettingKeys[0].name == "calibration_file",
               "LoadSettings reads the calibration file first");
 
+// Writes the openssl.cnf key of `key` for `family` (ignored by a global
+// key), or with `environment` its variable, a character at a time through
+// `put`: the one spelling of both, at compile time (kNameTexts) and at run
+// time (ConfigKeyName, EnvironmentName).
+template <typename Put>
+constexpr void ComposeName(const SettingKey &key, Family family,
+                           bool environment, Put put) {
+  // ASCII upper case, not toupper(), whose answer depends on the locale.
+  auto emit = [&](char c) {
+    if (environment && c == '.') c = '_';
+    if (environment && c >= 'a' && c <= 'z') {
+      c = static_cast<char>(c - 'a' + 'A');
+    }
+    put(c);
+  };
+  if (environment) {
+    for (char c : std::string_view("AESMUX_")) put(c);
+  }
+  if (key.families != 0) {
+    for (char c : FamilyName(family)) emit(c);
+    emit('.');
+  }
+  for (char c : key.name) emit(c);
+}
+
+// Calls `visit(key_index, family)` for every name: the keys in their order,
+// a per-family key family by family, a global key once (with kEcb).
+template <typename Visit>
+constexpr void ForEachName(Visit visit) {
+  for (size_t k = 0; k < std::size(kSettingKeys); ++k) {
+    const SettingKey &key = kSettingKeys[k];
+    for (size_t f = 0; f < kNumFamilies; ++f) {
+      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
+      visit(k, static_cast<Family>(f));
+      if (key.families == 0) break;
+    }
+  }
+}
+
+consteval size_t CountNames() {
+  size_t count = 0;
+  ForEachName([&](size_t, Family) { ++count; });
+  return count;
+}
+constexpr size_t kNumNames = CountNames();
+
+// Whose name each entry of kNameTexts is.
+struct NameOwner {
+  uint8_t key;  // index into kSettingKeys
+  Family family;
+};
+
+consteval std::array<NameOwner, kNumNames> MakeNameOwners() {
+  std::array<NameOwner, kNumNames> owners{};
+  size_t i = 0;
+  ForEachName([&](size_t k, Family family) {
+    owners[i++] = {static_cast<uint8_t>(k), family};
+  });
+  return owners;
+}
+
+// A name that does not fit its array stops the build (at() throws, which a
+// constant expression may not).
+consteval std::array<SettingNameText, kNumNames> MakeNameTexts() {
+  std::array<SettingNameText, kNumNames> texts{};
+  size_t i = 0;
+  ForEachName([&](size_t k, Family family) {
+    size_t key_len = 0, env_len = 0;
+    ComposeName(kSettingKeys[k], family, false,
+                [&](char c) { texts[i].key.at(key_len++) = c; });
+    ComposeName(kSettingKeys[k], family, true,
+                [&](char c) { texts[i].env_name.at(env_len++) = c; });
+    texts[i].key.at(key_len) = '\0';
+    texts[i].env_name.at(env_len) = '\0';
+    ++i;
+  });
+  return texts;
+}
+
+// A name of kNameTexts, up to its NUL.
+template <size_t N>
+std::string_view TextOf(const std::array<char, N> &text) {
+  return {text.data(), static_cast<size_t>(
+                           std::find(text.begin(), text.end(), '\0') -
+                           text.begin())};
+}
+
+constexpr std::array<NameOwner, kNumNames> kNameOwners = MakeNameOwners();
+// In read-only data, without a pointer for the loader to relocate.
+constexpr std::array<SettingNameText, kNumNames> kNameTexts = MakeNameTexts();
+static_assert(kNameOwners[0].key == 0, "the calibration file's name first");
+
 
 // A value from the calibration file and where it stands.
 struct CalibrationEntry {
@@ -172,12 +266,10 @@ std::string_view Trim(std::string_view text) {
 
 // The keys a calibration file may set, by their openssl.cnf name.
 bool IsCalibratedKey(std::string_view name) {
-  for (const SettingKey &key : kSettingKeys) {
-    if (!key.calibrated) continue;
-    for (size_t f = 0; f < kNumFamilies; ++f) {
-      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
-      if (ConfigKeyName(key, static_cast<Family>(f)) == name) return true;
-      if (key.families == 0) break;
+  for (size_t i = 0; i < kNumNames; ++i) {
+    if (kSettingKeys[kNameOwners[i].key].calibrated &&
+        name == TextOf(kNameTexts[i].key)) {
+      return true;
     }
   }
   return false;
@@ -261,29 +353,63 @@ std::string_view OriginName(Origin origin) {
 std::span<const SettingKey> SettingKeys() { return kSettingKeys; }
 
 std::string ConfigKeyName(const SettingKey &key, Family family) {
-  if (key.families == 0) return std::string(key.name);
-  return std::string(FamilyName(family)) + "." + std::string(key.name);
+  std::string name;
+  ComposeName(key, family, false, [&](char c) { name += c; });
+  return name;
+}
+
+std::string EnvironmentName(const SettingKey &key, Family family) {
+  std::string name;
+  ComposeName(key, family, true, [&](char c) { name += c; });
+  return name;
 }
 
 std::vector<SettingName> SettingNames() {
   std::vector<SettingName> names;
-  for (const SettingKey &key : kSettingKeys) {
-    for (size_t f = 0; f < kNumFamilies; ++f) {
-      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
-      const auto family = static_cast<Family>(f);
-      names.push_back({ConfigKeyName(key, family), EnvironmentName(key, family)});
-      if (key.families == 0) break;
-    }
+  for (const SettingNameText &text : kNameTexts) {
+    names.push_back({text.key.data(), text.env_name.data()});
   }
   return names;
 }
 
-std::string EnvironmentName(const SettingKey &key, Family family) {
-  std::string name = "AESMUX_";
-  for (char c : ConfigKeyName(key, family)) {
-    name += c == '.' ? '_' : static_cast<char>(std::toupper(c));
+std::span<const SettingNameText> SettingNameTexts() { return kNameTexts; }
+
+SourceValues ConfigValuesOf(const ConfigLookup &lookup) {
+  SourceValues values;
+  for (const SettingNameText &text : kNameTexts) {
+    values.push_back(lookup(text.key.data()));
   }
-  return name;
+  return values;
+}
+
+SourceValues EnvironmentValuesOf(const ConfigLookup &lookup) {
+  SourceValues values;
+  for (const SettingNameText &text : kNameTexts) {
+    values.push_back(lookup(text.env_name.data()));
+  }
+  return values;
+}
+
+SourceValues EnvironmentValuesIn(const char *const *envp) {
+  SourceValues values(kNumNames);
+  std::array<bool, kNumNames> seen{};
+  constexpr std::string_view kPrefix = "AESMUX_";
+  for (; envp != nullptr && *envp != nullptr; ++envp) {
+    if (std::strncmp(*envp, kPrefix.data(), kPrefix.size()) != 0) continue;
+    const std::string_view entry(*envp);
+    const size_t equals = entry.find('=');
+    if (equals == std::string_view::npos) continue;
+    const std::string_view name = entry.substr(0, equals);
+    for (size_t i = 0; i < kNumNames; ++i) {
+      if (name != TextOf(kNameTexts[i].env_name)) continue;
+      if (!seen[i] && equals + 1 < entry.size()) {
+        values[i] = std::string(entry.substr(equals + 1));
+      }
+      seen[i] = true;
+      break;
+    }
+  }
+  return values;
 }
 
 std::optional<uint64_t> ParseByteCount(std::string_view text) {
@@ -319,50 +445,65 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
                                      const ConfigLookup &env,
                                      kernels::CpuFeatures cpu,
                                      std::string *error) {
+  return LoadSettings(ConfigValuesOf(config), EnvironmentValuesOf(env), cpu,
+                      error);
+}
+
+std::optional<Settings> LoadSettings(const SourceValues &config,
+                                     const SourceValues &env,
+                                     kernels::CpuFeatures cpu,
+                                     std::string *error) {
+  if (config.size() != kNumNames || env.size() != kNumNames) {
+    *error = "internal error: a source without a value for every key";
+    return std::nullopt;
+  }
   Settings settings;
   Calibration calibration;
-  // The value of `key` for `family` in force, and where it came from;
+  // The value in force of name `i` (kNameTexts), and where it came from;
   // nullopt when unset.
-  auto resolve = [&](const SettingKey &key, Family family,
-                     SettingValue *in_force) -> std::optional<std::string> {
-    *in_force = {ConfigKeyName(key, family), "", Origin::kDefault, ""};
-    const std::string env_name = EnvironmentName(key, family);
-    if (std::optional<std::string> value = env(env_name)) {
+  // The value in force of name `i` (kNameTexts), kept by its source; fills
+  // in `in_force` but for its value. nullopt when unset.
+  auto resolve = [&](size_t i, SettingValue *in_force)
+      -> std::optional<std::string_view> {
+    const SettingNameText &text = kNameTexts[i];
+    in_force->key = text.key.data();
+    if (env[i]) {
       in_force->origin = Origin::kEnvironment;
-      in_force->source = env_name;
-      return value;
+      in_force->source = text.env_name.data();
+      return *env[i];
     }
-    if (std::optional<std::string> value = config(in_force->key)) {
+    if (config[i]) {
       in_force->origin = Origin::kConfig;
-      return value;
+      return *config[i];
     }
     if (auto it = calibration.find(in_force->key); it != calibration.end()) {
       in_force->origin = Origin::kCalibration;
       in_force->source = it->second.source;
       return it->second.value;
     }
-    if (key.default_value.empty()) return std::nullopt;
-    return std::string(key.default_value);
+    const std::string_view default_value =
+        kSettingKeys[kNameOwners[i].key].default_value;
+    if (default_value.empty()) return std::nullopt;
+    return default_value;
   };
   // "<where> = '<value>': <problem>", where is the key, the variable or the
   // calibration file's line.
-  auto refuse = [&](const SettingValue &in_force, const std::string &value,
+  auto refuse = [&](const SettingValue &in_force, std::string_view value,
                     const std::string &problem) {
     std::string where = in_force.key;
     if (in_force.origin == Origin::kEnvironment) where = in_force.source;
     if (in_force.origin == Origin::kCalibration) {
       where = "calibration file " + in_force.source + ": " + in_force.key;
     }
-    *error = where + " = '" + value + "': " + problem;
+    *error = where + " = '" + std::string(value) + "': " + problem;
   };
 
   // The calibration file first: every key after it may come from there.
-  const SettingKey &calibration_key = kSettingKeys[0];
   SettingValue file;
-  if (std::optional<std::string> path =
-          resolve(calibration_key, Family::kEcb, &file)) {
+  if (std::optional<std::string_view> path = resolve(0, &file)) {
     std::string problem;
-    std::optional<Calibration> read = ReadCalibration(*path, &problem);
+    std::optional<Calibration> read =
+        ReadCalibration(std::string(*path), &problem);
     if (!read) {
       refuse(file, *path, problem);
       return std::nullopt;
@@ -370,23 +511,22 @@ std::optional<Settings> LoadSettings(const ConfigLookup &config,
     calibration = std::move(*read);
   }
 
-  for (const SettingKey &key : kSettingKeys) {
-    for (size_t f = 0; f < kNumFamilies; ++f) {
-      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
-      const auto family = static_cast<Family>(f);
-      SettingValue in_force;
-      if (std::optional<std::string> value = resolve(key, family, &in_force)) {
-        const std::string problem = key.apply(*value, family, cpu, &settings);
-        if (!problem.empty()) {
-          refuse(in_force, *value, problem);
-          return std::nullopt;
-        }
-        in_force.value = *value;
-      } else {
-        in_force.value = "(unset: " + std::string(key.unset_means) + ")";
+  settings.in_force.resize(kNumNames);
+  for (size_t i = 0; i < kNumNames; ++i) {
+    const SettingKey &key = kSettingKeys[kNameOwners[i].key];
+    SettingValue &in_force = settings.in_force[i];
+    if (std::optional<std::string_view> value = resolve(i, &in_force)) {
+      const std::string problem =
+          key.apply(*value, kNameOwners[i].family, cpu, &settings);
+      if (!problem.empty()) {
+        refuse(in_force, *value, problem);
+        return std::nullopt;
       }
-      settings.in_force.push_back(std::move(in_force));
-      if (key.families == 0) break;
+      in_force.value = *value;
+    } else {
+      constexpr std::string_view kUnset = "(unset: ";
+      in_force.value.reserve(kUnset.size() + key.unset_means.size() + 1);
+      in_force.value.append(kUnset).append(key.unset_means).append(")");
     }
   }
   for (const SettingValue &value : settings.in_force) {

@@ -179,15 +179,42 @@ struct SettingName {
 // ends that must list them (the ENGINE's control commands).
 std::vector<SettingName> SettingNames();
 
+// The same names as NUL-terminated text made at compile time, for a source
+// that looks every name up at once (the core's get_params, the
+// environment) without building strings at load.
+struct SettingNameText {
+  std::array<char, 32> key;       // "cbc.fallback_max_len"
+  std::array<char, 40> env_name;  // "AESMUX_CBC_FALLBACK_MAX_LEN"
+};
+std::span<const SettingNameText> SettingNameTexts();
+
+// One source's value of every name, in the order of SettingNameTexts();
+// nullopt: the source leaves it unset.
+using SourceValues = std::vector<std::optional<std::string>>;
+
 // Returns the value of a configuration key, or nullopt when it is unset.
 using ConfigLookup =
     std::function<std::optional<std::string>(std::string_view key)>;
 
+// A source that answers name by name, asked for every configuration key
+// (ConfigValuesOf) or every environment variable (EnvironmentValuesOf).
+SourceValues ConfigValuesOf(const ConfigLookup &lookup);
+SourceValues EnvironmentValuesOf(const ConfigLookup &lookup);
+
+// The AESMUX_* variables of an environment block ("NAME=value" strings,
+// null-terminated, as `environ`), read in one pass: the first entry of a
+// name counts, as getenv() finds it; unset and empty are the same.
+SourceValues EnvironmentValuesIn(const char *const *envp);
+
 // Builds the settings from the provider's configuration section (`config`),
-// the environment (`env`, looked up by variable name) and the calibration
-// file one of them names, for a CPU with `cpu` features. Returns nullopt
-// and a message in `error` when a value is invalid or the calibration file
-// cannot be read.
+// the environment (`env`) and the calibration file one of them names, for
+// a CPU with `cpu` features. Returns nullopt and a message in `error` when
+// a value is invalid or the calibration file cannot be read.
+std::optional<Settings> LoadSettings(const SourceValues &config,
+                                     const SourceValues &env,
+                                     kernels::CpuFeatures cpu,
+                                     std::string *error);
+// The same with sources looked up name by name (`env` by variable name).
 std::optional<Settings> LoadSettings(const ConfigLookup &config,
                                      const ConfigLookup &env,
                                      kernels::CpuFeatures cpu,

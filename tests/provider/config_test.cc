@@ -11,7 +11,10 @@
 
 #include <cctype>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -610,7 +613,113 @@ TEST(SettingKeys, EveryKeyIsDocumentedInOpensslCnfExample) {
   }
 }
 
+TEST(SettingNameTexts, SpellEveryKeyAsConfigKeyNameAndEnvironmentName) {
+  const std::vector<KeyInstance> keys = EveryKey();
+  const std::span<const SettingNameText> texts = SettingNameTexts();
+  ASSERT_EQ(texts.size(), keys.size());
+  const std::vector<SettingName> names = SettingNames();
+  ASSERT_EQ(names.size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(std::string(texts[i].key.data()), keys[i].name);
+    EXPECT_EQ(std::string(texts[i].env_name.data()), keys[i].env);
+    EXPECT_EQ(names[i].key, keys[i].name);
+    EXPECT_EQ(names[i].env_name, keys[i].env);
+  }
+  EXPECT_EQ(EnvironmentName(SettingKeys()[2], Family::kCbc),
+            "AESMUX_CBC_FALLBACK_MAX_LEN");
+}
+
+// The index of `name` (openssl.cnf) in SettingNameTexts().
+size_t NameIndex(std::string_view name) {
+  const std::span<const SettingNameText> texts = SettingNameTexts();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (name == texts[i].key.data()) return i;
+  }
+  ADD_FAILURE() << "no key " << name;
+  return 0;
+}
+
+TEST(EnvironmentValuesIn, ReadsTheFirstEntryOfEachVariableAsGetenvDoes) {
+  const char *const envp[] = {
+      "PATH=/usr/bin",
+      "AESMUX_KERNELS=none",
+      "AESMUX_CBC_FALLBACK_MAX_LEN=64",
+      "AESMUX_KERNELS=aesni",            // getenv() finds the first
+      "AESMUX_CTR_FALLBACK_MAX_LEN=",    // empty: unset
+      "AESMUX_CTR_FALLBACK_MAX_LEN=32",  // after the empty one: not seen
+      "AESMUX_XTS_FALLBACK_MAX_LEN",     // no '=': not a variable
+      "AESMUX_GCM_FALLBACK_MAX_LENGTH=1",  // another name
+      "AESMUX_=1",
+      "AESMUX_STATS_FILE=/tmp/x=y",      // a value may hold '='
+      nullptr};
+  const SourceValues values = EnvironmentValuesIn(envp);
+  ASSERT_EQ(values.size(), SettingNameTexts().size());
+  EXPECT_EQ(values[NameIndex("kernels")], "none");
+  EXPECT_EQ(values[NameIndex("cbc.fallback_max_len")], "64");
+  EXPECT_EQ(values[NameIndex("stats_file")], "/tmp/x=y");
+  size_t set = 0;
+  for (const std::optional<std::string> &value : values) set += value ? 1 : 0;
+  EXPECT_EQ(set, 3u);
+  EXPECT_EQ(EnvironmentValuesIn(nullptr), SourceValues(values.size()));
+}
+
+TEST(LoadSettings, SourcesOfValuesAgreeWithLookupsByName) {
+  const Values config = {{"kernels", "none"}, {"gcm.afalg", "off"}};
+  const Values env = {{"AESMUX_KERNELS", "auto"},
+                      {"AESMUX_ECB_FALLBACK_MAX_LEN", "1K"}};
+  std::string error;
+  auto by_name = LoadSettings(From(config), From(env), kAllFeatures, &error);
+  ASSERT_TRUE(by_name) << error;
+  auto by_values =
+      LoadSettings(ConfigValuesOf(From(config)), EnvironmentValuesOf(From(env)),
+                   kAllFeatures, &error);
+  ASSERT_TRUE(by_values) << error;
+  ASSERT_EQ(by_values->in_force.size(), by_name->in_force.size());
+  for (size_t i = 0; i < by_name->in_force.size(); ++i) {
+    EXPECT_EQ(by_values->in_force[i].key, by_name->in_force[i].key);
+    EXPECT_EQ(by_values->in_force[i].value, by_name->in_force[i].value);
+    EXPECT_EQ(by_values->in_force[i].origin, by_name->in_force[i].origin);
+    EXPECT_EQ(by_values->in_force[i].source, by_name->in_force[i].source);
+  }
+  EXPECT_EQ(by_values->in_force[NameIndex("kernels")].origin,
+            Origin::kEnvironment);
+  EXPECT_EQ(by_values->family(Family::kGcm).afalg, AfalgPolicy::kOff);
+  EXPECT_EQ(by_values->family(Family::kEcb).fallback_max_len, 1024u);
+
+  EXPECT_FALSE(LoadSettings(SourceValues(1), SourceValues(1), kAllFeatures,
+                            &error));
+  EXPECT_NE(error.find("internal error"), std::string::npos) << error;
+}
+
 // The same rules through a real load of the module.
+TEST(ProviderLoad, ReadsEveryKeyOfOpensslCnfInOneLookup) {
+  std::vector<std::string> lines;
+  uint64_t len = 16;
+  for (const std::string_view family : core::kFamilyNames) {
+    lines.push_back(std::string(family) + ".fallback_max_len = " +
+                    std::to_string(len));
+    lines.push_back(std::string(family) + ".afalg_min_len = " +
+                    std::to_string(len * 1024));
+    len *= 2;
+  }
+  lines.push_back("afalg_max_fds = 77");
+  test::ProviderEnv env(lines);
+  ASSERT_TRUE(env.loaded()) << env.error();
+  len = 16;
+  for (const std::string_view family : core::kFamilyNames) {
+    const std::string key = "setting." + std::string(family);
+    EXPECT_EQ(env.ProviderParam((key + ".fallback_max_len").c_str()),
+              std::to_string(len));
+    EXPECT_EQ(env.ProviderParam((key + ".fallback_max_len.origin").c_str()),
+              "openssl.cnf");
+    EXPECT_EQ(env.ProviderParam((key + ".afalg_min_len").c_str()),
+              std::to_string(len * 1024));
+    len *= 2;
+  }
+  EXPECT_EQ(env.ProviderParam("setting.afalg_max_fds"), "77");
+  EXPECT_EQ(env.ProviderParam("setting.kernels.origin"), "default");
+}
+
 TEST(ProviderLoad, BadValueInOpensslCnfRefusesToLoadWithTheKeyInTheMessage) {
   test::ProviderEnv env({"cbc.fallback_max_len = many"});
   EXPECT_FALSE(env.loaded());
