@@ -393,8 +393,9 @@ int WriteStatsFile() {
                   registry.file_prefix.data(), static_cast<long>(getpid()));
     std::memcpy(writer.notes, registry.file_notes.data(), sizeof(writer.notes));
   }
-  std::snprintf(writer.temporary, sizeof(writer.temporary), "%s.tmp",
-                writer.path);
+  // The precision bounds the copy for the compiler too (path always fits).
+  std::snprintf(writer.temporary, sizeof(writer.temporary), "%.*s.tmp",
+                static_cast<int>(sizeof(writer.path) - 1), writer.path);
   writer.snapshot = ReadStats();
 
   writer.fd = CreateTemporary(writer.temporary);
