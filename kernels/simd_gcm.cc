@@ -87,36 +87,39 @@ void IncrementCounter32(uint8_t block[16]) {
 
 }  // namespace
 
-SimdGcm::GhashKey::GhashKey(const GhashKey &other) {
-  if (other.key_ != nullptr && Allocate(other.bytes_)) {
-    std::memcpy(key_, other.key_, bytes_);
-  }
-}
-
 bool SimdGcm::GhashKey::Allocate(size_t bytes) {
-  Reset();
   key_ = static_cast<aesmux_gcm_key *>(::operator new(
       bytes, std::align_val_t{alignof(aesmux_gcm_key)}, std::nothrow));
-  bytes_ = key_ != nullptr ? bytes : 0;
   return key_ != nullptr;
 }
 
-void SimdGcm::GhashKey::Reset() {
+void SimdGcm::GhashKey::Reset(size_t bytes) {
   if (key_ == nullptr) return;
-  SecureZero(key_, bytes_);
+  SecureZero(key_, bytes);
   ::operator delete(key_, std::align_val_t{alignof(aesmux_gcm_key)});
   key_ = nullptr;
-  bytes_ = 0;
+}
+
+SimdGcm::SimdGcm(const SimdGcm &other) {
+  if (!other.is_set() || !gkey_.Allocate(other.tier_->gcm_key_bytes)) return;
+  std::memcpy(gkey_.get(), other.gkey_.get(), other.tier_->gcm_key_bytes);
+  tier_ = other.tier_;
+  enc_ = other.enc_;
+  msg_ = other.msg_;
 }
 
 // As SimdKey::Set, the schedule and the powers of H are overwritten in
 // place (gcm_init leaves nothing of the old key's, kernels.h), except a
 // longer old key's last round keys; only a change of tier (another layout
-// and size) wipes them first.
+// and size) wipes them first. The message state, all derived from the old
+// key (its keystream, E(K, J0), the GHASH accumulator), is wiped here
+// rather than at every Start, which overwrites what it uses.
 bool SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
   if (tier_ != &tier || gkey_.get() == nullptr) {
     Clear();
     if (!gkey_.Allocate(tier.gcm_key_bytes)) return false;
+  } else {
+    WipeMessage();
   }
   const uint32_t old_rounds = tier_ != nullptr ? enc_.rounds : 0;
   tier.ops.expand_key(&enc_, key.data(), key.size());
@@ -129,128 +132,124 @@ bool SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
   return true;
 }
 
-void SimdGcm::Clear() {
-  SecureZero(&enc_, sizeof(enc_));
-  tier_ = nullptr;
-  gkey_.Reset();
-  SecureZero(j0_keystream_, sizeof(j0_keystream_));
-  SecureZero(counter_, sizeof(counter_));
-  SecureZero(xi_, sizeof(xi_));
-  SecureZero(pending_, sizeof(pending_));
-  SecureZero(keystream_, sizeof(keystream_));
-  pending_len_ = 0;
-  aad_len_ = data_len_ = 0;
+void SimdGcm::WipeMessage() {
+  SecureZero(&msg_, sizeof(msg_));
 }
 
-void SimdGcm::Start(std::span<const uint8_t> iv) {
-  const auto &ops = tier_->ops;
-  std::memset(xi_, 0, sizeof(xi_));
-  SecureZero(keystream_, sizeof(keystream_));  // the last message's
-  pending_len_ = 0;
-  aad_len_ = data_len_ = 0;
+void SimdGcm::Clear() {
+  if (tier_ != nullptr) gkey_.Reset(tier_->gcm_key_bytes);
+  SecureZero(&enc_, sizeof(enc_));
+  tier_ = nullptr;
+  WipeMessage();
+}
 
-  if (iv.size() == 12) {
-    // J0 = IV || 0^31 || 1.
+// Nothing of the last message needs wiping here: what it left of its key's
+// (the accumulator, a partial block's keystream) is overwritten before
+// use, and SetKey and Clear wipe it.
+void SimdGcm::Start(std::span<const uint8_t> iv) {
+  msg_.aad_len = msg_.data_len = 0;
+  std::memset(msg_.xi, 0, sizeof(msg_.xi));
+  if (iv.size() == 12) [[likely]] {
+    // J0 = IV || 0^31 || 1, and the first counter block, J0 + 1, made with
+    // it rather than by incrementing a stored J0.
     uint64_t iv_low, iv_high = 0;
     std::memcpy(&iv_low, iv.data(), 8);
     std::memcpy(&iv_high, iv.data() + 8, 4);
-    StoreBlock(counter_, iv_low, iv_high | uint64_t{1} << 56);
+    StoreBlock(msg_.j0_keystream, iv_low, iv_high | uint64_t{1} << 56);
+    StoreBlock(msg_.counter, iv_low, iv_high | uint64_t{2} << 56);
   } else {
     // J0 = GHASH(IV || 0-padding || 0^64 || [len(IV)]_64).
-    uint8_t j0[16] = {};
+    const auto &ops = tier_->ops;
+    std::memset(msg_.j0_keystream, 0, sizeof(msg_.j0_keystream));
     const size_t whole = iv.size() & ~size_t{15};
-    ops.ghash(gkey_.get(), j0, iv.data(), whole);
+    ops.ghash(gkey_.get(), msg_.j0_keystream, iv.data(), whole);
     uint8_t block[16] = {};
     if (whole != iv.size()) {
       std::memcpy(block, iv.data() + whole, iv.size() - whole);
-      ops.ghash(gkey_.get(), j0, block, 16);
+      ops.ghash(gkey_.get(), msg_.j0_keystream, block, 16);
     }
     std::memset(block, 0, sizeof(block));
     StoreBigEndian64(block + 8, uint64_t{iv.size()} * 8);
-    ops.ghash(gkey_.get(), j0, block, 16);
-    std::memcpy(counter_, j0, 16);
+    ops.ghash(gkey_.get(), msg_.j0_keystream, block, 16);
+    std::memcpy(msg_.counter, msg_.j0_keystream, 16);
+    IncrementCounter32(msg_.counter);
   }
-  EncryptBlock(j0_keystream_, counter_);
-  IncrementCounter32(counter_);
-}
-
-void SimdGcm::FlushPending() {
-  if (pending_len_ == 0) return;
-  ZeroPad(pending_, pending_, pending_len_);
-  tier_->ops.ghash(gkey_.get(), xi_, pending_, 16);
-  pending_len_ = 0;
+  EncryptBlock(msg_.j0_keystream, msg_.j0_keystream);  // in place: E(K, J0)
 }
 
 SimdGcm::Status SimdGcm::Aad(std::span<const uint8_t> aad) {
-  if (data_len_ != 0) return Status::kAadAfterData;
-  if (aad.size() > kMaxAadLen - aad_len_) return Status::kTooLong;
-  aad_len_ += aad.size();
+  if (msg_.data_len != 0) return Status::kAadAfterData;
+  if (aad.size() > kMaxAadLen - msg_.aad_len) return Status::kTooLong;
+  const size_t pending = msg_.aad_len & 15;
+  msg_.aad_len += aad.size();
 
   const uint8_t *in = aad.data();
   size_t len = aad.size();
-  if (pending_len_ != 0) {
-    const size_t take = std::min(len, 16 - pending_len_);
-    CopyShort(pending_ + pending_len_, in, take);
-    pending_len_ += take;
+  if (pending != 0) {
+    const size_t take = std::min(len, 16 - pending);
+    CopyShort(msg_.pending + pending, in, take);
+    if (pending + take < 16) return Status::kOk;
+    tier_->ops.ghash(gkey_.get(), msg_.xi, msg_.pending, 16);
     in += take;
     len -= take;
-    if (pending_len_ < 16) return Status::kOk;
-    tier_->ops.ghash(gkey_.get(), xi_, pending_, 16);
-    pending_len_ = 0;
   }
   // A TLS record's 13 bytes of AAD make no whole block: no kernel call.
   const size_t whole = len & ~size_t{15};
-  if (whole != 0) tier_->ops.ghash(gkey_.get(), xi_, in, whole);
-  CopyShort(pending_, in + whole, len - whole);
-  pending_len_ = len - whole;
+  if (whole != 0) tier_->ops.ghash(gkey_.get(), msg_.xi, in, whole);
+  CopyShort(msg_.pending, in + whole, len - whole);
   return Status::kOk;
 }
 
-SimdGcm::Status SimdGcm::BeginData(size_t len) {
-  if (len > kMaxDataLen - data_len_) return Status::kTooLong;
-  // The first payload byte ends the AAD: fold its partial block.
-  if (data_len_ == 0 && len != 0) FlushPending();
-  data_len_ += len;
-  return Status::kOk;
-}
-
-// XORs `len` bytes with keystream_[ks_offset..] and records the ciphertext
-// side in pending_[pending_offset..] for GHASH.
+// XORs `len` bytes with the keystream in msg_.pending[offset..] and puts
+// their ciphertext side there in its place, for GHASH.
 template <bool kEncrypt>
 void SimdGcm::XorPartial(uint8_t *out, const uint8_t *in, size_t len,
-                         size_t ks_offset, size_t pending_offset) {
+                         size_t offset) {
   for (size_t i = 0; i < len; ++i) {
     const uint8_t x = in[i];
-    const uint8_t y = x ^ keystream_[ks_offset + i];
+    const uint8_t y = x ^ msg_.pending[offset + i];
     out[i] = y;
-    pending_[pending_offset + i] = kEncrypt ? y : x;
+    msg_.pending[offset + i] = kEncrypt ? y : x;
   }
 }
 
+// Inlined into Encrypt and Decrypt, which are all that call it: one call
+// per update, not two (BENCHMARKS.md, "Per-record cost").
 template <bool kEncrypt>
-SimdGcm::Status SimdGcm::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
-  if (Status status = BeginData(len); status != Status::kOk) return status;
+[[gnu::always_inline]] inline SimdGcm::Status SimdGcm::Crypt(
+    uint8_t *out, const uint8_t *in, size_t len) {
+  if (len > kMaxDataLen - msg_.data_len) return Status::kTooLong;
   const auto &ops = tier_->ops;
+  if (msg_.data_len == 0) {
+    if (len == 0) return Status::kOk;
+    // The first payload byte ends the AAD: its partial block is folded in.
+    if (const size_t aad_pending = msg_.aad_len & 15; aad_pending != 0) {
+      ZeroPad(msg_.pending, msg_.pending, aad_pending);
+      ops.ghash(gkey_.get(), msg_.xi, msg_.pending, 16);
+    }
+  }
+  const size_t pending = msg_.data_len & 15;
+  msg_.data_len += len;
 
-  if (pending_len_ != 0) {
-    const size_t take = std::min(len, 16 - pending_len_);
-    XorPartial<kEncrypt>(out, in, take, pending_len_, pending_len_);
-    pending_len_ += take;
+  if (pending != 0) [[unlikely]] {
+    const size_t take = std::min(len, 16 - pending);
+    XorPartial<kEncrypt>(out, in, take, pending);
+    if (pending + take < 16) return Status::kOk;
+    ops.ghash(gkey_.get(), msg_.xi, msg_.pending, 16);
     in += take;
     out += take;
     len -= take;
-    if (pending_len_ < 16) return Status::kOk;
-    ops.ghash(gkey_.get(), xi_, pending_, 16);
-    pending_len_ = 0;
   }
   const size_t whole = len & ~size_t{15};
-  const auto bulk = kEncrypt ? ops.gcm_encrypt : ops.gcm_decrypt;
-  bulk(&enc_, gkey_.get(), counter_, xi_, out, in, whole);
+  if (whole != 0) {
+    const auto bulk = kEncrypt ? ops.gcm_encrypt : ops.gcm_decrypt;
+    bulk(&enc_, gkey_.get(), msg_.counter, msg_.xi, out, in, whole);
+  }
   if (whole != len) {
-    EncryptBlock(keystream_, counter_);
-    IncrementCounter32(counter_);
-    XorPartial<kEncrypt>(out + whole, in + whole, len - whole, 0, 0);
-    pending_len_ = len - whole;
+    // The keystream of the partial block.
+    EncryptBlock(msg_.pending, msg_.counter);
+    IncrementCounter32(msg_.counter);
+    XorPartial<kEncrypt>(out + whole, in + whole, len - whole, 0);
   }
   return Status::kOk;
 }
@@ -271,20 +270,21 @@ SimdGcm::Status SimdGcm::Decrypt(uint8_t *out, const uint8_t *in, size_t len) {
 // call.
 void SimdGcm::Finish(uint8_t tag[16]) {
   uint8_t xi[16];
-  std::memcpy(xi, xi_, sizeof(xi));
+  std::memcpy(xi, msg_.xi, sizeof(xi));
+  // AAD or ciphertext and the lengths: nothing secret (the keystream in
+  // msg_.pending is padded away), so not wiped.
   uint8_t blocks[32];
   size_t len = 0;
-  if (pending_len_ != 0) {
-    ZeroPad(blocks, pending_, pending_len_);
+  if (const size_t pending = PendingLen(); pending != 0) {
+    ZeroPad(blocks, msg_.pending, pending);
     len = 16;
   }
-  StoreBlock(blocks + len, __builtin_bswap64(aad_len_ * 8),
-             __builtin_bswap64(data_len_ * 8));
+  StoreBlock(blocks + len, __builtin_bswap64(msg_.aad_len * 8),
+             __builtin_bswap64(msg_.data_len * 8));
   tier_->ops.ghash(gkey_.get(), xi, blocks, len + 16);
-  SecureZero(blocks, len);
   Block8x16 block, keystream;
   std::memcpy(&block, xi, 16);
-  std::memcpy(&keystream, j0_keystream_, 16);
+  std::memcpy(&keystream, msg_.j0_keystream, 16);
   block ^= keystream;
   std::memcpy(tag, &block, 16);
   SecureZero(xi, sizeof(xi));

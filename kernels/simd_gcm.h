@@ -5,7 +5,8 @@
 //
 // Usage per message: Start(iv), any number of Aad() calls, then any number of
 // Encrypt()/Decrypt() calls, then Finish(tag). The key survives messages; its
-// schedule and powers of H are wiped on Clear() and destruction.
+// schedule and powers of H are wiped on Clear() and destruction, and the
+// message state (derived from the key) also by SetKey().
 #ifndef AESMUX_KERNELS_SIMD_GCM_H_
 #define AESMUX_KERNELS_SIMD_GCM_H_
 
@@ -31,7 +32,7 @@ class SimdGcm {
 
   SimdGcm() = default;
   // A copy whose GHASH key cannot be allocated is not set (is_set()).
-  SimdGcm(const SimdGcm &) = default;
+  SimdGcm(const SimdGcm &other);
   SimdGcm &operator=(const SimdGcm &) = delete;
   ~SimdGcm() { Clear(); }
 
@@ -61,49 +62,59 @@ class SimdGcm {
   void EncryptBlock(uint8_t out[16], const uint8_t in[16]) const {
     tier_->ops.ecb_encrypt(&enc_, out, in, 16);
   }
-  // Folds the pending partial block (zero padded) into xi_.
-  void FlushPending();
-  Status BeginData(size_t len);
   template <bool kEncrypt>
   Status Crypt(uint8_t *out, const uint8_t *in, size_t len);
   template <bool kEncrypt>
-  void XorPartial(uint8_t *out, const uint8_t *in, size_t len,
-                  size_t ks_offset, size_t pending_offset);
+  void XorPartial(uint8_t *out, const uint8_t *in, size_t len, size_t offset);
 
   // The powers of H in the tier's gcm_key_bytes (64-byte aligned heap
   // storage), not a whole aesmux_gcm_key: every keyed context holds one,
-  // and the struct is sized for the largest tier. Wiped when freed.
+  // and the struct is sized for the largest tier. Its size is the tier's,
+  // not a field: the owner passes it, and frees it (Reset, which wipes
+  // it) before it is destroyed.
   class GhashKey {
    public:
     GhashKey() = default;
-    GhashKey(const GhashKey &other);  // empty if the allocation fails
+    GhashKey(const GhashKey &) = delete;
     GhashKey &operator=(const GhashKey &) = delete;
-    ~GhashKey() { Reset(); }
     // Storage for `bytes`, uninitialised; false if it cannot be allocated.
     bool Allocate(size_t bytes);
-    void Reset();
+    void Reset(size_t bytes);
     aesmux_gcm_key *get() const { return key_; }
 
    private:
     aesmux_gcm_key *key_ = nullptr;
-    size_t bytes_ = 0;
   };
+
+  // How many bytes of the partial block under way are filled: the AAD's
+  // length modulo 16 until the payload begins (the AAD's partial block is
+  // folded in then), then the payload's. Not a field: every keyed GCM
+  // context holds this object (BENCHMARKS.md, "GCM context memory").
+  size_t PendingLen() const {
+    return static_cast<size_t>(msg_.data_len != 0 ? msg_.data_len
+                                                   : msg_.aad_len) & 15;
+  }
+  // Wipes the message's state (all of it derived from the key).
+  void WipeMessage();
 
   // GCM only encrypts blocks: the encryption schedule alone, not a
   // SimdKey with room for a decryption schedule too.
   const Tier *tier_ = nullptr;
-  aesmux_aes_key enc_{};
   GhashKey gkey_;
+  aesmux_aes_key enc_{};
 
-  // Per-message state.
-  uint8_t j0_keystream_[16]{};  // E(K, J0), XORed into the tag
-  uint8_t counter_[16]{};       // next counter block
-  uint8_t xi_[16]{};            // GHASH accumulator
-  uint8_t pending_[16]{};       // partial AAD or ciphertext block
-  size_t pending_len_ = 0;
-  uint8_t keystream_[16]{};     // keystream of the current partial block
-  uint64_t aad_len_ = 0;
-  uint64_t data_len_ = 0;
+  // The message's state: plain values, copied whole.
+  struct Message {
+    uint8_t j0_keystream[16];  // E(K, J0), XORed into the tag
+    uint8_t counter[16];       // next counter block
+    uint8_t xi[16];            // GHASH accumulator
+    // The partial block under way: its first PendingLen() bytes are AAD or
+    // ciphertext; in the payload, the rest is the keystream of the block's
+    // bytes still to come (zero padded away before it is hashed).
+    uint8_t pending[16];
+    uint64_t aad_len;
+    uint64_t data_len;
+  } msg_{};
 };
 
 }  // namespace aesmux::kernels

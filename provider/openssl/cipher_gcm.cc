@@ -129,7 +129,7 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->iv_state = IvState::kBuffered;
   }
   if (key != nullptr) {
-    if (key_len != ctx->key_len) {
+    if (key_len != ctx->key_len()) {
       ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_KEY_LENGTH);
       return 0;
     }
@@ -271,7 +271,7 @@ constexpr std::array<const char *, 8> kGetKeys = {
 bool GetOne(GcmCtx *ctx, size_t key, OSSL_PARAM *p) {
   switch (key) {
     case kGetIvLen: return SetSize(p, ctx->iv_len);
-    case kGetKeyLen: return SetSize(p, ctx->key_len);
+    case kGetKeyLen: return SetSize(p, ctx->key_len());
     case kGetTagLen:
       return SetSize(p, ctx->tag_len.value_or(kTagLen));
     case kGetIv:

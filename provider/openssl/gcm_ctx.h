@@ -33,51 +33,52 @@ inline constexpr size_t kTlsAadLen = EVP_AEAD_TLS1_AAD_LEN;               // 13
 // (GcmInit). The default provider's message would go on, and its
 // encrypting final would make a tag and set the tag length to 16: aesmux
 // refuses that final but sets the length, and the IV is then kFinished.
-enum class IvState { kUninitialised, kBuffered, kCopied, kFinished,
-                     kInterrupted };
+enum class IvState : uint8_t { kUninitialised, kBuffered, kCopied,
+                               kFinished, kInterrupted };
 
 inline bool IsFinished(IvState state) {
   return state == IvState::kFinished || state == IvState::kInterrupted;
 }
 
 // The EVP contract's state: plain values, copied whole by dupctx (a field
-// added here is copied without anyone remembering to).
+// added here is copied without anyone remembering to). Lengths are bytes,
+// not size_t, and the fields are in order of alignment: every keyed
+// context holds one (BENCHMARKS.md, "GCM context memory").
 struct GcmState {
   GcmState(ProviderContext *provider_context, Alg algorithm)
-      : provider(provider_context),
-        alg(algorithm),
-        key_len(core::Info(algorithm).key_len) {}
+      : provider(provider_context), alg(algorithm) {}
 
   Direction direction() const {
     return encrypt ? Direction::kEncrypt : Direction::kDecrypt;
   }
+  size_t key_len() const { return core::Info(alg).key_len; }
 
   ProviderContext *provider;
-  Alg alg;
-  size_t key_len;
-
-  bool encrypt = false;
-  bool key_set = false;
-  size_t iv_len = kDefaultIvLen;
+  uint64_t tls_enc_records = 0;
   uint8_t iv[kMaxIvLen] = {};
-  IvState iv_state = IvState::kUninitialised;
-  bool iv_gen = false;  // TLS: the IV's last 8 bytes are a counter
-  // Set by a decryption's settag or an encryption's final; until then
-  // get_ctx_params reports 16.
-  std::optional<size_t> tag_len;
   // The tag (set to decrypt, made by encrypting) and the TLS record header
   // (tlsaad) share one buffer, as in the default provider: a tag read
   // after tlsaad begins with the header's bytes.
   uint8_t buf[kTagLen] = {};
   static_assert(kTlsAadLen <= kTagLen);
+
+  Alg alg;
+  bool encrypt = false;
+  bool key_set = false;
+  uint8_t iv_len = kDefaultIvLen;  // 1..kMaxIvLen
+  static_assert(kMaxIvLen <= UINT8_MAX);
+  IvState iv_state = IvState::kUninitialised;
+  bool iv_gen = false;  // TLS: the IV's last 8 bytes are a counter
+  // Set by a decryption's settag or an encryption's final; until then
+  // get_ctx_params reports 16.
+  std::optional<uint8_t> tag_len;
   // A decryption's final found the tag wrong: the message may go on, but
   // no later final of it succeeds (README).
   bool tag_failed = false;
   // TLS 1.2 record mode: set by tlsaad (even one refused) for the next
   // update only; the header is the first kTlsAadLen bytes of buf.
   bool tls_record = false;
-  size_t tls_aad_pad = 0;
-  uint64_t tls_enc_records = 0;
+  uint8_t tls_aad_pad = 0;  // 0 or kTagLen
 };
 
 struct GcmCtx : GcmState {

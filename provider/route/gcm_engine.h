@@ -166,7 +166,7 @@ class GcmEngine {
     const Router *router;
     Alg alg;
     std::optional<Path> start_path;
-    RawKey key;
+    GcmRawKey key;
     // The current message.
     Direction direction = Direction::kEncrypt;
     uint64_t message_bytes = 0;

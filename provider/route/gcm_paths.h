@@ -144,7 +144,7 @@ class FallbackGcmPath final : public CpuGcm {
  private:
   const fallback::FallbackLibrary *library_;
   core::Alg alg_;
-  RawKey key_;  // the engine's, copied: the context is keyed from it lazily
+  GcmRawKey key_;  // the engine's, copied: the context is keyed from it lazily
   fallback::FallbackContext context_;
 };
 

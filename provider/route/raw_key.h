@@ -20,16 +20,20 @@
 
 namespace aesmux::route {
 
-class RawKey {
+// kCapacity is the longest key of the family: 64 for XTS's two keys, 32
+// for GCM (RawKey and GcmRawKey below), since every keyed context holds
+// one.
+template <size_t kCapacity>
+class RawKeyOf {
  public:
-  RawKey() = default;
-  RawKey(const RawKey &) = default;
-  RawKey &operator=(const RawKey &) = default;
-  ~RawKey() { kernels::SecureZero(bytes_.data(), bytes_.size()); }
+  RawKeyOf() = default;
+  RawKeyOf(const RawKeyOf &) = default;
+  RawKeyOf &operator=(const RawKeyOf &) = default;
+  ~RawKeyOf() { kernels::SecureZero(bytes_.data(), bytes_.size()); }
 
-  // Stores `key` (at most 64 bytes). Returns false, storing nothing, when
-  // it equals the key already held (compared in constant time), so that
-  // callers can keep what they derived from it.
+  // Stores `key` (at most kCapacity bytes). Returns false, storing
+  // nothing, when it equals the key already held (compared in constant
+  // time), so that callers can keep what they derived from it.
   bool Replace(std::span<const uint8_t> key) {
     if (key.size() == len_ &&
         CRYPTO_memcmp(key.data(), bytes_.data(), len_) == 0) {
@@ -45,9 +49,12 @@ class RawKey {
   std::span<const uint8_t> bytes() const { return {bytes_.data(), len_}; }
 
  private:
-  std::array<uint8_t, 64> bytes_{};
+  std::array<uint8_t, kCapacity> bytes_{};
   uint8_t len_ = 0;  // (not size_t: every context holds one)
 };
+
+using RawKey = RawKeyOf<64>;
+using GcmRawKey = RawKeyOf<32>;
 
 }  // namespace aesmux::route
 
