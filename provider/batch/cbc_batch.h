@@ -21,8 +21,8 @@
 // path EncryptCbc says it took; the kernel calls are counted here (batches
 // and lanes filled per algorithm).
 //
-// Three parts, one file each, sharing one sequence (internal/lanes.h):
-// async_jobs.cc (ASYNC jobs), combiner.cc (threads; EncryptCbc() itself),
+// Three parts sharing one sequence (internal/lanes.h): async_jobs.cc
+// (ASYNC jobs), combiner.cc with shard.cc (threads; EncryptCbc() itself),
 // pipelines.cc (EncryptCbcStreams()).
 //
 // After fork(), the child's combiner, lane managers and wait fd are its
