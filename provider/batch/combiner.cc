@@ -251,8 +251,8 @@ void ReleaseIdleCombiner() {
 }
 
 Ran EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
-               const CbcRequest &request) {
-  if (ASYNC_JOB *job = ASYNC_get_current_job()) {
+               const CbcRequest &request, const AsyncJobProbe &in_job) {
+  if (ASYNC_JOB *job = in_job.job()) {
     return internal::EncryptInJob(job, lanes, single, request);
   }
   if (Combiner *combiner = TheCombiner()) {
