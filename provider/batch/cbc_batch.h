@@ -5,6 +5,8 @@
 //   already readable, and when it resumes it flushes whatever has queued by
 //   then; the other jobs' requests complete in that flush.
 // - From synchronous callers on more threads than the process has CPUs,
+//   for requests of at least cbc.mb_threads_min_len bytes (shorter ones
+//   lose more waiting than lanes win them: the router keeps them off),
 //   flat combining: a caller publishes its request and, if it gets the
 //   combiner, runs every request published at that moment in one batch;
 //   the others sleep until their request is done or the combiner is free
@@ -21,8 +23,8 @@
 // path EncryptCbc says it took; the kernel calls are counted here (batches
 // and lanes filled per algorithm).
 //
-// Three parts, one file each, sharing one sequence (internal/lanes.h):
-// async_jobs.cc (ASYNC jobs), combiner.cc (threads; EncryptCbc() itself),
+// Three parts sharing one sequence (internal/lanes.h): async_jobs.cc
+// (ASYNC jobs), combiner.cc with shard.cc (threads; EncryptCbc() itself),
 // pipelines.cc (EncryptCbcStreams()).
 //
 // After fork(), the child's combiner, lane managers and wait fd are its
@@ -35,6 +37,8 @@
 #if defined(AESMUX_LAYER) && !defined(AESMUX_SEES_batch)
 #error "provider/batch/cbc_batch.h belongs to a layer above the one that includes it"
 #endif
+
+#include <openssl/async.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -101,11 +105,34 @@ enum class Ran : uint8_t {
   kNot,
 };
 
+// Whether the calling thread runs in an OpenSSL ASYNC job: the router's
+// input (route::BlockRoute::Choose), since a job batches at lengths where
+// threads do not. One per request: the answer, once asked, is kept for
+// EncryptCbc, so that a request asks OpenSSL at most once (a question
+// costs about a quarter of a 16-byte CBC encryption: perf, BENCHMARKS.md).
+class AsyncJobProbe {
+ public:
+  bool operator()() const {
+    asked_ = true;
+    job_ = ASYNC_get_current_job();
+    return job_ != nullptr;
+  }
+  // The calling thread's job (null outside one), asking only if not yet.
+  ASYNC_JOB *job() const { return asked_ ? job_ : ASYNC_get_current_job(); }
+
+ private:
+  mutable bool asked_ = false;
+  mutable ASYNC_JOB *job_ = nullptr;
+};
+
 // Encrypts `request`, in a multi-buffer batch when other requests are
 // available, else at once with `single`'s CBC kernel. `lanes` is the
-// multi-buffer tier.
+// multi-buffer tier; `in_job`, the request's probe (asked or not). Only
+// the router's mb path comes here: outside an ASYNC job, a request long
+// enough for threads to batch (cbc.mb_threads_min_len), which is not
+// checked again here.
 Ran EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
-               const CbcRequest &request);
+               const CbcRequest &request, const AsyncJobProbe &in_job);
 
 // At provider init: reads what batching threads needs from the system
 // (the CPU count), so that no request later makes a system call of a kind

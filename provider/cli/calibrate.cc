@@ -70,6 +70,10 @@ std::string ByteCount(size_t bytes) {
   return std::to_string(bytes);
 }
 
+// cbc.mb_threads_min_len when combining threads never won: above the
+// largest size measured.
+constexpr size_t kNeverForThreads = 128 * 1024;
+
 // Writes the thresholds: as a calibration file, or (cnf) as lines for
 // aesmux's openssl.cnf section.
 bool WriteThresholds(const CalibrateOptions &options,
@@ -109,6 +113,15 @@ bool WriteThresholds(const CalibrateOptions &options,
     if (t.mb_measured) {
       out << family << ".mb_min_len = " << ByteCount(t.mb_min) << "\n";
       out << family << ".mb_max_len = " << ByteCount(t.mb_max) << "\n";
+    }
+    if (t.threads_measured) {
+      if (!t.threads_min) {
+        out << "# " << family << ".mb_threads_min_len: threads combined did "
+            << "not win up to 64 KiB for every key size; above every size "
+            << "measured, threads never batch\n";
+      }
+      out << family << ".mb_threads_min_len = "
+          << ByteCount(t.threads_min.value_or(kNeverForThreads)) << "\n";
     }
   }
   out.close();
@@ -223,7 +236,12 @@ int RunCalibrate(const std::vector<std::string> &args) {
   for (const core::AlgInfo &alg : core::kAlgs) {
     for (const PathUnderTest &path : plan.paths) {
       if (!path.serves[static_cast<size_t>(alg.family)]) continue;
-      total += (path.async ? 1 : 2) * sizes.size() * options.runs;
+      // mb and threads: encryption only.
+      const double weight = path.async          ? 1
+                            : path.threads > 0 ? ThreadsSeconds(options) /
+                                                     options.seconds
+                                               : 2;
+      total += weight * sizes.size() * options.runs;
     }
   }
   std::printf("aesmux calibrate: %zu paths (", plan.paths.size());
@@ -260,11 +278,11 @@ int RunCalibrate(const std::vector<std::string> &args) {
       "# %s; OpenSSL %s; aesmux %s, simd tier %s\n"
       "# Each size: %d alternating runs of %.3f s per path, medians; a path\n"
       "# wins where it is more than %.0f %% faster. mb: %d streams in ASYNC "
-      "jobs.\n",
+      "jobs;\n# threads: %d threads on %d CPUs, combined or each alone.\n",
       options.quick ? " --quick" : "", Today().c_str(), CpuModel().c_str(),
       OpenSSL_version(OPENSSL_VERSION_STRING), plan.version.c_str(),
       plan.best_tier.c_str(), options.runs, options.seconds,
-      options.margin * 100, plan.streams);
+      options.margin * 100, plan.streams, plan.threads, plan.cpus);
   if (!WriteThresholds(options, header, results, families, plan.afalg_note)) {
     std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
                  options.output.c_str());

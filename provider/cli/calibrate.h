@@ -21,7 +21,10 @@
 //   cbc.mb_min_len             the size from which mb (N streams in ASYNC
 //                              jobs) beats simd (0: from the smallest);
 //   cbc.mb_max_len             the largest size up to which it goes on
-//                              beating simd from there (0: never).
+//                              beating simd from there (0: never);
+//   cbc.mb_threads_min_len     the smallest size from which 8 threads per
+//                              CPU, combined, beat the same threads each
+//                              alone at every larger size (128K: never).
 #ifndef AESMUX_PROVIDER_CLI_CALIBRATE_H_
 #define AESMUX_PROVIDER_CLI_CALIBRATE_H_
 

@@ -1,7 +1,11 @@
 #include "provider/cli/calibrate_paths.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <utility>
 
 #include "provider/cli/bench.h"
@@ -20,7 +24,26 @@ std::string DriverOf(const std::string &state) {
   return rest.substr(0, rest.find(' '));
 }
 
+// How many CPUs this process may run on.
+int UsableCpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+    return CPU_COUNT(&set);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Threads per CPU of the threads paths: the shape of a threaded server
+// with small records that the default cbc.mb_threads_min_len was measured
+// at (16 threads on 2 CPUs; BENCHMARKS.md, "Threads with small records").
+constexpr int kThreadsPerCpu = 8;
+constexpr int kMaxThreads = 64;
+
 }  // namespace
+
+double ThreadsSeconds(const CalibrateOptions &options) {
+  return std::max(4 * options.seconds, 0.05);
+}
 
 bool SetUpPaths(const CalibrateOptions &options, Plan *plan) {
   std::string error;
@@ -77,6 +100,22 @@ bool SetUpPaths(const CalibrateOptions &options, Plan *plan) {
     mb.async = true;
     mb.serves.fill(false);
     mb.serves[static_cast<size_t>(Family::kCbc)] = true;
+    // Threads beyond the CPUs: combined at every size against each alone,
+    // for cbc.mb_threads_min_len.
+    plan->cpus = UsableCpus();
+    plan->threads = std::min(kThreadsPerCpu * plan->cpus, kMaxThreads);
+    const std::string threads = "threads x" + std::to_string(plan->threads);
+    if (!add_path(threads + " combined",
+                  {"afalg = off", "cbc.mb_max_len = 64K",
+                   "cbc.mb_threads_min_len = 0"}) ||
+        !add_path(threads + " alone", {"afalg = off", "cbc.mb_max_len = 0"})) {
+      return false;
+    }
+    for (size_t p = plan->paths.size() - 2; p < plan->paths.size(); ++p) {
+      plan->paths[p].threads = plan->threads;
+      plan->paths[p].serves.fill(false);
+      plan->paths[p].serves[static_cast<size_t>(Family::kCbc)] = true;
+    }
   }
   std::vector<std::string> force = {"afalg = force", "cbc.mb_max_len = 0"};
   for (std::string_view family : core::kFamilyNames) {
@@ -119,8 +158,9 @@ std::optional<Measured> MeasureAlgorithm(const core::AlgInfo &alg,
   std::vector<const PathUnderTest *> taking;
   std::vector<CipherPtr> ciphers;
   for (const PathUnderTest &path : plan.paths) {
-    // mb measures encryption only.
-    if (!path.serves[f] || (path.async && direction == Direction::kDecrypt)) {
+    // mb and the threads paths measure encryption only.
+    if (!path.serves[f] || ((path.async || path.threads > 0) &&
+                            direction == Direction::kDecrypt)) {
       continue;
     }
     taking.push_back(&path);
@@ -140,7 +180,9 @@ std::optional<Measured> MeasureAlgorithm(const core::AlgInfo &alg,
     std::vector<std::vector<std::unique_ptr<Workload>>> workloads;
     for (size_t p = 0; p < taking.size(); ++p) {
       workloads.emplace_back();
-      const int count = taking[p]->async ? plan.streams : 1;
+      const int count = taking[p]->async         ? plan.streams
+                        : taking[p]->threads > 0 ? taking[p]->threads
+                                                 : 1;
       for (int s = 0; s < count; ++s) {
         workloads.back().push_back(
             Workload::Create(ciphers[p].get(), direction, sizes[k], &error));
@@ -155,10 +197,14 @@ std::optional<Measured> MeasureAlgorithm(const core::AlgInfo &alg,
     for (int run = 0; run < options.runs; ++run) {
       for (size_t p = 0; p < taking.size(); ++p) {
         double rate = 0;
+        double weight = 1;  // in measurements of options.seconds
+        std::vector<Workload *> streams;
+        for (auto &w : workloads[p]) streams.push_back(w.get());
         if (taking[p]->async) {
-          std::vector<Workload *> jobs;
-          for (auto &w : workloads[p]) jobs.push_back(w.get());
-          rate = RunAsyncJobs(jobs, options.seconds, Clock::kThreadCpu);
+          rate = RunAsyncJobs(streams, options.seconds, Clock::kThreadCpu);
+        } else if (taking[p]->threads > 0) {
+          rate = RunOnThreads(streams, ThreadsSeconds(options));
+          weight = ThreadsSeconds(options) / options.seconds;
         } else {
           // The afalg path's work happens off this thread: only the
           // elapsed time counts it.
@@ -167,7 +213,7 @@ std::optional<Measured> MeasureAlgorithm(const core::AlgInfo &alg,
               taking[p]->name == "afalg" ? Clock::kWall : Clock::kThreadCpu);
         }
         runs[p].push_back(rate);
-        progress->Advance(1, what + " " + FormatSize(sizes[k]));
+        progress->Advance(weight, what + " " + FormatSize(sizes[k]));
       }
     }
     for (size_t p = 0; p < taking.size(); ++p) {

@@ -40,6 +40,10 @@ struct PathUnderTest {
   std::string name;  // "simd vaes_avx512", "fallback", "mb x16", "afalg …"
   std::unique_ptr<ProviderHandle> provider;
   bool async = false;  // mb: N streams in ASYNC jobs
+  // Threads beyond the CPUs, N streams on N threads at once (CBC
+  // encryption): thread combining, or each request alone; 0: one stream
+  // on this thread.
+  int threads = 0;
   std::array<bool, core::kNumFamilies> serves{};
   std::array<std::string, core::kNumFamilies> label{};  // the name per family
 };
@@ -51,13 +55,20 @@ struct Plan {
   std::string best_tier;   // the simd tier thresholds are measured against
   std::string version;     // aesmux's
   int streams = 0;         // of the mb path
+  int threads = 0;         // of the threads paths (0: none measured)
+  int cpus = 0;            // this process may run on
   std::string afalg_note;  // why afalg is not measured, or ""
 };
 
 // Loads one provider instance per path: simd at every tier this CPU runs,
-// fallback, mb where there are multi-buffer kernels, afalg where AF_ALG
-// binds. False, having said why, if one does not load.
+// fallback, mb where there are multi-buffer kernels (with the threads
+// paths: more threads than CPUs, combined or each alone), afalg where
+// AF_ALG binds. False, having said why, if one does not load.
 bool SetUpPaths(const CalibrateOptions &options, Plan *plan);
+
+// How long one measurement of a threads path runs (wall-clock seconds):
+// longer than the others', since threads take scheduler time slices.
+double ThreadsSeconds(const CalibrateOptions &options);
 
 // Measures every path that serves `alg` in `direction` at every size, the
 // paths taking turns; nullopt, having said why, if OpenSSL refuses.

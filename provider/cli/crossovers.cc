@@ -16,12 +16,15 @@ const char *DirectionName(Direction direction) {
 void FindCrossovers(const std::vector<size_t> &sizes, double margin,
                     const std::string &reference, Measured *m) {
   const PlotCurve *simd = nullptr, *fallback = nullptr, *afalg = nullptr,
-                  *mb = nullptr;
+                  *mb = nullptr, *combined = nullptr, *alone = nullptr;
   for (const PlotCurve &curve : m->curves) {
     if (curve.path == reference) simd = &curve;
     if (curve.path == "fallback") fallback = &curve;
     if (curve.path.starts_with("afalg")) afalg = &curve;
     if (curve.path.starts_with("mb")) mb = &curve;
+    if (curve.path.starts_with("threads")) {
+      (curve.path.ends_with("combined") ? combined : alone) = &curve;
+    }
   }
   auto wins = [&](const PlotCurve *a, double b, size_t k) {
     return a->bytes_per_second[k] > b * (1 + margin);
@@ -52,6 +55,13 @@ void FindCrossovers(const std::vector<size_t> &sizes, double margin,
       m->afalg_min = sizes[k];
     }
   }
+  if (combined != nullptr && alone != nullptr) {
+    m->threads_measured = true;
+    for (size_t k = sizes.size(); k-- > 0;) {
+      if (!wins(combined, alone->bytes_per_second[k], k)) break;
+      m->threads_from = sizes[k];
+    }
+  }
   if (mb != nullptr && simd != nullptr) {
     m->mb_measured = true;
     for (size_t k = 0; k < sizes.size(); ++k) {
@@ -66,8 +76,9 @@ void FindCrossovers(const std::vector<size_t> &sizes, double margin,
 std::array<FamilyThresholds, kNumFamilies> Aggregate(
     const std::vector<Measured> &results) {
   std::array<FamilyThresholds, kNumFamilies> families{};
-  std::array<bool, kNumFamilies> afalg_everywhere{};
+  std::array<bool, kNumFamilies> afalg_everywhere{}, threads_everywhere{};
   afalg_everywhere.fill(true);
+  threads_everywhere.fill(true);
   for (const Measured &m : results) {
     const auto f = static_cast<size_t>(m.alg.family);
     FamilyThresholds &t = families[f];
@@ -78,6 +89,14 @@ std::array<FamilyThresholds, kNumFamilies> Aggregate(
       if (!m.afalg_min) afalg_everywhere[f] = false;
       if (m.afalg_min && (!t.afalg_min || *m.afalg_min > *t.afalg_min)) {
         t.afalg_min = m.afalg_min;
+      }
+    }
+    if (m.threads_measured) {
+      t.threads_measured = true;
+      if (!m.threads_from) threads_everywhere[f] = false;
+      if (m.threads_from &&
+          (!t.threads_min || *m.threads_from > *t.threads_min)) {
+        t.threads_min = m.threads_from;
       }
     }
     if (m.mb_measured) {
@@ -93,6 +112,7 @@ std::array<FamilyThresholds, kNumFamilies> Aggregate(
   }
   for (size_t f = 0; f < kNumFamilies; ++f) {
     if (!afalg_everywhere[f]) families[f].afalg_min.reset();
+    if (!threads_everywhere[f]) families[f].threads_min.reset();
   }
   return families;
 }
@@ -117,6 +137,11 @@ std::string Describe(const Measured &m) {
       text += "; mb wins from " + FormatSize(*m.mb_from) + " to " +
               FormatSize(*m.mb_max);
     }
+  }
+  if (m.threads_measured) {
+    text += m.threads_from ? "; threads combined win from " +
+                                 FormatSize(*m.threads_from)
+                           : "; threads combined never win";
   }
   return text;
 }
@@ -147,6 +172,11 @@ PlotPanel PanelOf(const Measured &m, const FamilyThresholds &t) {
     }
     panel.markers.push_back(
         {family + ".mb_max_len", "mb ≤ " + FormatSize(t.mb_max), t.mb_max});
+  }
+  if (t.threads_min && m.direction == Direction::kEncrypt) {
+    panel.markers.push_back({family + ".mb_threads_min_len",
+                             "threads ≥ " + FormatSize(*t.threads_min),
+                             *t.threads_min});
   }
   return panel;
 }

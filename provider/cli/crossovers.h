@@ -31,6 +31,10 @@ struct Measured {
   // mb: from which size it wins, and up to which it goes on winning.
   std::optional<size_t> mb_from, mb_max;
   bool mb_measured = false;
+  // Threads beyond the CPUs: the smallest size from which combining them
+  // wins over each running alone at every larger size.
+  std::optional<size_t> threads_from;
+  bool threads_measured = false;
   double simd_over_fallback_low = 0, simd_over_fallback_high = 0;
 };
 
@@ -43,6 +47,8 @@ struct FamilyThresholds {
   bool mb_measured = false;
   size_t mb_min = 0;
   size_t mb_max = 0;
+  bool threads_measured = false;
+  std::optional<size_t> threads_min;  // unset: combining never won
 };
 
 const char *DirectionName(Direction direction);

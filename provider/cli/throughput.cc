@@ -5,8 +5,12 @@
 #include <openssl/err.h>
 
 #include <algorithm>
-#include <ctime>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <ctime>
+#include <latch>
+#include <thread>
 
 namespace aesmux::cli {
 namespace {
@@ -201,6 +205,39 @@ double RunAsyncJobs(const std::vector<Workload *> &jobs, double seconds,
   ASYNC_cleanup_thread();
   if (failed || elapsed <= 0) return 0;
   return static_cast<double>(ops) * jobs.front()->size() / elapsed;
+}
+
+double RunOnThreads(const std::vector<Workload *> &workloads,
+                    double seconds) {
+  if (workloads.empty()) return 0;
+  std::atomic<uint64_t> ops{0};
+  std::atomic<bool> stop{false}, failed{false};
+  std::latch started(static_cast<std::ptrdiff_t>(workloads.size()) + 1);
+  std::vector<std::thread> threads;
+  for (Workload *w : workloads) {
+    threads.emplace_back([&, w] {
+      started.arrive_and_wait();
+      while (!stop.load(std::memory_order_relaxed)) {
+        if (!w->Op()) {
+          failed = true;
+          return;
+        }
+        ops.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  started.arrive_and_wait();
+  // Counted from here: thread start-up is not what is measured.
+  const uint64_t ops_before = ops.load();
+  const double start = Now(Clock::kWall);
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const uint64_t ops_after = ops.load();
+  const double elapsed = Now(Clock::kWall) - start;
+  stop = true;
+  for (std::thread &thread : threads) thread.join();
+  if (failed || elapsed <= 0) return 0;
+  return static_cast<double>(ops_after - ops_before) *
+         workloads.front()->size() / elapsed;
 }
 
 double Median(std::vector<double> values) {

@@ -78,6 +78,11 @@ class Workload {
 double RunAsyncJobs(const std::vector<Workload *> &jobs, double seconds,
                     Clock clock);
 
+// Bytes per second of wall-clock time of `workloads` run each on its own
+// thread at once, for about `seconds` once every thread has started: what
+// the thread combiner serves when they outnumber the CPUs. 0 on failure.
+double RunOnThreads(const std::vector<Workload *> &workloads, double seconds);
+
 // The median of `values` (the upper middle of an even count); 0 if empty.
 double Median(std::vector<double> values);
 

@@ -109,7 +109,13 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
                       std::span<const Segment> segments, uint8_t *keystream) {
   uint64_t total = 0;
   for (const Segment &segment : segments) total += segment.len;
-  const Path path = route_.Choose(direction, total, segments.size() == 1);
+  const batch::AsyncJobProbe in_job;
+  const Path path =
+      route_.Choose(direction, total, segments.size() == 1, in_job);
+  if (path == Path::kMb) {
+    const Segment &s = segments[0];
+    return EncryptCbcBatched(iv, s.out, s.in, s.len, in_job);
+  }
   if (path != Path::kSimd) [[unlikely]] {
     return Run(path, direction, iv, segments, keystream, total);
   }
@@ -127,10 +133,6 @@ bool BlockEngine::RunOn(Path path, Direction direction, uint8_t *iv,
 bool BlockEngine::Run(Path path, Direction direction, uint8_t *iv,
                       std::span<const Segment> segments, uint8_t *keystream,
                       uint64_t total) {
-  if (path == Path::kMb) {
-    const Segment &s = segments[0];
-    return EncryptCbcBatched(iv, s.out, s.in, s.len);
-  }
   if (path != Path::kAfalg) {
     return RunCpu(path, direction, iv, segments, keystream, total);
   }

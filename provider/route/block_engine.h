@@ -92,8 +92,10 @@ class BlockEngine {
   // path take Run().
   bool RunWholeBlocks(Direction direction, uint8_t *iv, uint8_t *out,
                       const uint8_t *in, size_t len) {
-    const Path path = route_.Choose(direction, len, /*batchable=*/true);
-    if (path == Path::kMb) return EncryptCbcBatched(iv, out, in, len);
+    const batch::AsyncJobProbe in_job;
+    const Path path =
+        route_.Choose(direction, len, /*batchable=*/true, in_job);
+    if (path == Path::kMb) return EncryptCbcBatched(iv, out, in, len, in_job);
     if (path != Path::kSimd) [[unlikely]] {
       return RunOn(path, direction, iv, out, in, len);
     }
@@ -109,7 +111,8 @@ class BlockEngine {
   }
 
  private:
-  // Runs a request on `path`, the router's choice for it.
+  // Runs a request on `path`, the router's choice for it (not mb: the
+  // callers run that themselves, with their AsyncJobProbe).
   [[gnu::noinline]] bool Run(Path path, Direction direction, uint8_t *iv,
                              std::span<const Segment> segments,
                              uint8_t *keystream, uint64_t total);
@@ -131,7 +134,7 @@ class BlockEngine {
   // A CBC encryption on the mb path: in lanes with concurrent streams when
   // there are any, else alone on the kernels; counted as what it was.
   bool EncryptCbcBatched(uint8_t *iv, uint8_t *out, const uint8_t *in,
-                         size_t len) {
+                         size_t len, const batch::AsyncJobProbe &in_job) {
     BatchState *batch = batch_.GetOrMake();
     if (batch == nullptr) [[unlikely]] {  // nowhere to hold a queued request
       simd_.CbcEncrypt(iv, out, in, len);
@@ -141,7 +144,8 @@ class BlockEngine {
     const batch::Ran ran = batch::EncryptCbc(
         *route_.mb_tier(), *simd_.tier(),
         {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len,
-         &batch->queued});
+         &batch->queued},
+        in_job);
     if (ran == batch::Ran::kNot) return false;
     route_.Served(ran == batch::Ran::kInLanes ? Path::kMb : Path::kSimd, len);
     return true;

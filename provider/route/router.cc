@@ -104,14 +104,35 @@ BlockRoute Router::RouteBlocks(Alg alg, bool key_on_tier) const {
   const uint64_t max = config.fallback_max_len;
   route.simd_min_len_ = max == 0 ? 0 : max == ~uint64_t{0} ? max : max + 1;
   if (family != Family::kCbc || settings_.mb_tier == nullptr) return route;
-  route.mb_tier_ = settings_.mb_tier;
+  route.batches_ = true;
   if (config.mb_max_len != 0) {
     // A batch of nothing is no batch: from one byte at least.
     route.mb_min_len_ = std::max<uint64_t>(config.mb_min_len, 1);
     route.mb_max_len_ = config.mb_max_len;
+    route.mb_threads_min_len_ = config.mb_threads_min_len;
   }
   return route;
 }
+
+namespace {
+
+// Which lengths of the mb range threads beyond the CPUs batch, as the tail
+// of DescribeRoute()'s sentence.
+std::string DescribeThreadBatching(const FamilySettings &config) {
+  if (config.mb_threads_min_len > config.mb_max_len) {
+    return " (not those of threads: mb_threads_min_len is above "
+           "mb_max_len)";
+  }
+  const bool whole_range =
+      config.mb_threads_min_len <= std::max<uint64_t>(config.mb_min_len, 1);
+  return ", and " +
+         (whole_range ? std::string()
+                      : "from " + std::to_string(config.mb_threads_min_len) +
+                            " B ") +
+         "those of threads beyond the CPUs";
+}
+
+}  // namespace
 
 std::string Router::DescribeRoute(Alg alg) const {
   const Family family = Info(alg).family;
@@ -134,7 +155,9 @@ std::string Router::DescribeRoute(Alg alg) const {
               " B in multi-buffer lanes (mb, " +
               std::string(settings_.mb_tier->name) + ", up to " +
               std::to_string(settings_.mb_tier->lanes) +
-              " lanes) when concurrent requests are there to batch with";
+              " lanes) when concurrent requests are there to batch with: "
+              "those of ASYNC jobs" +
+              DescribeThreadBatching(config);
     }
   }
   // Called while the family settles: its state, not afalg_on().

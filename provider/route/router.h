@@ -18,10 +18,11 @@
 // afalg_min_len when the path is on for the family; then the fallback path
 // for requests of at most fallback_max_len (or always, without kernels, or
 // without a key on them); then, for CBC encryptions of one segment from
-// mb_min_len to mb_max_len bytes when there is a multi-buffer tier, mb
-// (the batch layer runs such a request in lanes when concurrent requests
-// are there to batch with, else alone on the single-stream kernel, and
-// says which); then simd. A request the afalg path hands on goes to
+// mb_min_len to mb_max_len bytes when there is a multi-buffer tier, made
+// in an ASYNC job or of at least mb_threads_min_len bytes, mb (the batch
+// layer runs such a request in lanes when concurrent requests are there to
+// batch with, else alone on the single-stream kernel, and says which);
+// then simd. A request the afalg path hands on goes to
 // ChooseCpu() (never to mb).
 #ifndef AESMUX_PROVIDER_ROUTE_ROUTER_H_
 #define AESMUX_PROVIDER_ROUTE_ROUTER_H_
@@ -186,7 +187,7 @@ class Router {
 };
 
 // A block engine's share of the router: the rule for its algorithm and key
-// as four lengths, fixed when the key is set, so that choosing the path of
+// as five lengths, fixed when the key is set, so that choosing the path of
 // a short request is a few comparisons inlined into the engine, and a
 // request the afalg path cannot take never reaches Router::Choose().
 class BlockRoute {
@@ -196,19 +197,29 @@ class BlockRoute {
   const Router &router() const { return *router_; }
   Alg alg() const { return alg_; }
   // The multi-buffer tier of the kMb path (null when there is none).
-  const kernels::mb::MbTier *mb_tier() const { return mb_tier_; }
+  const kernels::mb::MbTier *mb_tier() const {
+    return batches_ ? router_->settings().mb_tier : nullptr;
+  }
 
   // The path for a request of `len` bytes in `direction`. `batchable`: the
-  // request is one segment (a multi-buffer batch takes no more). kAfalg
-  // only when the afalg path admitted the request (Router::Choose).
-  Path Choose(Direction direction, uint64_t len, bool batchable) {
+  // request is one segment (a multi-buffer batch takes no more).
+  // `in_async_job()`: whether the caller runs in an OpenSSL ASYNC job,
+  // asked only of a request that could batch there but is too short to
+  // batch with other threads (it costs a call into libcrypto, about a
+  // quarter of a 16-byte CBC encryption; a request outside the mb range
+  // asks nothing). kAfalg only when the afalg path admitted the request
+  // (Router::Choose).
+  template <typename InAsyncJob>
+  Path Choose(Direction direction, uint64_t len, bool batchable,
+              const InAsyncJob &in_async_job) {
     if (len >= afalg_min_len_) [[unlikely]] {
       const Path path = router_->Choose(alg_, len);
       if (path == Path::kAfalg || !AfalgTurnedOff(len)) return path;
     }
     if (len < simd_min_len_) return Path::kFallback;
     if (len >= mb_min_len_ && len <= mb_max_len_ &&
-        direction == Direction::kEncrypt && batchable) {
+        direction == Direction::kEncrypt && batchable &&
+        (len >= mb_threads_min_len_ || in_async_job())) {
       return Path::kMb;
     }
     return Path::kSimd;
@@ -217,7 +228,7 @@ class BlockRoute {
   // Whether the streams of a cipher pipeline (CBC encryption) go to the mb
   // path together, whatever their lengths: whenever there is a
   // multi-buffer tier, a pipeline being a batch already.
-  bool BatchesPipes() const { return mb_tier_ != nullptr; }
+  bool BatchesPipes() const { return batches_; }
 
   void Served(Path path, uint64_t len) const {
     Router::Served(alg_, path, len);
@@ -240,15 +251,19 @@ class BlockRoute {
 
   const Router *router_ = nullptr;
   Alg alg_{};
+  // Whether the key is on a kernel tier with a multi-buffer tier (CBC): in
+  // alg_'s padding, not as a pointer to the tier, so that a keyed context
+  // stays within the default provider's size (openssl/generic_ctx.cc).
+  bool batches_ = false;
   // At least simd_min_len_ bytes: the kernels (the largest value when the
   // key is not on them); at least afalg_min_len_: ask Router::Choose(); from
   // mb_min_len_ to mb_max_len_ (CBC encryption only): mb, in lanes of
-  // mb_tier_.
+  // mb_tier(), in an ASYNC job, or from mb_threads_min_len_ also outside.
   uint64_t simd_min_len_ = ~uint64_t{0};
   uint64_t afalg_min_len_ = ~uint64_t{0};
   uint64_t mb_min_len_ = ~uint64_t{0};
   uint64_t mb_max_len_ = 0;
-  const kernels::mb::MbTier *mb_tier_ = nullptr;
+  uint64_t mb_threads_min_len_ = ~uint64_t{0};
 };
 
 }  // namespace aesmux::route

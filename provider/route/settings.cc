@@ -147,6 +147,8 @@ constexpr SettingKey kSettingKeys[] = {
      ApplyFamilyBytes<&FamilySettings::mb_min_len>},
     {"mb_max_len", kCbcOnly, "64K", "", "16K", true,
      ApplyFamilyBytes<&FamilySettings::mb_max_len>},
+    {"mb_threads_min_len", kCbcOnly, "8K", "", "16K", true,
+     ApplyFamilyBytes<&FamilySettings::mb_threads_min_len>},
     {"stats_file", 0, "", "none", "/var/tmp/aesmux/stats", false,
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {

@@ -72,6 +72,11 @@ struct FamilySettings {
   // which costs more than a short request's work.)
   uint64_t mb_min_len = 0;
   uint64_t mb_max_len = 0;
+  // Outside an ASYNC job, only requests of at least this many bytes (and
+  // within the two above) are combined with other threads' (CBC only):
+  // shorter ones lose more waiting for a combiner than lanes win them
+  // (BENCHMARKS.md, "Threads with small records").
+  uint64_t mb_threads_min_len = 0;
 };
 
 // afalg_min_len when unset, under auto (an offload driver was found), by

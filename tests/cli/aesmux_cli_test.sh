@@ -100,8 +100,8 @@ mask() {
 export OPENSSL_CONF=$work/openssl.cnf
 golden info.txt < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K aesmux info | mask)
 golden info.json < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K aesmux info --json | mask)
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["settings"]) == 23' \
-  "$work/info.json" && pass "info --json is well-formed JSON with 23 settings" ||
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["settings"]) == 24' \
+  "$work/info.json" && pass "info --json is well-formed JSON with 24 settings" ||
   fail "info --json is not JSON, or not every setting"
 # (Through a file: grep -q may leave before aesmux has written, which
 # pipefail would count against it.)

@@ -5,9 +5,10 @@ usage: check_calibration.py CALIBRATION_FILE PLOT.svg INFO.json
 INFO.json is `aesmux info --json` of aesmux loaded with the calibration
 file. Checks that every threshold in the file is in force with the origin
 "calibration", and that the plot is well-formed SVG whose legend names the
-paths this machine has (simd at each usable tier, fallback, mb where there
-are multi-buffer kernels) and whose 28 panels (algorithm x direction) each
-have one curve per path that serves them (mb: CBC encryption only).
+paths this machine has (simd at each usable tier, fallback, mb and the
+two threads paths where there are multi-buffer kernels) and whose 28
+panels (algorithm x direction) each have one curve per path that serves
+them (mb and threads: CBC encryption only).
 Exits non-zero with the reason on the first difference.
 """
 import json
@@ -35,13 +36,15 @@ legend = [e.get("data-path") for e in root.iter(ns + "g")
 expected = ["simd " + t["name"] for t in info["tiers"] if t["state"] == "usable"]
 expected.append("fallback")
 assert legend[:len(expected)] == expected, (legend, expected)
-mb = [p for p in legend if p.startswith("mb")]
+mb = [p for p in legend if p.startswith(("mb", "threads"))]
 assert (info["mb_tier"] == "none") == (not mb), (info["mb_tier"], legend)
+assert not mb or len(mb) == 3, legend  # mb, threads combined, threads alone
+assert ("cbc.mb_threads_min_len" in written) == bool(mb), written
 panels = [g for g in root.iter(ns + "g") if g.get("class") == "panel"]
 assert len(panels) == 28, len(panels)
 for panel in panels:
     curves = [c.get("data-path") for c in panel.iter(ns + "polyline")]
-    want = [p for p in legend if not p.startswith(("mb", "afalg"))]
+    want = [p for p in legend if not p.startswith(("mb", "threads", "afalg"))]
     if (panel.get("data-algorithm").endswith("CBC")
             and panel.get("data-direction") == "encrypt"):
         want += mb

@@ -1,7 +1,8 @@
 // Multi-buffer batching of CBC encryption through EVP: many OpenSSL ASYNC
 // jobs, and many threads, encrypt at once through aesmux; every output must
 // equal the default provider's, batches must actually form (statistics),
-// and a lone caller must not be batched.
+// a lone caller must not be batched, and threads batch only records of at
+// least cbc.mb_threads_min_len.
 #include <gtest/gtest.h>
 #include <openssl/async.h>
 #include <openssl/evp.h>
@@ -11,7 +12,9 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kernels/mb/lane_manager.h"
@@ -304,26 +307,25 @@ TEST_P(BatchTest, ThreadsAreCombinedAndAgreeWithTheDefaultProvider) {
   }
 }
 
-TEST_P(BatchTest, ManyThreadsOnFewCpusFormBatches) {
-  constexpr int kThreads = 32;
-  if (UsableCpus() >= kThreads) {
-    GTEST_SKIP() << "needs fewer CPUs than " << kThreads << " threads";
-  }
-  // Threads that keep encrypting 16 KiB records, like TLS senders, until
-  // batches have formed: callers outnumber the CPUs once the scheduler
-  // preempts some of them inside aesmux.
+// `threads` threads keep encrypting records of `record_len` bytes through
+// `env`, each in its own CBC stream, like TLS senders, until `done` says
+// so; then every thread's stream is checked against the default
+// provider's. Callers outnumber the CPUs once the scheduler preempts some
+// of them inside aesmux.
+template <typename Done>
+void EncryptRecordsFromThreads(const ProviderEnv &env, std::mt19937_64 &rng,
+                               int threads, size_t record_len, Done done) {
   struct Worker {
     Bytes key, iv;
     uint64_t records = 0, digest = 0;
   };
-  std::vector<Worker> workers(kThreads);
+  std::vector<Worker> workers(threads);
   for (Worker &worker : workers) {
-    worker.key = RandomBytes(rng_, 16);
-    worker.iv = RandomBytes(rng_, 16);
+    worker.key = RandomBytes(rng, 16);
+    worker.iv = RandomBytes(rng, 16);
   }
-  const Bytes record = RandomBytes(rng_, 16384);
-  CipherPtr ours = env_->Aesmux("AES-128-CBC");
-  const BatchCounts before = Counts(*env_);
+  const Bytes record = RandomBytes(rng, record_len);
+  CipherPtr ours = env.Aesmux("AES-128-CBC");
   std::atomic<bool> go{false}, stop{false};
   std::vector<std::thread> pool;
   for (Worker &worker : workers) {
@@ -334,26 +336,72 @@ TEST_P(BatchTest, ManyThreadsOnFewCpusFormBatches) {
     });
   }
   go = true;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (Counts(*env_).batches < before.batches + 20 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  while (!done()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   stop = true;
   for (std::thread &thread : pool) thread.join();
-  const BatchCounts after = Counts(*env_);
-  EXPECT_GE(after.batches, before.batches + 20);
-  EXPECT_GT(after.lanes - before.lanes, 2 * (after.batches - before.batches))
-      << "more than two lanes per batch on average";
-  CipherPtr reference = env_->Default("AES-128-CBC");
-  for (int t = 0; t < kThreads; ++t) {
+  CipherPtr reference = env.Default("AES-128-CBC");
+  for (int t = 0; t < threads; ++t) {
     uint64_t count = workers[t].records;
     EXPECT_EQ(EncryptRecords(reference.get(), workers[t].key, workers[t].iv,
                              record, count, nullptr),
               workers[t].digest)
         << "thread " << t << ", " << workers[t].records << " records";
   }
+}
+
+// Threads enough to outnumber the CPUs of the machines the suite runs on.
+constexpr int kManyThreads = 32;
+
+// Runs kManyThreads threads of `record_len`-byte records through `env`
+// until 20 more batches have formed or `patience` has passed; the counts
+// from before and after.
+std::pair<BatchCounts, BatchCounts> RunUntilBatches(
+    const ProviderEnv &env, std::mt19937_64 &rng, size_t record_len,
+    std::chrono::milliseconds patience) {
+  const BatchCounts before = Counts(env);
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  EncryptRecordsFromThreads(env, rng, kManyThreads, record_len, [&] {
+    return Counts(env).batches >= before.batches + 20 ||
+           std::chrono::steady_clock::now() >= deadline;
+  });
+  return {before, Counts(env)};
+}
+
+TEST_P(BatchTest, ManyThreadsOnFewCpusFormBatches) {
+  if (UsableCpus() >= kManyThreads) {
+    GTEST_SKIP() << "needs fewer CPUs than " << kManyThreads << " threads";
+  }
+  const auto [before, after] =
+      RunUntilBatches(*env_, rng_, 16384, std::chrono::seconds(20));
+  EXPECT_GE(after.batches, before.batches + 20);
+  EXPECT_GT(after.lanes - before.lanes, 2 * (after.batches - before.batches))
+      << "more than two lanes per batch on average";
+}
+
+// With the default cbc.mb_threads_min_len (8K), threads beyond the CPUs
+// never batch a shorter record: each runs at once on the single-stream
+// kernel (the simd path), which beats waiting for a combiner there
+// (BENCHMARKS.md, "Threads with small records"); records of at least the
+// floor batch as before.
+TEST_P(BatchTest, ThreadsBatchOnlyRecordsFromTheThreadsFloor) {
+  if (UsableCpus() >= kManyThreads) {
+    GTEST_SKIP() << "needs fewer CPUs than " << kManyThreads << " threads";
+  }
+  std::string error;
+  const auto env = LoadAesmux(GetParam(), &error);
+  ASSERT_NE(env, nullptr) << error;
+  for (const size_t record_len : {size_t{16}, size_t{1024}, size_t{8176}}) {
+    SCOPED_TRACE(::testing::Message() << record_len << "-byte records");
+    const auto [before, after] = RunUntilBatches(
+        *env, rng_, record_len, std::chrono::milliseconds(500));
+    EXPECT_EQ(after.mb_requests, before.mb_requests);
+    EXPECT_EQ(after.batches, before.batches);
+    EXPECT_GT(after.simd_requests, before.simd_requests);
+  }
+  const auto [before, after] =
+      RunUntilBatches(*env, rng_, 8192, std::chrono::seconds(20));
+  EXPECT_GE(after.batches, before.batches + 20) << "8192-byte records";
+  EXPECT_GT(after.mb_requests, before.mb_requests) << "8192-byte records";
 }
 
 TEST_P(BatchTest, ALoneCallerRunsAtOnceOnTheSingleStreamKernel) {

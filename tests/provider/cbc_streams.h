@@ -69,7 +69,10 @@ int UsableCpus();
 std::vector<KernelConfig> MultiBufferConfigs();
 
 // A suite over MultiBufferConfigs(): aesmux loaded in env_, or the test
-// skipped when the CPU lacks the tier.
+// skipped when the CPU lacks the tier. Threads beyond the CPUs batch
+// records of every length there (cbc.mb_threads_min_len = 0), so that the
+// thread combiner meets short records too; a test of the default loads
+// its own.
 class MultiBufferTest : public ::testing::TestWithParam<KernelConfig> {
  protected:
   void SetUp() override;

@@ -135,6 +135,26 @@ TEST(LoadSettings, ReadsEveryFamilyThreshold) {
   EXPECT_EQ(settings->tier, nullptr);
 }
 
+// Threads batch CBC encryptions only from 8 KiB unless told otherwise.
+TEST(LoadSettings, CbcThreadsBatchFrom8KibByDefaultAndConfigurable) {
+  const Values none;
+  std::string error;
+  auto settings = LoadSettings(From(none), From(none), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kCbc).mb_threads_min_len, 8u * 1024);
+  EXPECT_EQ(settings->family(Family::kCbc).mb_min_len, 0u)
+      << "ASYNC jobs still batch from the smallest request";
+
+  const Values config = {{"cbc.mb_threads_min_len", "0"}};
+  const Values env = {{"AESMUX_CBC_MB_THREADS_MIN_LEN", "16K"}};
+  settings = LoadSettings(From(config), From(none), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kCbc).mb_threads_min_len, 0u);
+  settings = LoadSettings(From(config), From(env), kAllFeatures, &error);
+  ASSERT_TRUE(settings) << error;
+  EXPECT_EQ(settings->family(Family::kCbc).mb_threads_min_len, 16u * 1024);
+}
+
 TEST(LoadSettings, CbcBatchingIsOnUpTo64KibByDefaultAndConfigurable) {
   const Values none;
   std::string error;
@@ -389,13 +409,15 @@ const SettingValue *InForce(const Settings &settings, std::string_view key) {
 
 TEST(SettingKeys, NamesAndEnvironmentVariablesFollowOneRule) {
   const std::vector<KeyInstance> keys = EveryKey();
-  EXPECT_EQ(keys.size(), 23u);
+  EXPECT_EQ(keys.size(), 24u);
   std::map<std::string, int> seen;
   for (const KeyInstance &key : keys) {
     EXPECT_EQ(++seen[key.name], 1) << key.name << " declared twice";
   }
   EXPECT_EQ(seen.count("cbc.fallback_max_len"), 1u);
   EXPECT_EQ(seen.count("cbc.mb_max_len"), 1u);
+  EXPECT_EQ(seen.count("cbc.mb_threads_min_len"), 1u);
+  EXPECT_EQ(seen.count("ctr.mb_threads_min_len"), 0u);
   EXPECT_EQ(seen.count("afalg_max_fds"), 1u);
   EXPECT_EQ(seen.count("gcm.mb_max_len"), 0u);
   for (const KeyInstance &key : keys) {
@@ -504,9 +526,9 @@ TEST(Calibration, EveryThresholdFollowsDefaultCalibrationConfigEnvironment) {
     EXPECT_EQ(InForce(*settings, key.name)->value, "128") << key.name;
     EXPECT_EQ(InForce(*settings, key.name)->origin, Origin::kEnvironment);
   }
-  // fallback_max_len and afalg_min_len of every family, cbc.mb_min_len and
-  // cbc.mb_max_len.
-  EXPECT_EQ(calibrated, 12);
+  // fallback_max_len and afalg_min_len of every family, cbc.mb_min_len,
+  // cbc.mb_max_len and cbc.mb_threads_min_len.
+  EXPECT_EQ(calibrated, 13);
 }
 
 TEST(Calibration, ThresholdsFromTheFileReachTheFamilies) {

@@ -71,8 +71,9 @@ std::string UnsupportedReason(const KernelConfig &config) {
          config.kernels + " tier";
 }
 
-std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
-                                        std::string *error) {
+std::unique_ptr<ProviderEnv> LoadAesmux(
+    const KernelConfig &config, std::string *error,
+    const std::vector<std::string> &extra) {
   // Environment variables override openssl.cnf (provider/route/settings.h).
   unsetenv("AESMUX_KERNELS");
   for (std::string_view family : kFamilies) {
@@ -84,7 +85,12 @@ std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
   }
   unsetenv("AESMUX_AFALG");
   unsetenv("AESMUX_AFALG_FORK");
-  auto env = std::make_unique<ProviderEnv>(config.Settings());
+  unsetenv("AESMUX_CBC_MB_MIN_LEN");
+  unsetenv("AESMUX_CBC_MB_MAX_LEN");
+  unsetenv("AESMUX_CBC_MB_THREADS_MIN_LEN");
+  std::vector<std::string> settings = config.Settings();
+  settings.insert(settings.end(), extra.begin(), extra.end());
+  auto env = std::make_unique<ProviderEnv>(settings);
   if (!env->loaded()) {
     *error = "aesmux did not load: " + env->error();
     return nullptr;

@@ -46,10 +46,12 @@ std::string UnsupportedReason(const KernelConfig &config);
 
 // Loads aesmux (and the default provider) under `config`, ignoring the
 // AESMUX_* environment overrides so the configuration tested is the one
-// named. Returns nullptr and sets `error` if aesmux did not load or does
-// not report the expected tier.
-std::unique_ptr<ProviderEnv> LoadAesmux(const KernelConfig &config,
-                                        std::string *error);
+// named, with `extra` lines after the configuration's. Returns nullptr and
+// sets `error` if aesmux did not load or does not report the expected
+// tier.
+std::unique_ptr<ProviderEnv> LoadAesmux(
+    const KernelConfig &config, std::string *error,
+    const std::vector<std::string> &extra = {});
 
 // A test run under each kernel configuration: SetUp loads aesmux under the
 // parameter into env_ (and skips, with the reason, a configuration this CPU

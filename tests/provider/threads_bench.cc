@@ -1,8 +1,11 @@
 // threads_bench: many threads encrypting CBC records through EVP at once,
 // the shape of a multi-threaded TLS server's senders, on OpenSSL's default
 // provider, on aesmux with batching off (cbc.mb_max_len = 0: every record
-// on the single-stream kernel) and on aesmux with batching on (concurrent
-// records combined into multi-buffer lanes). Not a test.
+// on the single-stream kernel) and on aesmux with batching on as by
+// default (concurrent records of at least cbc.mb_threads_min_len combined
+// into multi-buffer lanes; AESMUX_CBC_MB_THREADS_MIN_LEN=0 in the
+// environment combines them at every size, which the batching-off side
+// ignores). Not a test.
 //
 // Every thread sets its own key and IV once (EVP_EncryptInit_ex2, padding
 // off), then encrypts one record of --bytes per EVP_EncryptUpdate from its
