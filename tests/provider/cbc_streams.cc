@@ -150,7 +150,8 @@ void MultiBufferTest::SetUp() {
                  << " has no multi-buffer kernels";
   }
   std::string error;
-  env_ = LoadAesmux(GetParam(), &error, {"cbc.mb_threads_min_len = 0"});
+  env_ = LoadAesmux(GetParam(), &error,
+                    {"cbc.mb_min_len = 0", "cbc.mb_threads_min_len = 0"});
   ASSERT_NE(env_, nullptr) << error;
 }
 

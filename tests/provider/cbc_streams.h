@@ -69,10 +69,10 @@ int UsableCpus();
 std::vector<KernelConfig> MultiBufferConfigs();
 
 // A suite over MultiBufferConfigs(): aesmux loaded in env_, or the test
-// skipped when the CPU lacks the tier. Threads beyond the CPUs batch
-// records of every length there (cbc.mb_threads_min_len = 0), so that the
-// thread combiner meets short records too; a test of the default loads
-// its own.
+// skipped when the CPU lacks the tier. ASYNC jobs and threads beyond the
+// CPUs batch records of every length there (cbc.mb_min_len = 0,
+// cbc.mb_threads_min_len = 0), so that the lanes meet short records too; a
+// test of the defaults loads its own.
 class MultiBufferTest : public ::testing::TestWithParam<KernelConfig> {
  protected:
   void SetUp() override;

@@ -142,8 +142,9 @@ TEST(LoadSettings, CbcThreadsBatchFrom8KibByDefaultAndConfigurable) {
   auto settings = LoadSettings(From(none), From(none), kAllFeatures, &error);
   ASSERT_TRUE(settings) << error;
   EXPECT_EQ(settings->family(Family::kCbc).mb_threads_min_len, 8u * 1024);
-  EXPECT_EQ(settings->family(Family::kCbc).mb_min_len, 0u)
-      << "ASYNC jobs still batch from the smallest request";
+  EXPECT_EQ(settings->family(Family::kCbc).mb_min_len, 384u)
+      << "ASYNC jobs batch from where pausing a job costs less than lanes "
+         "save (BENCHMARKS.md)";
 
   const Values config = {{"cbc.mb_threads_min_len", "0"}};
   const Values env = {{"AESMUX_CBC_MB_THREADS_MIN_LEN", "16K"}};
@@ -834,7 +835,7 @@ TEST(ProviderLoad, DescribesEachAlgorithmsRoute) {
   EXPECT_EQ(env.ProviderParam("route.AES-256-CTR"), simd + " at every length");
   const std::string cbc = env.ProviderParam("route.AES-192-CBC");
   EXPECT_TRUE(cbc.starts_with("fallback up to 64 B, " + simd +
-                              " above; encryption up to 65536 B in "
+                              " above; encryption from 384 B up to 65536 B in "
                               "multi-buffer lanes (mb, "))
       << cbc;
   EXPECT_NE(env.ProviderParam("mb-tier").find(" lanes)"), std::string::npos);
