@@ -91,8 +91,7 @@ int XtsCipher(void *vctx, unsigned char *out, size_t *outl, size_t,
     ERR_raise(ERR_LIB_PROV, PROV_R_XTS_DATA_UNIT_IS_TOO_LARGE);
     return 0;
   }
-  const core::Segment segment{out, in, inl};
-  if (!ctx->engine.Run(ctx->direction(), ctx->iv, std::span(&segment, 1))) {
+  if (!ctx->engine.RunDataUnit(ctx->direction(), ctx->iv, out, in, inl)) {
     RaiseNoPathServed(ctx, inl);
     return 0;
   }
