@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <map>
 #include <limits>
-#include <memory>
+
+#include "provider/route/calibration_file.h"
 
 namespace aesmux::route {
 namespace {
@@ -252,20 +250,6 @@ constexpr std::array<SettingNameText, kNumNames> kNameTexts = MakeNameTexts();
 static_assert(kNameOwners[0].key == 0, "the calibration file's name first");
 
 
-// A value from the calibration file and where it stands.
-struct CalibrationEntry {
-  std::string value;
-  std::string source;  // "<file>:<line>"
-};
-using Calibration = std::map<std::string, CalibrationEntry, std::less<>>;
-
-std::string_view Trim(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r";
-  const size_t first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
-}
-
 // The keys a calibration file may set, by their openssl.cnf name.
 bool IsCalibratedKey(std::string_view name) {
   for (size_t i = 0; i < kNumNames; ++i) {
@@ -275,60 +259,6 @@ bool IsCalibratedKey(std::string_view name) {
     }
   }
   return false;
-}
-
-// Reads `path` ("key = value" lines, '#' comments); on failure returns
-// nullopt with what is wrong, and where, in `error`.
-std::optional<Calibration> ReadCalibration(const std::string &path,
-                                           std::string *error) {
-  // C stdio, not std::ifstream: an iostream drew libstdc++'s locale and
-  // wide-character code into the module, and with it about a hundred
-  // symbols the dynamic loader binds in every process that loads aesmux
-  // (BENCHMARKS.md, "Start-up").
-  const std::unique_ptr<std::FILE, int (*)(std::FILE *)> file(
-      std::fopen(path.c_str(), "re"), &std::fclose);
-  std::string contents;
-  char chunk[4096];
-  for (size_t n; file != nullptr &&
-                 (n = std::fread(chunk, 1, sizeof(chunk), file.get())) > 0;) {
-    contents.append(chunk, n);
-  }
-  if (file == nullptr || std::ferror(file.get())) {
-    *error = "cannot read: " + std::string(std::strerror(errno));
-    return std::nullopt;
-  }
-  Calibration calibration;
-  std::string_view rest = contents;
-  for (int number = 1; !rest.empty(); ++number) {
-    const size_t newline = rest.find('\n');
-    const std::string_view line = rest.substr(0, newline);
-    rest.remove_prefix(newline == std::string_view::npos ? rest.size()
-                                                         : newline + 1);
-    const std::string where = path + ":" + std::to_string(number);
-    const std::string_view text = Trim(line);
-    if (text.empty() || text.front() == '#') continue;
-    const size_t equals = text.find('=');
-    const std::string_view key = Trim(text.substr(0, equals));
-    if (equals == std::string_view::npos || key.empty()) {
-      *error = where + ": expected 'key = value', got '" + std::string(line) +
-               "'";
-      return std::nullopt;
-    }
-    if (!IsCalibratedKey(key)) {
-      *error = where + ": '" + std::string(key) +
-               "' is not a threshold a calibration file may set";
-      return std::nullopt;
-    }
-    const auto [it, added] = calibration.try_emplace(
-        std::string(key),
-        CalibrationEntry{std::string(Trim(text.substr(equals + 1))), where});
-    if (!added) {
-      *error = where + ": '" + std::string(key) + "' again (first at " +
-               it->second.source + ")";
-      return std::nullopt;
-    }
-  }
-  return calibration;
 }
 
 }  // namespace
@@ -468,10 +398,10 @@ std::optional<Settings> LoadSettings(const SourceValues &config,
   auto resolve = [&](size_t i, SettingValue *in_force)
       -> std::optional<std::string_view> {
     const SettingNameText &text = kNameTexts[i];
-    in_force->key = text.key.data();
+    in_force->key = TextOf(text.key);
     if (env[i]) {
       in_force->origin = Origin::kEnvironment;
-      in_force->source = text.env_name.data();
+      in_force->source = TextOf(text.env_name);
       return *env[i];
     }
     if (config[i]) {
@@ -505,7 +435,7 @@ std::optional<Settings> LoadSettings(const SourceValues &config,
   if (std::optional<std::string_view> path = resolve(0, &file)) {
     std::string problem;
     std::optional<Calibration> read =
-        ReadCalibration(std::string(*path), &problem);
+        ReadCalibration(std::string(*path), IsCalibratedKey, &problem);
     if (!read) {
       refuse(file, *path, problem);
       return std::nullopt;
