@@ -3,7 +3,6 @@
 // which shard (the protocol within a shard: internal/shard.h), the
 // process's combiner and its life; and EncryptCbc(), which sends a request
 // here or, inside an ASYNC job, to async_jobs.cc.
-#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -11,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <thread>
 
 #include "provider/batch/internal/lanes.h"
 #include "provider/batch/internal/shard.h"
@@ -23,23 +21,8 @@ namespace {
 using internal::RunAlone;
 using internal::Shard;
 using internal::Slot;
+using core::UsableCpus;
 using kernels::mb::MbTier;
-
-// How many CPUs this process may run on (at first use: Prepare()).
-uint32_t UsableCpus() {
-  // 0 until first asked; constant-initialized, so without the guard a fork
-  // can leave held (core/process.h, ProcessValue).
-  static constinit std::atomic<uint32_t> cpus{0};
-  uint32_t count = cpus.load(std::memory_order_relaxed);
-  if (count == 0) {
-    cpu_set_t set;
-    count = sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0
-                ? static_cast<uint32_t>(CPU_COUNT(&set))
-                : std::max(1u, std::thread::hardware_concurrency());
-    cpus.store(count, std::memory_order_relaxed);
-  }
-  return count;
-}
 
 // Threads per shard in use: the shards used grow with the callers, up to
 // one per CPU, so that a few threads still share one batch.

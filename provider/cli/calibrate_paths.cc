@@ -1,14 +1,12 @@
 #include "provider/cli/calibrate_paths.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <utility>
 
 #include "provider/cli/bench.h"
+#include "provider/core/process.h"
 
 namespace aesmux::cli {
 namespace {
@@ -22,15 +20,6 @@ std::string DriverOf(const std::string &state) {
   if (colon == std::string::npos) return "?";
   const std::string rest = state.substr(colon + 2);
   return rest.substr(0, rest.find(' '));
-}
-
-// How many CPUs this process may run on.
-int UsableCpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
-    return CPU_COUNT(&set);
-  }
-  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 // Threads per CPU of the threads paths: the shape of a threaded server
@@ -102,7 +91,7 @@ bool SetUpPaths(const CalibrateOptions &options, Plan *plan) {
     mb.serves[static_cast<size_t>(Family::kCbc)] = true;
     // Threads beyond the CPUs: combined at every size against each alone,
     // for cbc.mb_threads_min_len.
-    plan->cpus = UsableCpus();
+    plan->cpus = static_cast<int>(core::UsableCpus());
     plan->threads = std::min(kThreadsPerCpu * plan->cpus, kMaxThreads);
     const std::string threads = "threads x" + std::to_string(plan->threads);
     if (!add_path(threads + " combined",

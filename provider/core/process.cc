@@ -1,9 +1,12 @@
 #include "provider/core/process.h"
 
 #include <pthread.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <thread>
 
 namespace aesmux::core {
 namespace {
@@ -26,6 +29,21 @@ pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
 constinit std::once_flag g_init_fork_handlers;
 
 }  // namespace
+
+uint32_t UsableCpus() {
+  // 0 until first asked; constant-initialized, so it needs no guard that a
+  // fork could leave held (ProcessValue).
+  static constinit std::atomic<uint32_t> cpus{0};
+  uint32_t count = cpus.load(std::memory_order_relaxed);
+  if (count == 0) {
+    cpu_set_t set;
+    count = sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0
+                ? static_cast<uint32_t>(CPU_COUNT(&set))
+                : std::max(1u, std::thread::hardware_concurrency());
+    cpus.store(count, std::memory_order_relaxed);
+  }
+  return count;
+}
 
 InitLock::InitLock() {
   std::call_once(g_init_fork_handlers, [] {

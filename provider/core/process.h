@@ -29,6 +29,12 @@ namespace aesmux::core {
 // in a child forked after that.
 uint64_t ProcessGeneration();
 
+// How many CPUs this process may run on (its affinity mask; the hardware's
+// count if the mask cannot be read), asked of the kernel once and then
+// kept: the thread combiner sizes its shards by it, calibrate its thread
+// counts.
+uint32_t UsableCpus();
+
 // Held while a process-wide object is made or replaced on first use (the
 // fallback library, a wait fd, the afalg probe): one lock for all of them,
 // held briefly and never around anything that takes it again. fork() waits

@@ -1,9 +1,9 @@
 #include "tests/provider/cbc_streams.h"
 
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include "kernels/mb/lane_manager.h"
+#include "provider/core/process.h"
 
 namespace aesmux::test {
 
@@ -128,11 +128,7 @@ BatchCounts Counts(const ProviderEnv &env) {
   return counts;
 }
 
-int UsableCpus() {
-  cpu_set_t cpus;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) return 1;
-  return CPU_COUNT(&cpus);
-}
+int UsableCpus() { return static_cast<int>(aesmux::core::UsableCpus()); }
 
 std::vector<KernelConfig> MultiBufferConfigs() {
   std::vector<KernelConfig> configs;
