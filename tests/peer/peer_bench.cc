@@ -112,14 +112,8 @@ int main() {
 
 #else  // OpenSSL: the driver
 
-struct Options {
-  std::string tier;  // empty: aesmux's and BoringSSL's own choice
+struct Options : PeerOptions {
   std::vector<std::string> modes = {"gcm", "ctr", "cbc", "ecb", "xts"};
-  std::vector<int> key_bits = {128, 256};
-  std::vector<int> sizes = {16, 256, 1344, 8192, 16384};
-  int runs = 7;
-  double batch_ms = 20;
-  std::string peer = AESMUX_PEER_BORINGSSL;
 };
 
 // The lower bound of a parallel mode on the VAES tiers: 4 AES block-rounds
@@ -256,43 +250,25 @@ Options ParseOptions(int argc, char **argv) {
   Options opt;
   ArgReader args(argc, argv);
   while (args.Next()) {
-    const std::string &arg = args.arg();
-    if (arg == "--tier") {
-      opt.tier = args.Value();
-    } else if (arg == "--modes") {
+    if (opt.Read(args)) continue;
+    if (args.arg() == "--modes") {
       opt.modes = SplitList(args.Value());
-    } else if (arg == "--key-bits") {
-      opt.key_bits = ParseList(args.Value());
-    } else if (arg == "--sizes") {
-      opt.sizes = ParseList(args.Value());
-    } else if (arg == "--runs") {
-      opt.runs = args.Int(1);
-    } else if (arg == "--ms") {
-      opt.batch_ms = args.Double(1);
-    } else if (arg == "--peer") {
-      opt.peer = args.Value();
     } else {
       Die("usage: peer_bench [--tier NAME] [--modes gcm,ctr,cbc,ecb,xts] "
           "[--key-bits 128,256] [--sizes 16,256,1344,8192,16384] [--runs 7] "
           "[--ms 20] [--peer PATH]");
     }
   }
+  opt.Check();
   for (const std::string &mode : opt.modes) {
     if (mode != "gcm" && mode != "ctr" && mode != "cbc" && mode != "ecb" &&
         mode != "xts") {
       Die("unknown mode " + mode);
     }
   }
-  for (int bits : opt.key_bits) {
-    if (bits != 128 && bits != 256) Die("--key-bits: 128 and 256 only");
-  }
   for (int size : opt.sizes) {
     // Whole blocks: with padding off, CBC and ECB refuse a partial one.
-    if (size <= 0 || size % 16 != 0) Die("sizes must be whole blocks");
-  }
-  if (!opt.tier.empty() && opt.tier != "vaes_avx512" &&
-      BoringCpuMask(opt.tier).empty()) {
-    Die("--tier: vaes_avx512, vaes_avx2 or aesni");
+    if (size % 16 != 0) Die("sizes must be whole blocks");
   }
   return opt;
 }

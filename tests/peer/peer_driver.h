@@ -136,6 +136,55 @@ inline double TicksPerSecond() {
   return (t1 - t0) / ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9);
 }
 
+// The options both EVP benches take. AESMUX_PEER_BORINGSSL, the path of
+// peer_bench_boringssl, comes from CMake.
+struct PeerOptions {
+  std::string tier;  // empty: each side's own choice
+  std::vector<int> key_bits = {128, 256};
+  std::vector<int> sizes = {16, 256, 1344, 8192, 16384};
+  int runs = 7;
+  double batch_ms = 20;
+  std::string peer = AESMUX_PEER_BORINGSSL;
+
+  // Takes args' current option if it is one of these (--tier, --key-bits,
+  // --sizes, --runs, --ms, --peer); false if it is not.
+  bool Read(ArgReader &args) {
+    const std::string &arg = args.arg();
+    if (arg == "--tier") {
+      tier = args.Value();
+    } else if (arg == "--key-bits") {
+      key_bits = ParseList(args.Value());
+    } else if (arg == "--sizes") {
+      sizes = ParseList(args.Value());
+    } else if (arg == "--runs") {
+      runs = args.Int(1);
+    } else if (arg == "--ms") {
+      batch_ms = args.Double(1);
+    } else if (arg == "--peer") {
+      peer = args.Value();
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  // Dies on values no bench can use.
+  void Check() const {
+    for (int bits : key_bits) {
+      if (bits != 128 && bits != 256) Die("--key-bits: 128 and 256 only");
+    }
+    if (key_bits.empty() || sizes.empty()) {
+      Die("--key-bits and --sizes need at least one value");
+    }
+    for (int size : sizes) {
+      if (size <= 0) Die("sizes must be positive");
+    }
+    if (!tier.empty() && tier != "vaes_avx512" && BoringCpuMask(tier).empty()) {
+      Die("--tier: vaes_avx512, vaes_avx2 or aesni");
+    }
+  }
+};
+
 // Median MB/s of each side over `runs` alternating batches of about
 // `batch_ms` of CPU time (the order rotating from run to run) and the
 // medians of sides[0]'s per-run ratios to each side (sides[0] / side).
