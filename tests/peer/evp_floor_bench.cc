@@ -81,10 +81,10 @@ class Bench {
       : opt_(opt),
         env_(opt.tier.empty() ? std::vector<std::string>{}
                               : std::vector<std::string>{"kernels = " +
-                                                         opt.tier}) {
+                                                         opt.tier}),
+        floor_(env_.libctx(), opt.tier) {
     if (!env_.loaded()) Die("aesmux did not load: " + env_.error());
-    const std::string error = LoadFloorProviders(env_.libctx(), opt.tier);
-    if (!error.empty()) Die(error);
+    if (!floor_.error().empty()) Die(floor_.error());
   }
 
   // Records of one cell on one OpenSSL side: "floor_nothing",
@@ -117,7 +117,7 @@ class Bench {
     std::printf("# %s; aesmux tier %s; floor_thin tier %s; BoringSSL "
                 "OPENSSL_ia32cap=%s\n",
                 OpenSSL_version(OPENSSL_VERSION),
-                env_.ProviderParam("tier").c_str(), FloorTierName().c_str(),
+                env_.ProviderParam("tier").c_str(), floor_.tier().c_str(),
                 BoringCpuMask(opt_.tier).empty()
                     ? "(unset: its own choice)"
                     : BoringCpuMask(opt_.tier).c_str());
@@ -194,6 +194,7 @@ class Bench {
 
   const Options &opt_;
   ProviderEnv env_;
+  FloorProviders floor_;  // unloaded before env_'s library context goes
 };
 
 Options ParseOptions(int argc, char **argv) {

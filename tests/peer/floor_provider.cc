@@ -18,7 +18,7 @@
 namespace aesmux::test {
 namespace {
 
-// floor_thin's kernels, chosen once by LoadFloorProviders.
+// floor_thin's kernels, chosen once by FloorProviders.
 const kernels::Tier *g_tier = nullptr;
 
 // One context of either provider. kReal: floor_thin (the work done through
@@ -382,24 +382,31 @@ struct FloorProvider {
 
 }  // namespace
 
-std::string LoadFloorProviders(OSSL_LIB_CTX *libctx, const std::string &tier) {
+FloorProviders::FloorProviders(OSSL_LIB_CTX *libctx, const std::string &tier) {
   const kernels::CpuFeatures cpu = kernels::DetectCpuFeatures();
   g_tier = tier.empty() ? kernels::BestTier(cpu) : kernels::TierByName(tier);
   if (g_tier == nullptr || !kernels::Supported(*g_tier, cpu)) {
-    return "no kernel tier " + tier + " on this CPU";
+    error_ = "no kernel tier " + tier + " on this CPU";
+    return;
   }
   if (OSSL_PROVIDER_add_builtin(libctx, kFloorNothing,
-                                FloorProvider<false>::Init) != 1 ||
+                                FloorProvider<false>::Init) == 1 &&
       OSSL_PROVIDER_add_builtin(libctx, kFloorThin,
-                                FloorProvider<true>::Init) != 1 ||
-      OSSL_PROVIDER_load(libctx, kFloorNothing) == nullptr ||
-      OSSL_PROVIDER_load(libctx, kFloorThin) == nullptr) {
-    return "cannot load the floor providers";
+                                FloorProvider<true>::Init) == 1) {
+    nothing_ = OSSL_PROVIDER_load(libctx, kFloorNothing);
+    thin_ = OSSL_PROVIDER_load(libctx, kFloorThin);
   }
-  return "";
+  if (nothing_ == nullptr || thin_ == nullptr) {
+    error_ = "cannot load the floor providers";
+  }
 }
 
-std::string FloorTierName() {
+FloorProviders::~FloorProviders() {
+  if (thin_ != nullptr) OSSL_PROVIDER_unload(thin_);
+  if (nothing_ != nullptr) OSSL_PROVIDER_unload(nothing_);
+}
+
+std::string FloorProviders::tier() const {
   return g_tier != nullptr ? std::string(g_tier->name) : "";
 }
 

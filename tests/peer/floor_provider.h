@@ -33,13 +33,27 @@ namespace aesmux::test {
 inline constexpr char kFloorNothing[] = "floor_nothing";
 inline constexpr char kFloorThin[] = "floor_thin";
 
-// Adds both providers to `libctx` and loads them, floor_thin on the kernel
-// tier `tier` (empty: the best this CPU runs). Returns "" or why it failed.
-// Call once per process: the tier is the process's.
-std::string LoadFloorProviders(OSSL_LIB_CTX *libctx, const std::string &tier);
+// Both providers added to a library context and loaded, floor_thin on the
+// kernel tier `tier` (empty: the best this CPU runs), for as long as this
+// object lives; destroy it before the context. One per process: the tier
+// is the process's.
+class FloorProviders {
+ public:
+  FloorProviders(OSSL_LIB_CTX *libctx, const std::string &tier);
+  ~FloorProviders();
+  FloorProviders(const FloorProviders &) = delete;
+  FloorProviders &operator=(const FloorProviders &) = delete;
 
-// The tier floor_thin runs ("" before LoadFloorProviders).
-std::string FloorTierName();
+  // "" once both are loaded, else why not.
+  const std::string &error() const { return error_; }
+  // The tier floor_thin runs.
+  std::string tier() const;
+
+ private:
+  OSSL_PROVIDER *nothing_ = nullptr;
+  OSSL_PROVIDER *thin_ = nullptr;
+  std::string error_;
+};
 
 }  // namespace aesmux::test
 
