@@ -6,9 +6,10 @@
 // updates fail until a new IV is set, so an IV is never reused by accident.
 // Encrypting without an IV draws a random one.
 //
-// This file keeps the EVP contract's state (GcmState: the IV and its state,
-// tag, TLS fields), a plain value that dupctx copies whole; the message
-// itself (its path, GHASH state, buffered AAD) is the GcmEngine's.
+// This file keeps the EVP contract's state (GcmState: the IV's length and
+// state, tag, TLS fields), a plain value that dupctx copies whole, and the
+// IV's storage (IvBuffer, copied apart: a long IV's can fail to copy); the
+// message itself (its path, GHASH state, buffered AAD) is the GcmEngine's.
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -106,6 +107,11 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
 int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
             const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
             bool encrypt) {
+  // Before anything changes: room for a long IV can run out.
+  if (iv != nullptr && iv_len <= kMaxIvLen && !ctx->iv.Reserve(iv_len)) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return 0;
+  }
   if (ctx->iv_state == IvState::kCopied && iv == nullptr &&
       key == nullptr && encrypt != ctx->encrypt &&
       !ctx->engine.SwitchDirection(encrypt ? Direction::kEncrypt
@@ -122,9 +128,9 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->iv_len = iv_len;
     // TLS's 12-byte IV copied inline, not by a call into libc per record.
     if (iv_len == kDefaultIvLen) {
-      std::memcpy(ctx->iv, iv, kDefaultIvLen);
+      std::memcpy(ctx->iv.data(), iv, kDefaultIvLen);
     } else {
-      std::memcpy(ctx->iv, iv, iv_len);
+      std::memcpy(ctx->iv.data(), iv, iv_len);
     }
     ctx->iv_state = IvState::kBuffered;
   }
@@ -157,6 +163,11 @@ void *GcmDupCtx(void *vctx) noexcept {
   const auto *in = static_cast<const GcmCtx *>(vctx);
   auto *out = new (std::nothrow) GcmCtx(in->provider, in->alg);
   if (out == nullptr) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return nullptr;
+  }
+  if (!out->iv.CopyFrom(in->iv)) {
+    delete out;
     ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
     return nullptr;
   }
@@ -229,8 +240,9 @@ bool GetIv(GcmCtx *ctx, OSSL_PARAM *p) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
     return false;
   }
-  if (!OSSL_PARAM_set_octet_string(p, ctx->iv, ctx->iv_len) &&
-      !OSSL_PARAM_set_octet_ptr(p, ctx->iv, ctx->iv_len)) {
+  uint8_t *iv = ctx->iv.data();
+  if (!OSSL_PARAM_set_octet_string(p, iv, ctx->iv_len) &&
+      !OSSL_PARAM_set_octet_ptr(p, iv, ctx->iv_len)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
     return false;
   }
@@ -325,6 +337,10 @@ bool SetIvLen(GcmCtx *ctx, const OSSL_PARAM *p) {
   }
   if (iv_len == 0 || iv_len > kMaxIvLen) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
+    return false;
+  }
+  if (!ctx->iv.Reserve(iv_len)) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
     return false;
   }
   if (iv_len != ctx->iv_len) {
