@@ -12,8 +12,7 @@ IvBuffer::~IvBuffer() {
   if (on_heap_) delete[] iv;
 }
 
-bool IvBuffer::Reserve(size_t len) {
-  if (len <= capacity()) return true;
+bool IvBuffer::MoveToHeap() {
   // Zeroed: the logical buffer's bytes past the inline ones were never
   // written.
   auto *block = new (std::nothrow) uint8_t[kMaxIvLen]();

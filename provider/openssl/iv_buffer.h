@@ -39,12 +39,16 @@ class IvBuffer {
   // kMaxIvLen.
   size_t capacity() const { return on_heap_ ? kMaxIvLen : kInlineLen; }
 
-  // Makes room for an IV of `len` (1..kMaxIvLen) bytes.
-  [[nodiscard]] bool Reserve(size_t len);
+  // Makes room for an IV of `len` (1..kMaxIvLen) bytes. Inline: every
+  // record's IV passes here (BENCHMARKS.md, "Per-record cost").
+  [[nodiscard]] bool Reserve(size_t len) {
+    return len <= kInlineLen || on_heap_ || MoveToHeap();
+  }
   // Makes this buffer's bytes (all kMaxIvLen of them) those of `other`.
   [[nodiscard]] bool CopyFrom(const IvBuffer &other);
 
  private:
+  bool MoveToHeap();
   uint8_t *HeapBlock() const {
     uint8_t *block;
     std::memcpy(&block, bytes_, sizeof(block));
