@@ -94,14 +94,29 @@ bool SimdGcm::GhashKey::Allocate(size_t bytes) {
 }
 
 void SimdGcm::GhashKey::Reset(size_t bytes) {
-  if (key_ == nullptr) return;
-  SecureZero(key_, bytes);
-  ::operator delete(key_, std::align_val_t{alignof(aesmux_gcm_key)});
+  if (aesmux_gcm_key *storage = Release(bytes)) {
+    ::operator delete(storage, std::align_val_t{alignof(aesmux_gcm_key)});
+  }
+}
+
+aesmux_gcm_key *SimdGcm::GhashKey::Release(size_t bytes) {
+  aesmux_gcm_key *storage = key_;
+  if (storage != nullptr) SecureZero(storage, bytes);
   key_ = nullptr;
+  return storage;
 }
 
 SimdGcm::SimdGcm(const SimdGcm &other) {
   if (!other.is_set() || !gkey_.Allocate(other.tier_->gcm_key_bytes)) return;
+  CopyKeyAndMessage(other);
+}
+
+SimdGcm::SimdGcm(const SimdGcm &other, aesmux_gcm_key *storage) {
+  gkey_.Adopt(storage);
+  CopyKeyAndMessage(other);
+}
+
+void SimdGcm::CopyKeyAndMessage(const SimdGcm &other) {
   std::memcpy(gkey_.get(), other.gkey_.get(), other.tier_->gcm_key_bytes);
   tier_ = other.tier_;
   enc_ = other.enc_;
@@ -121,6 +136,18 @@ bool SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
   } else {
     WipeMessage();
   }
+  Expand(tier, key);
+  return true;
+}
+
+void SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key,
+                     aesmux_gcm_key *storage) {
+  Clear();
+  gkey_.Adopt(storage);
+  Expand(tier, key);
+}
+
+void SimdGcm::Expand(const Tier &tier, std::span<const uint8_t> key) {
   const uint32_t old_rounds = tier_ != nullptr ? enc_.rounds : 0;
   tier.ops.expand_key(&enc_, key.data(), key.size());
   tier_ = &tier;
@@ -129,11 +156,17 @@ bool SimdGcm::SetKey(const Tier &tier, std::span<const uint8_t> key) {
                16 * (old_rounds - enc_.rounds));
   }
   tier.ops.gcm_init(gkey_.get(), &enc_);
-  return true;
 }
 
 void SimdGcm::WipeMessage() {
   SecureZero(&msg_, sizeof(msg_));
+}
+
+aesmux_gcm_key *SimdGcm::ReleaseKeyStorage() {
+  aesmux_gcm_key *storage =
+      tier_ != nullptr ? gkey_.Release(tier_->gcm_key_bytes) : nullptr;
+  Clear();
+  return storage;
 }
 
 void SimdGcm::Clear() {

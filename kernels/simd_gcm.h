@@ -33,6 +33,9 @@ class SimdGcm {
   SimdGcm() = default;
   // A copy whose GHASH key cannot be allocated is not set (is_set()).
   SimdGcm(const SimdGcm &other);
+  // A copy of `other` (set) whose GHASH key is on `storage`, owned as by
+  // the SetKey that takes storage.
+  SimdGcm(const SimdGcm &other, aesmux_gcm_key *storage);
   SimdGcm &operator=(const SimdGcm &) = delete;
   ~SimdGcm() { Clear(); }
 
@@ -40,6 +43,19 @@ class SimdGcm {
   // allocated; only the first key and a change of tier allocate, so a new
   // key on the same tier always succeeds.
   [[nodiscard]] bool SetKey(const Tier &tier, std::span<const uint8_t> key);
+  // SetKey on `storage`, which this object then owns as if it had
+  // allocated it: `tier.gcm_key_bytes` or more, from ::operator new with
+  // alignof(aesmux_gcm_key). For an owner that allocates the GHASH key in
+  // one block with itself (route/gcm_paths.h), which saves a second
+  // aligned block's rounding (BENCHMARKS.md, "Where a GCM context's bytes
+  // go"); such an owner must keep the tier (a change of tier frees the
+  // storage) and take the storage back with ReleaseKeyStorage before it is
+  // destroyed.
+  void SetKey(const Tier &tier, std::span<const uint8_t> key,
+              aesmux_gcm_key *storage);
+  // Clear(), except that the GHASH key's storage is handed back, wiped,
+  // not freed (null if there was none).
+  [[nodiscard]] aesmux_gcm_key *ReleaseKeyStorage();
   void Clear();
   bool is_set() const { return tier_ != nullptr && gkey_.get() != nullptr; }
   const Tier *tier() const { return tier_; }
@@ -66,6 +82,11 @@ class SimdGcm {
   Status Crypt(uint8_t *out, const uint8_t *in, size_t len);
   template <bool kEncrypt>
   void XorPartial(uint8_t *out, const uint8_t *in, size_t len, size_t offset);
+  // The schedule and powers of H of `key` on `tier`, into the GHASH key's
+  // storage (there is some).
+  void Expand(const Tier &tier, std::span<const uint8_t> key);
+  // Everything of `other` (set), into this object's GHASH key storage.
+  void CopyKeyAndMessage(const SimdGcm &other);
 
   // The powers of H in the tier's gcm_key_bytes (64-byte aligned heap
   // storage), not a whole aesmux_gcm_key: every keyed context holds one,
@@ -79,7 +100,11 @@ class SimdGcm {
     GhashKey &operator=(const GhashKey &) = delete;
     // Storage for `bytes`, uninitialised; false if it cannot be allocated.
     bool Allocate(size_t bytes);
+    // Storage allocated as Allocate does, owned from now on.
+    void Adopt(aesmux_gcm_key *storage) { key_ = storage; }
+    // Wipes the storage and frees it; Release wipes it and hands it back.
     void Reset(size_t bytes);
+    aesmux_gcm_key *Release(size_t bytes);
     aesmux_gcm_key *get() const { return key_; }
 
    private:

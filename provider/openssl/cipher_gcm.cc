@@ -6,9 +6,10 @@
 // updates fail until a new IV is set, so an IV is never reused by accident.
 // Encrypting without an IV draws a random one.
 //
-// This file keeps the EVP contract's state (GcmState: the IV and its state,
-// tag, TLS fields), a plain value that dupctx copies whole; the message
-// itself (its path, GHASH state, buffered AAD) is the GcmEngine's.
+// This file keeps the EVP contract's state (GcmState: the IV's length and
+// state, tag, TLS fields), a plain value that dupctx copies whole, and the
+// IV's storage (IvBuffer, copied apart: a long IV's can fail to copy); the
+// message itself (its path, GHASH state, buffered AAD) is the GcmEngine's.
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -119,13 +120,21 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
       ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
       return 0;
     }
-    ctx->iv_len = iv_len;
-    // TLS's 12-byte IV copied inline, not by a call into libc per record.
+    // TLS's 12-byte IV copied inline, not by a call into libc per record,
+    // and with no question of room.
     if (iv_len == kDefaultIvLen) {
-      std::memcpy(ctx->iv, iv, kDefaultIvLen);
+      std::memcpy(ctx->iv.data(), iv, kDefaultIvLen);
     } else {
-      std::memcpy(ctx->iv, iv, iv_len);
+      // Fails only for a caller that passes a longer IV than the IV
+      // length it set (EVP passes that length), and then as an invalid
+      // IV does.
+      if (!ctx->iv.Reserve(iv_len)) {
+        ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+        return 0;
+      }
+      std::memcpy(ctx->iv.data(), iv, iv_len);
     }
+    ctx->iv_len = iv_len;
     ctx->iv_state = IvState::kBuffered;
   }
   if (key != nullptr) {
@@ -141,7 +150,9 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     }
   }
   ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
-  return GcmSetCtxParams(ctx, params);
+  // EVP_CipherInit_ex passes no parameters (every TLS 1.3 record): no call
+  // to find none (BENCHMARKS.md, "Per-record cost").
+  return params == nullptr ? 1 : GcmSetCtxParams(ctx, params);
 }
 
 void *GcmNewCtx(void *provctx, Alg alg) noexcept {
@@ -157,6 +168,11 @@ void *GcmDupCtx(void *vctx) noexcept {
   const auto *in = static_cast<const GcmCtx *>(vctx);
   auto *out = new (std::nothrow) GcmCtx(in->provider, in->alg);
   if (out == nullptr) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+    return nullptr;
+  }
+  if (!out->iv.CopyFrom(in->iv)) {
+    delete out;
     ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
     return nullptr;
   }
@@ -229,8 +245,9 @@ bool GetIv(GcmCtx *ctx, OSSL_PARAM *p) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
     return false;
   }
-  if (!OSSL_PARAM_set_octet_string(p, ctx->iv, ctx->iv_len) &&
-      !OSSL_PARAM_set_octet_ptr(p, ctx->iv, ctx->iv_len)) {
+  uint8_t *iv = ctx->iv.data();
+  if (!OSSL_PARAM_set_octet_string(p, iv, ctx->iv_len) &&
+      !OSSL_PARAM_set_octet_ptr(p, iv, ctx->iv_len)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
     return false;
   }
@@ -325,6 +342,10 @@ bool SetIvLen(GcmCtx *ctx, const OSSL_PARAM *p) {
   }
   if (iv_len == 0 || iv_len > kMaxIvLen) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
+    return false;
+  }
+  if (!ctx->iv.Reserve(iv_len)) {
+    ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
     return false;
   }
   if (iv_len != ctx->iv_len) {

@@ -13,7 +13,7 @@ namespace {
 
 // Increments the last 8 bytes of the IV as a big-endian counter.
 void IncrementInvocationField(GcmCtx *ctx) {
-  uint8_t *counter = ctx->iv + ctx->iv_len - 8;
+  uint8_t *counter = ctx->iv.data() + ctx->iv_len - 8;
   for (int i = 7; i >= 0; --i) {
     if (++counter[i] != 0) break;
   }
@@ -24,7 +24,7 @@ void IncrementInvocationField(GcmCtx *ctx) {
 // SP 800-38D 8.2.2: a random IV of at least 96 bits.
 bool GenerateIv(GcmCtx *ctx) {
   if (ctx->iv_len < kDefaultIvLen ||
-      !ctx->provider->fallback->RandomBytes(ctx->iv, ctx->iv_len)) {
+      !ctx->provider->fallback->RandomBytes(ctx->iv.data(), ctx->iv_len)) {
     return false;
   }
   ctx->iv_state = IvState::kBuffered;
@@ -42,7 +42,7 @@ bool GetIvGen(GcmCtx *ctx, uint8_t *out, size_t out_len) {
     return false;
   }
   if (out_len == 0 || out_len > ctx->iv_len) out_len = ctx->iv_len;
-  std::memcpy(out, ctx->iv + ctx->iv_len - out_len, out_len);
+  std::memcpy(out, ctx->iv.data() + ctx->iv_len - out_len, out_len);
   IncrementInvocationField(ctx);
   ctx->iv_state = IvState::kCopied;
   return true;
@@ -53,7 +53,7 @@ bool SetIvInv(GcmCtx *ctx, const uint8_t *in, size_t len) {
   if (!ctx->iv_gen || !ctx->key_set || ctx->encrypt || len > ctx->iv_len) {
     return false;
   }
-  std::memcpy(ctx->iv + ctx->iv_len - len, in, len);
+  std::memcpy(ctx->iv.data() + ctx->iv_len - len, in, len);
   if (!StartMessage(ctx)) return false;
   ctx->iv_state = IvState::kCopied;
   return true;
@@ -82,16 +82,17 @@ size_t SetTlsAad(GcmCtx *ctx, const uint8_t *aad, size_t len) {
 // 8 for the invocation field, which is random when encrypting); length
 // (size_t)-1 restores a whole IV (OpenSSH's aes*-gcm@openssh.com).
 bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
+  uint8_t *buffer = ctx->iv.data();
   if (len == kWholeIv) {
-    std::memcpy(ctx->iv, iv, ctx->iv_len);
+    std::memcpy(buffer, iv, ctx->iv_len);
   } else {
     if (len < kTlsFixedIvLen || len > ctx->iv_len ||
         ctx->iv_len - len < kTlsExplicitIvLen) {
       return false;
     }
-    std::memcpy(ctx->iv, iv, len);
+    std::memcpy(buffer, iv, len);
     if (ctx->encrypt && !ctx->provider->fallback->RandomBytes(
-                            ctx->iv + len, ctx->iv_len - len)) {
+                            buffer + len, ctx->iv_len - len)) {
       return false;
     }
   }

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "provider/openssl/generic_ctx.h"
+#include "provider/openssl/iv_buffer.h"
 #include "provider/route/gcm_engine.h"
 
 namespace aesmux::openssl::gcm {
@@ -22,7 +23,6 @@ using core::Direction;
 // tlsivfixed's length that restores a whole IV (OpenSSH).
 inline constexpr size_t kWholeIv = static_cast<size_t>(-1);
 inline constexpr size_t kDefaultIvLen = 12;
-inline constexpr size_t kMaxIvLen = 128;
 inline constexpr size_t kTagLen = 16;
 // TLS 1.2 GCM records: explicit IV ‖ payload ‖ tag; 13-byte AAD.
 inline constexpr size_t kTlsExplicitIvLen = EVP_GCM_TLS_EXPLICIT_IV_LEN;  // 8
@@ -40,10 +40,11 @@ inline bool IsFinished(IvState state) {
   return state == IvState::kFinished || state == IvState::kInterrupted;
 }
 
-// The EVP contract's state: plain values, copied whole by dupctx (a field
-// added here is copied without anyone remembering to). Lengths are bytes,
-// not size_t, and the fields are in order of alignment: every keyed
-// context holds one (BENCHMARKS.md, "GCM context memory").
+// The EVP contract's state but the IV's storage: plain values, copied
+// whole by dupctx (a field added here is copied without anyone remembering
+// to). Lengths are bytes, not size_t, and the fields are in order of
+// alignment: every keyed context holds one (BENCHMARKS.md, "Where a GCM
+// context's bytes go").
 struct GcmState {
   GcmState(ProviderContext *provider_context, Alg algorithm)
       : provider(provider_context), alg(algorithm) {}
@@ -55,7 +56,6 @@ struct GcmState {
 
   ProviderContext *provider;
   uint64_t tls_enc_records = 0;
-  uint8_t iv[kMaxIvLen] = {};
   // The tag (set to decrypt, made by encrypting) and the TLS record header
   // (tlsaad) share one buffer, as in the default provider: a tag read
   // after tlsaad begins with the header's bytes.
@@ -65,7 +65,8 @@ struct GcmState {
   Alg alg;
   bool encrypt = false;
   bool key_set = false;
-  uint8_t iv_len = kDefaultIvLen;  // 1..kMaxIvLen
+  // 1..kMaxIvLen; GcmCtx::iv has room for it (IvBuffer::Reserve).
+  uint8_t iv_len = kDefaultIvLen;
   static_assert(kMaxIvLen <= UINT8_MAX);
   IvState iv_state = IvState::kUninitialised;
   bool iv_gen = false;  // TLS: the IV's last 8 bytes are a counter
@@ -81,15 +82,16 @@ struct GcmState {
   uint8_t tls_aad_pad = 0;  // 0 or kTagLen
 };
 
+// The state, the IV's storage and the engine, each copied by dupctx in its
+// own way (GcmDupCtx): the two that can fail to copy are not in GcmState.
+// (iv, 17 bytes aligned to 1, takes the end of GcmState's padding.)
 struct GcmCtx : GcmState {
   GcmCtx(ProviderContext *provider_context, Alg algorithm)
       : GcmState(provider_context, algorithm),
         engine(provider_context->router, algorithm) {}
-  ~GcmCtx() {
-    OPENSSL_cleanse(iv, sizeof(iv));
-    OPENSSL_cleanse(buf, sizeof(buf));
-  }
+  ~GcmCtx() { OPENSSL_cleanse(buf, sizeof(buf)); }
 
+  IvBuffer iv;  // iv_len bytes of it are the IV
   route::GcmEngine engine;
 };
 
@@ -100,7 +102,7 @@ inline bool StartMessage(GcmCtx *ctx) {
   if (ctx->iv_state == IvState::kInterrupted) {
     ctx->iv_state = IvState::kFinished;
   }
-  return ctx->engine.Start(ctx->direction(), {ctx->iv, ctx->iv_len});
+  return ctx->engine.Start(ctx->direction(), {ctx->iv.data(), ctx->iv_len});
 }
 
 // SP 800-38D 8.2.2: draws a random IV of at least 96 bits (buffered).

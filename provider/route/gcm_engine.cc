@@ -94,9 +94,7 @@ CpuGcm *GcmEngine::MakeCpuPath(Path path) {
   std::unique_ptr<CpuGcm> &slot = path == Path::kSimd ? simd_ : fallback_;
   const Router &router = *value_.router;
   if (path == Path::kSimd) {
-    std::unique_ptr<SimdGcmPath> simd(new (std::nothrow) SimdGcmPath(
-        *router.tier(), value_.key.bytes()));
-    slot = simd != nullptr && simd->keyed() ? std::move(simd) : nullptr;
+    slot = SimdGcmPath::Make(*router.tier(), value_.key.bytes());
   } else {
     slot.reset(new (std::nothrow) FallbackGcmPath(
         router.fallback(), value_.alg, value_.key.bytes()));

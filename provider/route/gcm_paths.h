@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <span>
 
 #include "kernels/simd_gcm.h"
@@ -60,19 +61,30 @@ class CpuGcm {
                       size_t tag_len) = 0;
 };
 
-// Made only where the router has a tier.
+// Made only where the router has a tier, with its GHASH key in one heap
+// block: the key first, at the block's 64-byte alignment (the VAES
+// kernels load it with aligned vector loads), this object after it. Two
+// aligned blocks would each be rounded up to a multiple of 64 bytes by the
+// aligned operator new (BENCHMARKS.md, "Where a GCM context's bytes go");
+// operator new, not posix_memalign, so that the allocation failure and key
+// hygiene tests see the block.
 class SimdGcmPath final : public CpuGcm {
  public:
-  // keyed() is false if the GHASH key could not be allocated.
-  SimdGcmPath(const kernels::Tier &tier, std::span<const uint8_t> key) {
-    static_cast<void>(gcm_.SetKey(tier, key));
-  }
-  bool keyed() const { return gcm_.is_set(); }
+  // A path keyed with `key` on `tier`; null if the block cannot be
+  // allocated (nothing raised).
+  static std::unique_ptr<SimdGcmPath> Make(const kernels::Tier &tier,
+                                           std::span<const uint8_t> key);
+  SimdGcmPath(const SimdGcmPath &) = delete;
+  SimdGcmPath &operator=(const SimdGcmPath &) = delete;
+  // Made only by Make and Clone; freed (delete) with its block.
+  static void *operator new(size_t) = delete;
+  void operator delete(SimdGcmPath *path, std::destroying_delete_t);
 
   core::Path path() const override { return core::Path::kSimd; }
   std::unique_ptr<CpuGcm> Clone() const override;
   void SetKey(std::span<const uint8_t> key) override {
-    // The same tier: the GHASH key's storage is kept, nothing can fail.
+    // The same tier (the block holds its GHASH key): the storage is kept,
+    // nothing can fail.
     static_cast<void>(gcm_.SetKey(*gcm_.tier(), key));
   }
 
@@ -102,6 +114,20 @@ class SimdGcmPath final : public CpuGcm {
   }
 
  private:
+  SimdGcmPath(const kernels::Tier &tier, std::span<const uint8_t> key,
+              aesmux_gcm_key *storage) {
+    gcm_.SetKey(tier, key, storage);
+  }
+  SimdGcmPath(const SimdGcmPath &other, aesmux_gcm_key *storage)
+      : gcm_(other.gcm_, storage) {}
+  // A block for a path on `tier`: its GHASH key's storage, where the block
+  // begins, and where the object goes; null if it cannot be allocated.
+  struct Block {
+    aesmux_gcm_key *key;
+    void *object;
+  };
+  static Block AllocateBlock(const kernels::Tier &tier);
+
   kernels::SimdGcm gcm_;
 };
 

@@ -228,6 +228,127 @@ INSTANTIATE_TEST_SUITE_P(Settings, AllocFailureTest,
                                            "cbc.fallback_max_len = 64"),
                          SettingName);
 
+// One GCM message with a 40-byte IV (kept on the heap: IVs of more than
+// 16 bytes are) on `ctx`, keyed with a 40-byte IV length: its ciphertext
+// and tag, or empty if a call failed.
+std::vector<uint8_t> LongIvMessage(EVP_CIPHER_CTX *ctx, const Buffers &b,
+                                   const std::vector<uint8_t> &iv) {
+  std::vector<uint8_t> out(64 + 16);
+  int len = 0;
+  if (EVP_EncryptInit_ex2(ctx, nullptr, nullptr, iv.data(), nullptr) != 1 ||
+      EVP_EncryptUpdate(ctx, nullptr, &len, b.in.data(), 13) != 1 ||
+      EVP_EncryptUpdate(ctx, out.data(), &len, b.in.data(), 64) != 1 ||
+      EVP_EncryptFinal_ex(ctx, out.data() + 64, &len) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, out.data() + 64) !=
+          1) {
+    return {};
+  }
+  return out;
+}
+
+// The IV's heap block not allocated, when the IV length grows beyond 16
+// bytes or when a context holding such an IV is copied: the call fails
+// with an error on the queue and changes nothing (the context goes on as
+// if the call had not been made); with memory back, the same calls
+// succeed, and every message agrees with the default provider's.
+TEST(AllocFailure, GcmLongIvChangesNothingWhenItFails) {
+  ProviderEnv env(Configuration(""));
+  ASSERT_TRUE(env.loaded()) << env.error();
+  const Buffers b;
+  const std::vector<uint8_t> iv(40, 0x5c);
+  CipherPtr cipher = env.Aesmux("AES-128-GCM");
+  CipherPtr reference_cipher = env.Default("AES-128-GCM");
+  ASSERT_NE(cipher, nullptr);
+  ASSERT_NE(reference_cipher, nullptr);
+  auto new_ctx = [&](const EVP_CIPHER *with, size_t iv_len) {
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    if (ctx != nullptr &&
+        (EVP_EncryptInit_ex2(ctx, with, b.key.data(), nullptr, nullptr) != 1 ||
+         (iv_len != 0 && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN,
+                                             static_cast<int>(iv_len),
+                                             nullptr) != 1))) {
+      EVP_CIPHER_CTX_free(ctx);
+      ctx = nullptr;
+    }
+    return ctx;
+  };
+  std::vector<uint8_t> expected;
+  {
+    EVP_CIPHER_CTX *ctx = new_ctx(reference_cipher.get(), iv.size());
+    ASSERT_NE(ctx, nullptr);
+    expected = LongIvMessage(ctx, b, iv);
+    EVP_CIPHER_CTX_free(ctx);
+    ASSERT_FALSE(expected.empty());
+  }
+  // The error queue made before memory runs out.
+  ERR_raise(ERR_LIB_PROV, ERR_R_INTERNAL_ERROR);
+  ERR_clear_error();
+
+  bool set_failed = false;
+  for (uint64_t n = 1;; ++n) {  // the IV length set
+    EVP_CIPHER_CTX *ctx = new_ctx(cipher.get(), 0);
+    ASSERT_NE(ctx, nullptr);
+    alloc::FailFrom(n);
+    const int ok = EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN,
+                                       static_cast<int>(iv.size()), nullptr);
+    alloc::StopFailing();
+    const bool injected = alloc::InjectedFailure();
+    if (ok != 1) {
+      set_failed = true;
+      EXPECT_TRUE(injected);
+      EXPECT_NE(ERR_peek_error(), 0u) << "failed without an error";
+      ERR_clear_error();
+      EXPECT_EQ(EVP_CIPHER_CTX_get_iv_length(ctx), 12);
+      EXPECT_EQ(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN,
+                                    static_cast<int>(iv.size()), nullptr),
+                1);
+    }
+    EXPECT_EQ(LongIvMessage(ctx, b, iv), expected) << "failing from " << n;
+    EVP_CIPHER_CTX_free(ctx);
+    if (!injected || n > 50) break;
+  }
+  EXPECT_TRUE(set_failed) << "setting the IV length allocated nothing";
+
+  bool copy_failed = false;
+  for (uint64_t n = 1;; ++n) {  // a copy mid-message
+    EVP_CIPHER_CTX *ctx = new_ctx(cipher.get(), iv.size());
+    EVP_CIPHER_CTX *copy = EVP_CIPHER_CTX_new();
+    ASSERT_NE(ctx, nullptr);
+    ASSERT_NE(copy, nullptr);
+    int len = 0;
+    ASSERT_EQ(EVP_EncryptInit_ex2(ctx, nullptr, nullptr, iv.data(), nullptr),
+              1);
+    alloc::FailFrom(n);
+    const int ok = EVP_CIPHER_CTX_copy(copy, ctx);
+    alloc::StopFailing();
+    const bool injected = alloc::InjectedFailure();
+    if (ok != 1) {
+      copy_failed = true;
+      EXPECT_NE(ERR_peek_error(), 0u) << "failed without an error";
+      ERR_clear_error();
+      ASSERT_EQ(EVP_CIPHER_CTX_copy(copy, ctx), 1) << TakeErrors();
+    }
+    // Both go on from the IV: the same message as the default provider's.
+    for (EVP_CIPHER_CTX *each : {ctx, copy}) {
+      std::vector<uint8_t> out(80);
+      ASSERT_EQ(EVP_EncryptUpdate(each, nullptr, &len, b.in.data(), 13), 1);
+      ASSERT_EQ(EVP_EncryptUpdate(each, out.data(), &len, b.in.data(), 64),
+                1);
+      ASSERT_EQ(EVP_EncryptFinal_ex(each, out.data() + 64, &len), 1);
+      ASSERT_EQ(EVP_CIPHER_CTX_ctrl(each, EVP_CTRL_AEAD_GET_TAG, 16,
+                                    out.data() + 64),
+                1);
+      EXPECT_EQ(out, expected) << "failing from " << n;
+      // And the IV length and IV survive for the next message.
+      EXPECT_EQ(LongIvMessage(each, b, iv), expected) << "failing from " << n;
+    }
+    EVP_CIPHER_CTX_free(copy);
+    EVP_CIPHER_CTX_free(ctx);
+    if (!injected || n > 50) break;
+  }
+  EXPECT_TRUE(copy_failed) << "the copy allocated nothing";
+}
+
 // Every MiB served rewrites the statistics file (provider/core/stats.h).
 TEST(AllocFailure, StatisticsFileWrittenWhileServing) {
   const std::string prefix =

@@ -966,6 +966,151 @@ TEST_P(DifferentialModeTest, GcmIvLengths) {
       });
 }
 
+// IVs longer than 16 bytes (aesmux keeps them on the heap, 16 inline):
+// the IV and the updated IV after IV length changes before and after a key
+// (a longer length shows the bytes a longer IV left behind, as the default
+// provider's 128-byte buffer does), copies at any point of a message, and
+// TLS IV generation over a long IV.
+TEST_P(DifferentialModeTest, GcmLongIvs) {
+  ForEachAlgorithm(
+      Family::kGcm, "GcmLongIvs", Paths::kConfigured, [](StreamRunner &r) {
+        const std::vector<uint8_t> key = r.rng().Bytes(r.alg().key_len);
+        const std::vector<uint8_t> data = r.rng().Bytes(48);
+        const std::vector<uint8_t> aad = r.rng().Bytes(13);
+        auto set_ivlen = [](size_t len) {
+          return [len](Side &s) {
+            return Ctrl(s, EVP_CTRL_AEAD_SET_IVLEN, len, nullptr);
+          };
+        };
+        auto original_iv = [](Side &s) {
+          Observed o;
+          uint8_t iv[128];
+          o.ret = EVP_CIPHER_CTX_get_original_iv(s.ctx.get(), iv, sizeof(iv));
+          o.outl = EVP_CIPHER_CTX_get_iv_length(s.ctx.get());
+          o.ok = o.ret == 1;
+          if (o.ok) o.bytes.assign(iv, iv + o.outl);
+          return o;
+        };
+        auto ivs = [&](Twin &t, const std::string &when) {
+          t.Check("updated iv " + when, UpdatedIv);
+          t.Check("iv " + when, original_iv);
+        };
+        auto add_aad = [&](Side &s) {
+          s.aad_consumed = 0;
+          return UpdateAad(s, aad, aad.size());
+        };
+        auto update = [](size_t len) {
+          return [len](Side &s) { return Update(s, len); };
+        };
+        auto get_tag = [](Side &s) { return GetTag(s, 16); };
+        // Finishes a message on `t` and on a copy made after its AAD.
+        auto finish_with_copy = [&](Twin &t, int enc) {
+          EXPECT_TRUE(t.Step("aad", add_aad));
+          std::optional<Twin> copy = t.Copy();
+          ASSERT_TRUE(copy.has_value());
+          for (Twin *each : {&t, &*copy}) {
+            ivs(*each, "mid-message");
+            EXPECT_TRUE(each->Step("update", update(20)));
+            if (enc == 1) {
+              EXPECT_TRUE(each->Step("final", Final));
+              EXPECT_TRUE(each->Step("get tag", get_tag));
+            } else {
+              each->Step("final (no tag set)", Final);
+            }
+            ivs(*each, "after final");
+            EXPECT_FALSE(each->diverged());
+          }
+        };
+
+        for (size_t len = 17; len <= 128; ++len) {
+          const std::string at = " " + std::to_string(len);
+          const std::vector<uint8_t> long_iv = r.rng().Bytes(len);
+          const std::vector<uint8_t> short_iv = r.rng().Bytes(12);
+          for (int enc : {1, 0}) {
+            Twin t = AesmuxTwin(r.aesmux(), r.reference(), {}, data, false, 0,
+                                0, "long iv" + at);
+            // The length before the key, then key and IV.
+            EXPECT_TRUE(t.Step("init cipher", [&](Side &s) {
+              return Init(s, true, nullptr, nullptr, enc);
+            }));
+            EXPECT_TRUE(t.Step("set ivlen" + at, set_ivlen(len)));
+            std::optional<Twin> unkeyed = t.Copy();  // a copy before a key
+            ASSERT_TRUE(unkeyed.has_value());
+            for (Twin *each : {&t, &*unkeyed}) {
+              EXPECT_TRUE(each->Step("init key, iv" + at, [&](Side &s) {
+                return Init(s, false, key.data(), long_iv.data(), enc);
+              }));
+              ivs(*each, "after init");
+              finish_with_copy(*each, enc);
+            }
+            // Shorter and back: the IV is dropped, its bytes stay.
+            EXPECT_TRUE(t.Step("set ivlen 12", set_ivlen(12)));
+            ivs(t, "at 12");
+            EXPECT_TRUE(t.Step("init iv 12", [&](Side &s) {
+              s.consumed = s.produced = 0;
+              return Init(s, false, nullptr, short_iv.data(), enc);
+            }));
+            ivs(t, "after a 12-byte iv");
+            EXPECT_TRUE(t.Step("set ivlen" + at, set_ivlen(len)));
+            ivs(t, "at" + at + " again");
+            std::optional<Twin> copy = t.Copy();
+            ASSERT_TRUE(copy.has_value());
+            for (Twin *each : {&t, &*copy}) {
+              EXPECT_FALSE(each->Step("update without an IV", update(16)));
+              EXPECT_TRUE(each->Step("set ivlen 128", set_ivlen(128)));
+              ivs(*each, "at 128");
+              EXPECT_TRUE(each->Step("init iv 128 (new)", [&](Side &s) {
+                s.consumed = s.produced = 0;
+                std::vector<uint8_t> iv = long_iv;
+                iv.resize(128, static_cast<uint8_t>(len));
+                return Init(s, false, nullptr, iv.data(), enc);
+              }));
+              finish_with_copy(*each, enc);
+            }
+          }
+          // TLS 1.2's IV generation on the long IV: the whole IV fixed,
+          // then the invocation field (its last 8 bytes) counts records.
+          Twin t = AesmuxTwin(r.aesmux(), r.reference(), {}, data, false, 0,
+                              0, "tls iv gen" + at);
+          EXPECT_TRUE(t.Step("init cipher", [&](Side &s) {
+            return Init(s, true, nullptr, nullptr, 1);
+          }));
+          EXPECT_TRUE(t.Step("set ivlen" + at, set_ivlen(len)));
+          EXPECT_TRUE(t.Step("init key", [&](Side &s) {
+            return Init(s, false, key.data(), nullptr, 1);
+          }));
+          EXPECT_TRUE(t.Step("iv fixed (whole)", [&](Side &s) {
+            return Ctrl(s, EVP_CTRL_GCM_SET_IV_FIXED, static_cast<size_t>(-1),
+                        long_iv.data());
+          }));
+          for (int record = 0; record < 3; ++record) {
+            EXPECT_TRUE(t.Step("iv gen", [&](Side &s) {
+              Observed o;
+              uint8_t out[128] = {};
+              o.ret = EVP_CIPHER_CTX_ctrl(s.ctx.get(), EVP_CTRL_GCM_IV_GEN, 0,
+                                          out);
+              o.ok = o.ret > 0;
+              o.bytes.assign(out, out + len);
+              s.consumed = s.produced = 0;
+              return o;
+            }));
+            if (record == 1) {
+              std::optional<Twin> copy = t.Copy();
+              ASSERT_TRUE(copy.has_value());
+              EXPECT_TRUE(copy->Step("update", update(20)) &&
+                          copy->Step("final", Final) &&
+                          copy->Step("get tag", get_tag));
+            }
+            EXPECT_TRUE(t.Step("update", update(20)) &&
+                        t.Step("final", Final) && t.Step("get tag", get_tag));
+            ivs(t, "after record");
+          }
+          EXPECT_FALSE(t.diverged());
+          if (testing::Test::HasFailure()) return;
+        }
+      });
+}
+
 // Tags of 1 to 16 bytes: got after final when encrypting, set before final
 // when decrypting; a tampered tag, AAD or ciphertext makes final fail on
 // both providers with nothing on the error queue.
