@@ -53,18 +53,19 @@ typedef struct aesmux_aes_key {
 // AESMUX_GCM_KEY_BYTES_<TIER> bytes, so a key meant for one tier may live in
 // that many bytes (64-byte aligned) rather than in the whole struct, which
 // is as large as the largest tier's: every keyed GCM context holds one, and
-// the aesni tier's 8 powers of H need a sixth of the AVX-512 tier's 32
-// (BENCHMARKS.md, "GCM context memory"). A tier may fill it in two stages:
-// gcm_init computes what short inputs need, and ghash, gcm_encrypt and
-// gcm_decrypt complete it on the first longer input, which is why they take
-// it writable. A copy of a tier's bytes is a valid key in whatever stage it
-// was copied.
+// the aesni tier's 8 powers of H and their halves need under half of the
+// AVX-512 tier's 32 powers (BENCHMARKS.md, "GCM context memory"). A tier
+// may fill it in two stages: gcm_init computes what short inputs need, and
+// ghash, gcm_encrypt and gcm_decrypt complete it on the first longer input,
+// which is why they take it writable. A copy of a tier's bytes is a valid
+// key in whatever stage it was copied.
 //   aesni:       H^1..H^8 and their Karatsuba halves (kernels/include/ghash.inc)
-//   vaes_avx2:   H^1..H^16, their halves, a zero vector after each, a flag
+//   vaes_avx2:   H^1..H^16, a zero vector, a flag (the kernels compute the
+//                powers' Karatsuba halves per call)
 //   vaes_avx512: H^1..H^32, the same (kernels/include/vaes_ghash.inc)
 #define AESMUX_GCM_KEY_BYTES_AESNI 256
-#define AESMUX_GCM_KEY_BYTES_VAES_AVX2 580
-#define AESMUX_GCM_KEY_BYTES_VAES_AVX512 1156
+#define AESMUX_GCM_KEY_BYTES_VAES_AVX2 292
+#define AESMUX_GCM_KEY_BYTES_VAES_AVX512 580
 typedef struct aesmux_gcm_key {
   AESMUX_ALIGNED(64) uint8_t opaque[AESMUX_GCM_KEY_BYTES_VAES_AVX512];
 } aesmux_gcm_key;

@@ -12,15 +12,6 @@
 #include "tests/kernels/mb_test_support.h"
 
 extern "C" {
-uint32_t aesmux_test_mb_call_checked_16(const void *fn, const uint64_t args[6],
-                                        uint8_t *regs_after,
-                                        uint8_t stack_after[4096]);
-uint32_t aesmux_test_mb_call_checked_32(const void *fn, const uint64_t args[6],
-                                        uint8_t *regs_after,
-                                        uint8_t stack_after[4096]);
-uint32_t aesmux_test_mb_call_checked_64(const void *fn, const uint64_t args[6],
-                                        uint8_t *regs_after,
-                                        uint8_t stack_after[4096]);
 void aesmux_test_mb_misbehave_sse();
 void aesmux_test_mb_misbehave_avx2();
 }

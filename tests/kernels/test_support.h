@@ -20,6 +20,24 @@
 #include "kernels/kernels.h"
 #include "kernels/tiers.h"
 
+// tests/kernels/mb_abi_call.asm: call fn(args[0..5]) with every vector
+// register all-ones (xmm, ymm or zmm: the widest of each name) and canaries in
+// the callee-saved registers; report the vector registers as the callee left
+// them, the 4096 bytes below the caller's stack pointer (filled with 0xa5
+// before the call) and a bit mask of the rules broken (bits 0..5: rbx, rbp,
+// r12..r15 changed; bit 6: the direction flag left set).
+extern "C" {
+uint32_t aesmux_test_mb_call_checked_16(const void *fn, const uint64_t args[6],
+                                        uint8_t *regs_after,
+                                        uint8_t stack_after[4096]);
+uint32_t aesmux_test_mb_call_checked_32(const void *fn, const uint64_t args[6],
+                                        uint8_t *regs_after,
+                                        uint8_t stack_after[4096]);
+uint32_t aesmux_test_mb_call_checked_64(const void *fn, const uint64_t args[6],
+                                        uint8_t *regs_after,
+                                        uint8_t stack_after[4096]);
+}
+
 namespace aesmux::kernels {
 
 // Lets GoogleTest print a tier parameter as its name.
