@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Cross build for 64-bit Arm Linux with Debian's cross toolchain
 # (g++-aarch64-linux-gnu) and the arm64 development packages installed
 # through multiarch (libssl-dev:arm64, liburing-dev:arm64,

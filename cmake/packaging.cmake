@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Installation and the Debian package.
 #
 # `cmake --install` puts aesmux.so in OpenSSL's module directory (an

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The dynamic ENGINE `aesmux`: its id, ciphers, control commands and the
 // instance (settings, router, fallback library) its ciphers run in, made
 // when the ENGINE is initialised exactly as the provider makes one.

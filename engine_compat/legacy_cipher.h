@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The ENGINE's ciphers: one legacy EVP_CIPHER (EVP_CIPHER_meth_new) per
 // aesmux algorithm, whose callbacks drive that algorithm's provider
 // functions (newctx, encrypt/decrypt init, update, final, cipher, get/set

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Prints layout.inc, the one list of the offsets and sizes of kernels.h's
 // structs that the nasm kernels use: kernels/CMakeLists.txt runs it at build
 // time and the kernels %include its output, so no offset is typed by hand in

@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; constants.asm: read-only constants shared by every tier's kernels, defined
 ;; once. Declarations with their meaning are in include/common.inc.
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The inventory of aesmux's SIMD kernels: every entry point written in nasm,
 // declared once, with its contract.
 //

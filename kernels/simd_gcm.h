@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // SimdGcm: AES-GCM (NIST SP 800-38D) on one tier's kernels, fed in fragments
 // of any size. The kernels do whole blocks; this class owns what lies
 // between them: J0 from the IV, partial AAD and data blocks across calls,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // SimdKey: one AES key expanded for one kernel tier, with the block-mode
 // operations of that tier. The tier is fixed when the key is set, so the
 // operations below are plain indirect calls with no feature checks.

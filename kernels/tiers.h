@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Kernel tiers: which sets of SIMD kernels exist, what each needs from the
 // CPU, and how to pick one. Selection happens once per key, never in a hot
 // loop: callers keep the `const Tier*` next to the expanded key.

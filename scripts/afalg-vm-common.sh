@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Shared by the scripts that run the afalg suite on Debian's own kernel under
 # qemu (test-afalg-vm.sh for amd64, test-afalg-vm-arm64.sh for arm64): the
 # kernel package, an initramfs with busybox, the crypto modules and the test

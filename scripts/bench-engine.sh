@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # The ENGINE against the provider (BENCHMARKS.md, "The ENGINE"): openssl
 # speed with `-engine aesmux` and with the aesmux provider, side by side in
 # alternating runs, median of several runs per cell, ratio ENGINE /

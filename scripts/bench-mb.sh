@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Regenerates the multi-buffer table of BENCHMARKS.md: CBC encryption
 # batched into multi-buffer lanes, in alternating runs, median of several
 # runs per cell:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # The load benchmark of BENCHMARKS.md "Statistics that cost nothing": nginx
 # (2 worker processes) serves a 1 MiB file over TLS 1.3 with
 # TLS_AES_256_GCM_SHA384 on loopback to wrk (32 keep-alive connections),

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Regenerates the benchmark table of BENCHMARKS.md: openssl speed -evp with
 # the default provider and with aesmux, side by side in alternating runs,
 # median of several runs per cell, ratios aesmux / default.

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Shared by the scripts in this folder: dependency installation and the build.
 # Source it; it defines functions only.
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # The differential fuzzers of tests/fuzz/ (aesmux against OpenSSL's default
 # provider), for as long as you like. Builds build-fuzz/ with clang first.
 #

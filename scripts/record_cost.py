@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 """Instructions per AES-GCM record, counted by callgrind, for aesmux and
 OpenSSL's default provider (issue 14 item 3).
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # The main job: installs what is missing, builds aesmux, loads it into
 # OpenSSL and shows it working and its speed next to the default provider.
 set -euo pipefail

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Runs the afalg suite on a real arm64 kernel: Debian 12's
 # linux-image-6.1.0-*-arm64 booted under qemu-system-aarch64 -M virt
 # -cpu max (TCG), whose AF_ALG offers the kernel's ARMv8 Crypto Extensions

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Runs the afalg suite (tests/afalg/afalg_test, with the path forced) on a
 # real kernel: Debian 12's linux-image-6.1.0-*-amd64 booted under qemu (TCG)
 # with an initramfs holding busybox, the test binaries, their libraries and

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # aesmux on arm64, tested from this x86-64 machine: installs Debian's cross
 # toolchain and the arm64 development packages (multiarch), cross-builds
 # aesmux and its tests into build-arm64 (cmake/aarch64-linux-gnu.cmake:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Installs what is missing, builds aesmux and runs every test: the unit,
 # EVP, command-line and integration suites on the normal build, the
 # provider's core suites in a build without ENGINE support, the

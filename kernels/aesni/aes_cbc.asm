@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_cbc.asm: AES-CBC for the aesni tier (algorithm in include/cbc.inc).
 
 %include "common.inc"

@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_ctr.asm: AES-CTR with a 128-bit big-endian counter for the aesni tier
 ;; (algorithm in include/ctr.inc).
 

@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_ecb.asm: AES-ECB for the aesni tier (algorithm in include/ecb.inc).
 
 %include "common.inc"

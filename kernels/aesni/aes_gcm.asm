@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_gcm.asm: GHASH and AES-GCM bulk kernels for the aesni tier
 ;; (algorithms in include/ghash.inc and include/gcm.inc).
 

@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_keyexp.asm: AES key schedules for the aesni tier.
 
 %include "common.inc"

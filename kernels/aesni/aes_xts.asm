@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_xts.asm: XTS-AES with ciphertext stealing for the aesni tier
 ;; (algorithm in include/xts.inc).
 

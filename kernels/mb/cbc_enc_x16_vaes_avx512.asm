@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; cbc_enc_x16_vaes_avx512.asm: multi-buffer CBC encryption, 16 lanes in 4 zmm
 ;; registers of 4 lanes (VAES, AVX-512; algorithm in include/mb_cbc.inc).
 

@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; cbc_enc_x4_vaes_avx2.asm: multi-buffer CBC encryption, 4 lanes in 2 ymm
 ;; registers of 2 lanes (VAES, AVX2; algorithm in include/mb_cbc.inc), for
 ;; batches whose busy lanes are all below 4.

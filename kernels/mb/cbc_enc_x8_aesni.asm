@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; cbc_enc_x8_aesni.asm: multi-buffer CBC encryption, 8 lanes in 8 xmm
 ;; registers (legacy SSE AES-NI; algorithm in include/mb_cbc.inc).
 

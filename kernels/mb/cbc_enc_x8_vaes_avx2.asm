@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; cbc_enc_x8_vaes_avx2.asm: multi-buffer CBC encryption, 8 lanes in 4 ymm
 ;; registers of 2 lanes (VAES, AVX2; algorithm in include/mb_cbc.inc), for
 ;; batches whose busy lanes are all below 8.

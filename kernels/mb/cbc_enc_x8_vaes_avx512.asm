@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; cbc_enc_x8_vaes_avx512.asm: multi-buffer CBC encryption, 8 lanes in 2 zmm
 ;; registers of 4 lanes (VAES, AVX-512; algorithm in include/mb_cbc.inc), for
 ;; batches whose busy lanes are all below 8.

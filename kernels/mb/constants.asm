@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; constants.asm: read-only constants of the multi-buffer kernels, defined
 ;; once. Declarations with their meaning are in include/mb_cbc.inc.
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Multi-buffer CBC encryption: the tiers of multi-buffer kernels and a lane
 // manager that runs many independent CBC-encryption jobs through one of
 // them, in the manner of intel-ipsec-mb's out-of-order managers with an

@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_ctr.asm: AES-CTR with a 128-bit big-endian counter for the vaes_avx2
 ;; tier (VAES and VPCLMULQDQ on ymm, AVX2); the algorithm is in
 ;; include/vaes_ctr.inc.

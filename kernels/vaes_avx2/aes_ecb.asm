@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_ecb.asm: AES-ECB for the vaes_avx2 tier (VAES and VPCLMULQDQ on ymm,
 ;; AVX2); the algorithm is in include/vaes_ecb.inc.
 

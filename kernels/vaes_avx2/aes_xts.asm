@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_xts.asm: XTS-AES with ciphertext stealing for the vaes_avx2 tier (VAES
 ;; and VPCLMULQDQ on ymm, AVX2); the algorithm is in include/vaes_xts.inc.
 

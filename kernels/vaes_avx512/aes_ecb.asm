@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_ecb.asm: AES-ECB for the vaes_avx512 tier (VAES and VPCLMULQDQ on zmm,
 ;; AVX-512F/BW/VL); the algorithm is in include/vaes_ecb.inc.
 

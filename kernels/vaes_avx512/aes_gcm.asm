@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; aes_gcm.asm: GHASH and AES-GCM bulk kernels for the vaes_avx512 tier (VAES
 ;; and VPCLMULQDQ on zmm, AVX-512F/BW/VL); the algorithm is in
 ;; include/vaes_gcm.inc.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The afalg path's process-wide side: outcomes, the probe of what the
 // kernel offers, and the path's health (Service). Kernel keys and the
 // requests run on them are in key.cc.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The afalg path: AES through the Linux kernel crypto API, over AF_ALG
 // sockets driven by io_uring.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Fault injection for the tests of the afalg path: each fault, when armed,
 // makes the next `count` passes through its point fail with `error`.
 // Unarmed, a check is one relaxed atomic load. Nothing outside tests arms

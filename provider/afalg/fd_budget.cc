@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 #include "provider/afalg/fd_budget.h"
 
 #include <sys/resource.h>

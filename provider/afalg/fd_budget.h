@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The afalg path's file descriptors come out of the application's
 // RLIMIT_NOFILE: a key holds a tfm socket and pooled op sockets, a thread's
 // ring an io_uring descriptor and an eventfd. So that the application

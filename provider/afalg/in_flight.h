@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // InFlight: a key's hold on a request that a paused ASYNC job left in its
 // thread's io_uring ring (ring.h), until the job comes back for it.
 //

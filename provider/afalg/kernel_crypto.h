@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // What the kernel says about its crypto implementations: /proc/crypto,
 // NETLINK_CRYPTO and /proc/sys/crypto/af_alg_restrict, and which drivers
 // are plain CPU software.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The afalg path's keys: Tfm, one kernel key (a bound, keyed tfm socket)
 // with its idle op sockets, and Key, a context's handle on one, which runs
 // block-mode and GCM requests on this thread's io_uring ring. The probe and

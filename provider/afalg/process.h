@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Whether this process may use the afalg path.
 //
 // Sockets and rings belong to the process that made them (the fork

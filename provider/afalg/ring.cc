@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 #include "provider/afalg/ring.h"
 
 #include <linux/if_alg.h>

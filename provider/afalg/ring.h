@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Ring: this thread's io_uring ring, which runs AF_ALG requests.
 //
 // A request is two linked SQEs on one op socket: sendmsg (the cmsgs set the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The two calls that make an AF_ALG tfm socket serve an algorithm, shared
 // by the probe (afalg.cc) and the keys (key.cc). Each returns 0 or -errno.
 #ifndef AESMUX_PROVIDER_AFALG_SOCKET_SETUP_H_

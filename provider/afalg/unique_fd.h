@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // UniqueFd: owns one file descriptor (move-only) and closes it when dropped,
 // unless it was made in another process (see process.h): a forked child
 // never issues a syscall on what its parent opened. A descriptor taken from

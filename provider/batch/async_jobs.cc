@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Batching inside OpenSSL ASYNC jobs (cbc_batch.h): a request is queued in
 // its thread's lanes, the job pauses with a wait fd that is already
 // readable, and when it resumes it flushes whatever has queued by then.

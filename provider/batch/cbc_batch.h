@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Batching of CBC encryptions into multi-buffer lanes, fed without timers:
 //
 // - Inside an OpenSSL ASYNC job (`openssl speed -async_jobs N`, async-mode

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Flat combining of CBC encryptions from synchronous callers on more
 // threads than the process has CPUs (cbc_batch.h): which threads batch, in
 // which shard (the protocol within a shard: internal/shard.h), the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The lane managers and the one sequence that runs requests in them
 // (internal/lanes.h), and the thread queue they live in.
 #include "provider/batch/internal/lanes.h"

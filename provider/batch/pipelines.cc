@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // CBC encryption of a cipher pipeline's streams together in multi-buffer
 // lanes (cbc_batch.h), on the calling thread's lanes.
 #include <algorithm>

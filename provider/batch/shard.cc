@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The thread combiner's shards (internal/shard.h): publishing a request,
 // waiting for a combiner, combining.
 #include "provider/batch/internal/shard.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // `aesmux bench`: aesmux, as openssl.cnf configures it, against OpenSSL's
 // default provider, side by side in one process: for each algorithm and
 // request size, alternating runs of each and the median of each side.

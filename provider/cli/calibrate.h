@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // `aesmux calibrate`: measures, on this machine, every path aesmux can take
 // (simd at each kernel tier the CPU runs, mb with N streams for CBC
 // encryption, afalg where the kernel has AF_ALG, fallback) for every

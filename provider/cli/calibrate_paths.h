@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // aesmux calibrate's measuring: the paths this machine has, each as an
 // instance of aesmux forced onto it, and the alternating runs of every
 // path at every size for one algorithm and direction. No analysis and no

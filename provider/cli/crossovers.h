@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // aesmux calibrate's analysis: from the throughput curves measured for
 // one algorithm and direction, where each path starts and stops winning,
 // and what the family's thresholds are, and the plot panel that shows

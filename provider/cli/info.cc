@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 #include "provider/cli/info.h"
 
 #include <openssl/conf.h>

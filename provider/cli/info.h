@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // `aesmux info`: what aesmux does on this machine, as the provider itself
 // reports it through its parameters: OpenSSL, CPU features, the kernel tiers
 // and the one in use, each algorithm's route, the multi-buffer lanes, the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Just enough JSON for the aesmux command's --json output: strings escaped
 // as RFC 8259 requires. Objects are written by hand, one field a line, so
 // that golden files diff line by line.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // aesmux: what the aesmux provider does on this machine, where its work
 // went, how fast it is, and thresholds measured here. See aesmux(1) (the
 // man page, docs/aesmux.1.in) and `aesmux --help`.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Progress of a long measurement on stderr: on a terminal a bar redrawn in
 // place with the share done and the time left; otherwise a plain line at
 // every tenth of the work (logs and pipes get no control characters).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 #include "provider/cli/provider_handle.h"
 
 #include <openssl/conf.h>

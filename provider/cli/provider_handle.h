@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The aesmux command's view of the provider: aesmux loaded by OpenSSL,
 // either as openssl.cnf configures it (what programs get) or in a private
 // library context with given settings (for measuring one path), and what it

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // `aesmux stats`: the statistics files processes write (stats_file =
 // PREFIX: one PREFIX.<pid> each, format in provider/core/stats.h) read
 // back and shown as a table or as JSON, summed over the processes or one

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The calibration plot: throughput against request size, one panel per
 // algorithm and direction, one curve per path, the size axis log-scaled,
 // the thresholds chosen marked. Written as SVG by hand (no dependency), so

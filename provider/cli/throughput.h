@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Throughput of one cipher through EVP, as the aesmux command measures it
 // for `bench` and `calibrate`: a context keyed once, out-of-place requests
 // of one size on a fixed input, timed in batches between clock reads.

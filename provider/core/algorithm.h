@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The algorithms aesmux serves and the paths that can serve them: the shared
 // vocabulary of every layer (the paths, the router, the statistics and the
 // OpenSSL edge), kept below them all (DEVELOPERS.md, "Layers").

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The wait fd of an OpenSSL ASYNC job: how a path that pauses a job tells
 // the application's scheduler (SSL_get_all_async_fds, openssl speed
 // -async_jobs) what to poll before resuming it. Used by the paths that

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Boxed<T>: a part of a context's state that most contexts never need (a
 // path's state, an XTS tweak key, a TLS record's MAC), kept on the heap and
 // made on first use, so that a context costs only what it uses

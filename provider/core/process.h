@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Which process this is, without a syscall: the fork generation.
 //
 // State that belongs to one process (the thread combiner's shards, the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Routing statistics: requests and bytes per algorithm and path, and per
 // algorithm the requests the afalg path handed on, by reason.
 //

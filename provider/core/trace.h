@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // AESMUX_TRACE: each routing decision on stderr, for people finding out
 // why a request ran where it did.
 //

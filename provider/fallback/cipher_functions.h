@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // A provider's cipher functions, taken from its dispatch table, for code
 // that drives a provider's cipher contexts directly instead of through EVP:
 // the fallback path (whose contexts EVP would hand to an ENGINE set as the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The software fallback path: OpenSSL's default provider in a private
 // library context.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // AES-ECB and AES-CBC: whole blocks, PKCS#7 padding, partial blocks held
 // between updates (and, when decrypting with padding, the last full block
 // held back for final), exactly as the default provider's block ciphers.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // AES-CTR: a stream cipher over a 128-bit big-endian counter. `num` counts
 // the bytes already used of the keystream block in `buf`, so a stream may be
 // cut anywhere between updates.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // AES-GCM: the default provider's AEAD context, IV state machine and TLS 1.2
 // record mode, over the router's GcmEngine.
 //

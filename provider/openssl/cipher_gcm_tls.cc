@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // AES-GCM's TLS 1.2 record mode and IV generation (the tlsivgen, tlsivinv,
 // tlsaad and tlsivfixed parameters and EVP_Cipher on a record), on the
 // EVP contract state of gcm_ctx.h.

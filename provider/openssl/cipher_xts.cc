@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // AES-XTS (IEEE 1619): every update is one data unit of 16 bytes to 16 MiB
 // under the IV given at init, which is never advanced between calls.
 #include <openssl/core_dispatch.h>

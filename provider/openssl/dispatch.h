@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // One OSSL_DISPATCH table per algorithm, built from the functions of its
 // family: every cipher registers all 14 classic dispatch functions.
 #ifndef AESMUX_PROVIDER_OPENSSL_DISPATCH_H_

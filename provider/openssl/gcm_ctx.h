@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // AES-GCM's EVP contract state (cipher_gcm.cc): shared by the dispatch
 // functions there and the TLS 1.2 record mode and IV generation in
 // cipher_gcm_tls.cc. Internal to the OpenSSL edge.

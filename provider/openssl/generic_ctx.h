@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The context shared by the non-AEAD ciphers (ECB, CBC, CTR, XTS): key and
 // IV state, partial-block buffer, and the OSSL_PARAMs every one of them
 // answers the same way as the default provider's generic cipher context.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // OSSL_PARAM helpers shared by the cipher contexts, and the algorithm
 // constants each algorithm reports through get_params.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The provider's entry point: configuration, the algorithm table, provider
 // parameters (including the routing statistics) and teardown.
 #include <openssl/core.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The state of one aesmux instance: one per library context that loads the
 // provider, and one for the ENGINE while it is initialised. Its settings
 // bind its router; its fallback library is private to it.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // TLS CBC record mode, as libssl drives it through tls-version and
 // tls-mac-size: padding a record before encryption, and removing the
 // explicit IV, the padding and the MAC after decryption without branching

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // BlockEngine: one key of an ECB, CBC, CTR or XTS algorithm, ready on every
 // path, serving requests the router sends to any of them.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // A calibration file: "key = value" lines of thresholds, '#' comments,
 // as `aesmux calibrate` writes them (README.md, "Calibration"). What the
 // values mean and which keys are thresholds is the settings' business

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 #include "provider/route/gcm_engine.h"
 
 #include <openssl/crypto.h>

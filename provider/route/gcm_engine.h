@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // GcmEngine: one AES-GCM key, ready on every path, serving messages.
 //
 // Unlike the block modes, a GCM message carries hidden state (the GHASH

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The CPU paths of a GCM message behind one interface: CpuGcm. SimdGcmPath
 // runs kernels::SimdGcm on the router's tier, FallbackGcmPath the default
 // provider's GCM. GcmEngine makes each when its path first serves a message

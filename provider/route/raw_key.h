@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // RawKey: an engine's copy of the key as the application gave it, which
 // the fallback path is keyed from lazily. Wiped when replaced or destroyed.
 #ifndef AESMUX_PROVIDER_ROUTE_RAW_KEY_H_

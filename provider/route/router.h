@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The router: for each request, which path serves it, and the statistics
 // of what each path served.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // ScratchBuffer: bytes an engine keeps for a while — a GCM message's AAD
 // until the message is routed, its first payload while the kernel serves
 // it, an in-place request's input — allocated without exceptions (a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Router settings: every configuration key aesmux understands, declared once
 // (SettingKeys(): name, default, parser), parsed eagerly when the provider
 // loads. openssl.cnf.example documents each key with its default and an

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // ASYNC jobs abandoned on the afalg path: a paused job's request sits in
 // its thread's io_uring ring, queued or already submitted by another job's
 // flush. When the application frees or re-keys the context, the request is

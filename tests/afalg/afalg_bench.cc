@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // afalg_bench: what the afalg path costs per request, at the engine. Not a
 // test.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Support for the afalg suites: whether this kernel can run the path, a
 // child process per test that changes process state (seccomp filters,
 // forks), and EVP helpers.

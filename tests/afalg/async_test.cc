@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // OpenSSL ASYNC jobs on the afalg path: each job queues its request and
 // pauses on the ring's eventfd; one io_uring_enter submits what all jobs
 // queued. Many jobs in flight, results as the default provider's.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Fault injection on the afalg path, at the engines (linked in, so faults
 // can be armed): whatever fails — the op socket closed mid-request, a full
 // ring, EBUSY, the driver refusing a length, socket or ring set-up — the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Fork after use: sockets and rings belong to the process that made them.
 // By default (afalg_fork = off) a child never touches the afalg path — not
 // even a syscall: it survives a seccomp filter that kills on any of them,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // AES-GCM on the afalg path (the kernel's AEAD interface): whole messages
 // with AAD, tags made and checked by the kernel, a bad tag making final
 // fail, and the messages the kernel cannot take going elsewhere without a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // What aesmux reads from the kernel about its crypto implementations:
 // /proc/crypto's format, which implementation bind() gets, and which
 // drivers are CPU software (refused under afalg = auto).

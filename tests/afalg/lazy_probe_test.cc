@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // When the afalg path is probed (route/router.h): under auto not at load
 // but on a family's first request that may go there, GCM's first context,
 // or when someone asks;

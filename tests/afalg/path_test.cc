@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The afalg path against the default provider: every algorithm and key
 // size, both directions, random lengths and update splits, in place and
 // out of place, with the afalg path forced. Every request must be served

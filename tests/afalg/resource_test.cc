@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Resource limits: with little address space or few file descriptors,
 // aesmux keeps serving (the afalg path hands requests to the CPU), the
 // application keeps its descriptors and nothing aborts. Each test runs in

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Processes where AF_ALG or io_uring is denied (before load, after it, or
 // for threads that start after it) keep working on the other paths, with
 // no error reaching the caller, and say why the path is off.

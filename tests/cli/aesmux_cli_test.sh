@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # The aesmux command on known inputs: `aesmux stats` on fixed statistics
 # files and `aesmux info` on a fixed configuration (one setting from each
 # origin), both as text and --json, against golden files (machine-specific

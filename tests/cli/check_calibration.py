@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 """Checks what `aesmux calibrate` wrote against what the provider reports.
 
 usage: check_calibration.py CALIBRATION_FILE PLOT.svg INFO.json

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # The openssl command line with aesmux loaded through openssl.cnf, as a user
 # would run it: the provider is listed, `openssl enc` agrees with the default
 # provider byte for byte, `openssl speed` runs every algorithm, the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Constant time, checked under valgrind's memcheck (the ctgrind technique):
 // keys, plaintext, padding and MACs are marked undefined
 // (VALGRIND_MAKE_MEM_UNDEFINED), so that any branch, conditional move or

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # The ENGINE aesmux from the openssl command line, found by id as when
 # installed (OPENSSL_ENGINES points at the build tree) and with no aesmux
 # provider anywhere, so that every request in aesmux's statistics was

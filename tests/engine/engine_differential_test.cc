@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Differential tests of the ENGINE aesmux against OpenSSL's default
 // provider: all 14 algorithms through ENGINE_by_id("aesmux") (that is,
 // EVP_CipherInit_ex with the ENGINE, libcrypto's legacy EVP path and the

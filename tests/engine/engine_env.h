@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Test support for the ENGINE aesmux: loading the module built in this tree
 // through OpenSSL's dynamic ENGINE loader, configuring it with its control
 // commands, and reading its statistics (DUMP_STATS).

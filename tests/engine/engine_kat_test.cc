@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Known answers through the ENGINE: every ECB, CBC, CTR, GCM and XTS
 // stanza of OpenSSL 3.0.22's evpciph_aes_common.txt (tests/vectors/), run
 // through ENGINE_by_id("aesmux") with EVP_CipherInit_ex(…, engine, …) under

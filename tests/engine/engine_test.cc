@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The ENGINE aesmux itself: what it offers (the 14 ciphers, with the flags
 // of OpenSSL's own legacy AES ciphers), its control commands, its
 // statistics, the call patterns of OpenSSL 3 that reach it and those that

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Wycheproof's AES-GCM, AES-CBC-PKCS5 and AES-XTS vectors through the
 // ENGINE aesmux (EVP_CipherInit_ex(…, engine, …)) under every kernel
 // configuration, each case run and checked as

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 #define OPENSSL_SUPPRESS_DEPRECATED  // EVP_CIPHER_CTX_iv_noconst() is driven
 #include "tests/fuzz/differential.h"
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The differential harness behind the fuzz targets: it decodes an input into
 // a sequence of EVP operations on up to four cipher contexts and runs every
 // operation twice, on aesmux and on OpenSSL's default provider, both loaded

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The fuzz input, read front to back: one byte per decision, then the bytes
 // an operation needs. Reads past the end return zeros, so every input is a
 // complete program and a short seed ends where its bytes end.

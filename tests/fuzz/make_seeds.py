@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 """Writes the hand-made seeds of the fuzz corpus (tests/fuzz/corpus/).
 
 Each seed is a short program in the input encoding that differential.cc

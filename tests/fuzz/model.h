@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // What the fuzz harness knows of the default provider's state, where it
 // decides what may be compared: where aesmux deliberately differs (README,
 // "Where aesmux deliberately differs"), where OpenSSL 3.0's default

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // OSSL_PARAM arrays for the fuzz harness: a parameter is described once
 // (ParamSpec, drawn from the input by DrawParam) and instantiated per
 // provider (ParamArray), since a get writes into its array.

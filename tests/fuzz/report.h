@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Reporting for the fuzz harness: a trace of the operations of the current
 // input (printed as they run with AESMUX_FUZZ_TRACE=1, and on a failure),
 // the error codes on OpenSSL's queue, and the comparisons that abort with a

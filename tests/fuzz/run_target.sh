@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Runs one fuzz target for a bounded time, starting from the repository's
 # seeds: run_target.sh FUZZER SEEDS WORKDIR [SECONDS]
 #

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // libFuzzer target: stateful EVP sequences on aesmux and the default
 // provider (differential.h).
 #include <cstddef>

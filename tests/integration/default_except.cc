@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // default_except.so: OpenSSL's default provider without the ciphers named in
 // its openssl.cnf section, for the integration tests.
 //

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Shared by the integration tests: real programs on loopback with aesmux
 # loaded through openssl.cnf, and proof from aesmux's statistics files that
 # aesmux served their records. Source it after setting BUILD (the build

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # nginx (2 worker processes) with aesmux enabled through OPENSSL_CONF serves
 # a multi-MiB file over each AES suite to curl, and to Python's ssl module
 # (itself on aesmux); every download's sha256 must match, and the worker

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # OpenSSH: sshd (privilege separation and its seccomp sandbox as Debian
 # ships them) on a loopback port and the scp client, both with aesmux
 # enabled through OPENSSL_CONF, copy a multi-MiB file both ways with each

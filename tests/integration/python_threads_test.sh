@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # Python's ssl module on aesmux, in a process kept to (at most) 2 CPUs, 16
 # threads per CPU each uploading 2 MiB over TLS 1.2 ECDHE-RSA-AES128-SHA256
 # (encrypt-then-MAC: aesmux's AES-128-CBC) at once to a threaded Python TLS

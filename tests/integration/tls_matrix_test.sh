@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # openssl s_server / s_client over loopback, each TLS suite libssl can put on
 # AES, with aesmux on the client only, on the server only and on both, each
 # side under an aesmux profile (lib.sh: simd, fallback, mixed). Each run

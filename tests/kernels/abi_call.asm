@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; abi_call.asm: a trampoline that calls a kernel the way a C caller would and
 ;; reports what the callee left behind, for abi_test.cc.
 

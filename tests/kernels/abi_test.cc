@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Every kernel honours the SysV ABI (rbx, rbp, r12..r15 preserved, direction
 // flag clear) and leaves no key material, data or keystream in vector
 // registers: on return every 16-byte lane of every vector register is either

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Kernels touch only [in, in+len), [out, out+len) and their 16-byte state:
 // buffers are placed flush against an inaccessible page (after the data, and
 // in a second pass before it), so any read or write past either end faults.

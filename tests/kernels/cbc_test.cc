@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // CBC against OpenSSL's default provider: random keys, IVs and lengths, every
 // misalignment, in place and out of place, guard bytes around the output, and
 // streams split into random chunks (the IV written back must continue them).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Cross-validation between tiers: every kernel of the tier under test must
 // give the same output and chaining state as the same kernel of every other
 // tier this CPU supports, on random lengths from 0 to 64 KiB, inputs and

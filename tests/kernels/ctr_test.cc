@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // CTR with a full 128-bit big-endian counter against OpenSSL's default
 // provider (whose CTR also carries through all 16 bytes): random cases,
 // misalignment, in place, chunked streams, and counters about to carry out of

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // ECB against OpenSSL's default provider: random keys and lengths, every
 // misalignment, in place and out of place, with guard bytes around the output.
 #include "tests/kernels/test_support.h"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The GCM kernels leave no key material on the stack. The VAES tiers' GHASH
 // keys hold the powers of H without their Karatsuba middle operands
 // (lo ^ hi), which the stitched loops build in a stack frame for the call

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // GHASH and AES-GCM. The test builds complete GCM (NIST SP 800-38D) out of
 // the tier's primitives (J0 for any IV length, AAD through ghash, whole blocks
 // through gcm_encrypt/gcm_decrypt, the partial last block and the length

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // ipsecmb_bench: aesmux's kernels against Intel's IPsec Multi-Buffer library
 // (intel-ipsec-mb) on the same buffers. Not a test.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // kernel_bench: each kernel of a tier against OpenSSL's default provider
 // (EVP, private library context) on the same buffers. Not a test.
 //

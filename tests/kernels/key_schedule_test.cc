@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Key expansion (encryption schedule) and the equivalent inverse cipher
 // schedule, against FIPS-197 known answers and a straightforward software
 // model of FIPS-197 §5.2 / §5.3.5.

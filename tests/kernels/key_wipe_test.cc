@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Key material held by the C++ glue is wiped when it is cleared, replaced
 // or destroyed. After Clear(), every byte of the object is zero (the objects
 // are built in zeroed storage, so padding is zero too). After destruction

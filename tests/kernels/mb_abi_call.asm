@@ -1,3 +1,5 @@
+;; SPDX-License-Identifier: Apache-2.0
+;; Copyright 2026 The aesmux Authors
 ;; mb_abi_call.asm: trampolines that call a multi-buffer kernel the way a C
 ;; caller would and report what it left behind, for mb_abi_test.cc: the
 ;; callee-saved registers and direction flag, every vector register at the

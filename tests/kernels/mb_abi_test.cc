@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The multi-buffer kernels honour the SysV ABI (rbx, rbp, r12..r15
 // preserved, direction flag clear) and leave no key material, data or
 // chaining value behind: on return every 16-byte lane of every vector

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // mb_bench: multi-buffer CBC encryption through the lane manager against
 // one stream on the single-stream aesni kernel and on OpenSSL's default
 // provider. Not a test.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The multi-buffer CBC-encryption kernels, every width of every tier,
 // against OpenSSL's default provider, lane by lane: every key size; random
 // lane masks, with dead lanes' and the lanes above the kernel's width's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The lane manager against OpenSSL's default provider: random mixes of
 // keys, key sizes (one manager per size), IVs and lengths up to 256 KiB,
 // submitted in random orders with random polls and flushes; completion in

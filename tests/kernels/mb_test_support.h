@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Shared pieces of the multi-buffer tests: fixtures parameterised over the
 // multi-buffer tiers and over every kernel of every tier, and loading a key
 // into a lane of the transposed key table.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Shared pieces of the kernel tests: the tier-parameterised fixture, a seeded
 // RNG, guarded and misaligned buffers, and OpenSSL's default provider as the
 // reference implementation.

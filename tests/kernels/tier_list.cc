@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // tier_list: one line per kernel tier built into aesmux, best first:
 // "<tier> yes" when this CPU (and its OS) can run it, else
 // "<tier> no <missing CPU features>". scripts/test.sh matches these names

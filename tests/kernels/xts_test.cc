@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // XTS with ciphertext stealing. Two references: OpenSSL's AES-128-XTS and
 // AES-256-XTS, and (for every key size, including 192-bit keys, which OpenSSL
 // does not offer in XTS) IEEE 1619 written out here on top of OpenSSL's ECB.

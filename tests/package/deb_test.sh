@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # The Debian package made by CPack from this build.
 #
 #   deb_test.sh BUILD_DIR layout   builds BUILD_DIR/package/aesmux_*.deb and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // evp_floor_bench: what OpenSSL 3's libcrypto costs per AES-GCM record,
 // whatever the provider, against BoringSSL's whole record. Not a test.
 //

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 """Instructions per AES-GCM record that OpenSSL 3's libcrypto runs itself,
 counted by callgrind, for evp_floor_bench's floor providers and aesmux,
 next to BoringSSL's whole record.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Two minimal providers of AES-128-GCM and AES-256-GCM, built into
 // evp_floor_bench (OSSL_PROVIDER_add_builtin), that measure what OpenSSL
 // 3's libcrypto spends per record around any provider:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // peer_bench: AES records through EVP_CIPHER on aesmux, OpenSSL's default
 // provider and BoringSSL, the same calls on each. Not a test.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The OpenSSL side of tests/peer's EVP benchmarks (peer_bench,
 // evp_floor_bench): peer_bench_boringssl started as a child and driven over
 // a pipe, and sides (local Records or that child) timed in alternating

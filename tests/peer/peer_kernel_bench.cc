@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // peer_kernel_bench: aesmux's GCM kernels against BoringSSL's on the same
 // buffers, in core cycles per byte. Not a test; built only when CMake is
 // given a BoringSSL build (-DAESMUX_BORINGSSL_DIR, see tests/peer/

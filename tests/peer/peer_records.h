@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The records that tests/peer's EVP benchmarks time (peer_bench,
 // evp_floor_bench) and the BoringSSL child serves: one header for the
 // programs built against OpenSSL and the one built against BoringSSL, whose

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // ASYNC jobs that the application never resumes (servers abandon the
 // paused jobs of connections they drop): a paused job's CBC encryption is
 // queued in its thread's lanes, and the next job's flush would run it,

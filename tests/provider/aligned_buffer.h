@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // A zero-filled byte buffer whose data() is 64-byte aligned, so that tests
 // can place inputs and outputs at chosen offsets from an alignment boundary.
 #ifndef AESMUX_TESTS_PROVIDER_ALIGNED_BUFFER_H_

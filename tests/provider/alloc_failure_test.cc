@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Running out of memory: a sequence of EVP calls is run again and again,
 // the first time with its first allocation failing, then its second, and
 // so on until it runs without reaching the failure (from the failing

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // main() of the suites that watch every allocation (tests/support/
 // alloc_hooks.h): OpenSSL's allocator must be replaced before OpenSSL
 // allocates anything, so before GoogleTest runs a single test.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Multi-buffer batching of CBC encryption through EVP: many OpenSSL ASYNC
 // jobs, and many threads, encrypt at once through aesmux; every output must
 // equal the default provider's, batches must actually form (statistics),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Test support for the multi-buffer suites: CBC encryption streams through
 // aesmux checked against the default provider, and the batching counters.
 #ifndef AESMUX_TESTS_PROVIDER_CBC_STREAMS_H_

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Configuration: parsing of every key, precedence of the environment over
 // openssl.cnf, and refusal to load on a bad value with a message that names
 // the key.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The EVP contract details of the default provider that aesmux reproduces:
 // algorithm constants and names, multi-step init, IV parameters, num,
 // padding, EVP_Cipher(), dupctx, GCM's IV state machine and XTS limits.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // ctx_memory_bench: heap bytes per keyed cipher context, aesmux against
 // OpenSSL's default provider, for every algorithm aesmux serves (issue 13
 // item 7: a server holds two keyed contexts per TLS connection). Not a

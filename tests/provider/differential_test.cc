@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Differential tests: aesmux against OpenSSL's default provider, through
 // EVP, on random inputs, for all 14 algorithms in both directions.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // fork() while other threads encrypt: the child has only the forking
 // thread, and inherits whatever state the others left in aesmux (the thread
 // combiner's shards, lane managers, published requests). A child must work

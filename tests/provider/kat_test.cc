@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Known-answer tests: every stanza of OpenSSL 3.0.22's evpciph_aes_common.txt
 // (tests/vectors/README.md) whose cipher aesmux serves, replayed through EVP
 // the way OpenSSL's test/evp_test.c drives a cipher stanza: encrypt and/or

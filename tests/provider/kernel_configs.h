@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The kernel configurations every provider suite runs under, and loading
 // aesmux in one of them.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Key hygiene: once a context has a new key or is freed, no heap memory
 // holds the old key any more, expanded or not. Every allocation of the
 // process is tracked (tests/support/alloc_hooks.h): aesmux's own through

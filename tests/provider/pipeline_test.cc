@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // OpenSSL 3.5's cipher pipeline API, through aesmux's dispatch table.
 //
 // Debian 12's libcrypto (3.0) never calls the pipeline functions, so these

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // record_bench: AES-GCM records of the shape TLS sends, one EVP call
 // sequence per record, for counting instructions per record under
 // callgrind (scripts/record_cost.py). Not a test, and not a timing

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Re-initialisation against the default provider, for every mode: an init
 // with a key only (the same key again, or another), an IV only, neither,
 // both, or a switch of direction (alone or with a key or an IV), done right

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Routing and statistics: thresholds send each request to the path they
 // name, every served request is counted once per algorithm and path, counts
 // survive thread exit and restart in forked children, and the statistics

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // startup_bench: what loading aesmux costs a process that makes one small
 // request (issue 14 item 5). Not a test.
 //

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright 2026 The aesmux Authors
 # No process-wide function-local static with a dynamic initializer in
 # aesmux's modules: its guard, left "in progress" by a thread that was
 # initializing it when another thread called fork(), makes the child wait

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // aesmux's thread-local storage stays small enough for glibc to place it in
 // static TLS when the module is dlopen()ed: glibc does so from its optional
 // static TLS surplus (512 bytes unless glibc.rtld.optional_static_tls says

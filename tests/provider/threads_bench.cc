@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // threads_bench: many threads encrypting CBC records through EVP at once,
 // the shape of a multi-threaded TLS server's senders, on OpenSSL's default
 // provider, on aesmux with batching off (cbc.mb_max_len = 0: every record

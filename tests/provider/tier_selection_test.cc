@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Which kernel tier aesmux runs on this CPU, and forcing each tier.
 //
 // The expectation comes from /proc/cpuinfo, a reading of the CPU's features

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // TLS record modes against the default provider, driven exactly as libssl
 // and OpenSSH drive them: CBC records with tls-version / tls-mac-size for
 // every protocol version (good, bad-padding, tampered and too-short

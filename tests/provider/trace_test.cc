@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // AESMUX_TRACE (provider/core/trace.h): each routing decision on stderr.
 // ctest runs this suite with AESMUX_TRACE=1 in its environment.
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // A strict reader of OpenSSL's evp_test vector files
 // (test/recipes/30-test_evp_data/*.txt): stanzas of `Name = Value` lines
 // ended by a blank line; lines starting with '#' are comments.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // The vector file reader: what it accepts and every way it refuses a file.
 #include "tests/provider/vector_file.h"
 

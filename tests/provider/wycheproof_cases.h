@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Wycheproof's AES test vectors (tests/vectors/wycheproof/) and one run of
 // a test case through EVP, shared by the provider suite
 // (wycheproof_test.cc) and the ENGINE suite (engine_wycheproof_test.cc).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Wycheproof's AES-GCM, AES-CBC-PKCS5 and AES-XTS vectors
 // (tests/vectors/wycheproof/), every case encrypted and decrypted through
 // aesmux and through the default provider under every kernel

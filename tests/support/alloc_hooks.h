@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Test support: every heap allocation of the process seen by one tracker,
 // which can make allocations fail on demand and look for secrets in
 // memory.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Test support for paused and abandoned ASYNC jobs: one EVP_EncryptUpdate
 // run in an OpenSSL ASYNC job, which aesmux may pause (a multi-buffer
 // batch, the afalg ring).

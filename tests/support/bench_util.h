@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Benchmark support: what the benchmark programs (tests/*/*_bench.cc) share,
 // so that each keeps only its own measurements, option names, defaults and
 // usage text. Header-only; not for tests, which fail through GoogleTest.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Test support: byte buffers and hex.
 #ifndef AESMUX_TESTS_SUPPORT_BYTES_H_
 #define AESMUX_TESTS_SUPPORT_BYTES_H_

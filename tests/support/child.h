@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Test support: running part of a test in a forked child, for tests that
 // change process state (seccomp filters) or test what a child inherits.
 #ifndef AESMUX_TESTS_SUPPORT_CHILD_H_

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Benchmark support on x86-64: core clock cycles from the time-stamp
 // counter. Header-only; for the benchmark programs, not for tests.
 //

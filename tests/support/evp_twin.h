@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Test support: two cipher contexts driven in lockstep through the same EVP
 // calls, side [0] the implementation under test (aesmux's provider, or the
 // aesmux ENGINE), side [1] OpenSSL's default provider, the reference; every

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Test support: a private library context holding aesmux (built in this
 // tree) next to OpenSSL's default provider, with a given configuration.
 #ifndef AESMUX_TESTS_SUPPORT_PROVIDER_ENV_H_

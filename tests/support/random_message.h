@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // Test support for the stress suites: one message in a random algorithm,
 // length and split into updates, through aesmux and the default provider.
 #ifndef AESMUX_TESTS_SUPPORT_RANDOM_MESSAGE_H_

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // What the three ways of feeding multi-buffer lanes share (cbc_batch.h):
 // the lane managers, the one sequence that runs requests in them, and a
 // thread's queue of its ASYNC jobs' requests.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // One shard of the thread combiner (combiner.cc): a group of threads that
 // publish CBC encryptions into their slots, one of which at a time takes
 // the combiner's part and runs every published request in one batch.
