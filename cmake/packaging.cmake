@@ -24,6 +24,34 @@ install(FILES ${PROJECT_BINARY_DIR}/aesmux.1.gz
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
   ${PROJECT_SOURCE_DIR}/openssl.cnf.example
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Debian policy: the machine-readable copyright file, and the changelog of a
+# native package, compressed (its first entry must name PROJECT_VERSION:
+# tests/package/deb_test.sh checks it).
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/copyright
+  DESTINATION ${CMAKE_INSTALL_DOCDIR})
+add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/changelog.gz
+  COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/cmake/debian/changelog > ${PROJECT_BINARY_DIR}/changelog.gz
+  DEPENDS ${PROJECT_SOURCE_DIR}/cmake/debian/changelog
+  VERBATIM)
+add_custom_target(aesmux-changelog ALL DEPENDS ${PROJECT_BINARY_DIR}/changelog.gz)
+install(FILES ${PROJECT_BINARY_DIR}/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# A stripped install (the package) also drops the compilers' .comment
+# sections, as Debian's dh_strip does: the static C++ runtime and liburing
+# bring theirs. The binaries' install rules ran before this one, so the
+# install manifest lists them.
+if(CMAKE_OBJCOPY)
+  string(CONFIGURE [[
+    if(CMAKE_INSTALL_DO_STRIP)
+      foreach(file IN LISTS CMAKE_INSTALL_MANIFEST_FILES)
+        if(file MATCHES "(/bin/aesmux|/aesmux\\.so)$")
+          execute_process(COMMAND "@CMAKE_OBJCOPY@" --remove-section=.comment "$ENV{DESTDIR}${file}"
+                          COMMAND_ERROR_IS_FATAL ANY)
+        endif()
+      endforeach()
+    endif()]] aesmux_drop_comments @ONLY)
+  install(CODE "${aesmux_drop_comments}")
+endif()
 
 # cpack -G DEB (in the build directory): aesmux_<version>_<arch>.deb for
 # Debian 12. Its dependencies come from dpkg-shlibdeps (dpkg-dev) on what
@@ -45,7 +73,9 @@ fastest for the request. Enable it in /etc/ssl/openssl.cnf as
 it does on this machine.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_SECTION libs)
+# utils: the package's command is what a user runs; the module is a plugin
+# of OpenSSL's, not a library other packages link.
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_STRIP_FILES ON)
 include(CPack)

@@ -20,7 +20,7 @@ AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
 # valgrind, the fuzz targets are built with clang 14 and its libFuzzer
 # and sanitizer runtimes, and gdb prints the stacks of a forked test child
 # that hangs.
-AESMUX_TEST_PACKAGES=(nginx-light curl openssh-server openssh-client python3
+AESMUX_TEST_PACKAGES=(nginx-light curl openssh-server openssh-client python3 lintian
                       qemu-system-x86 busybox-static cpio valgrind
                       clang-14 libclang-rt-14-dev gdb)
 

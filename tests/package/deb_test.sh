@@ -29,7 +29,7 @@ finish() {
   echo "all checks passed"
   exit 0
 }
-for tool in cpack dpkg-deb dpkg-shlibdeps; do
+for tool in cpack dpkg-deb dpkg-shlibdeps dpkg-parsechangelog readelf; do
   if ! command -v "$tool" >/dev/null; then
     echo "SKIP: $tool is not installed (Debian: cmake, dpkg, dpkg-dev)"
     exit "$SKIP"
@@ -77,7 +77,41 @@ if [ "$mode" = layout ]; then
   [ -z "$unexpected" ] && pass "no other files" ||
     fail "files outside the layout: $unexpected"
 
+  # Debian policy: a machine-readable copyright file, a changelog whose
+  # first entry is this version, the hardening flags; lintian finds nothing
+  # at any level (errors, warnings, info, pedantic, experimental).
+  for doc in copyright changelog.gz; do
+    grep -qx "/usr/share/doc/aesmux/$doc" "$work/files" && pass "ships /usr/share/doc/aesmux/$doc" ||
+      fail "does not ship /usr/share/doc/aesmux/$doc"
+  done
   dpkg -x "$deb" "$work/root"
+  version=$(dpkg-deb -f "$deb" Version)
+  zcat "$work/root/usr/share/doc/aesmux/changelog.gz" >"$work/changelog"
+  changelog_version=$(dpkg-parsechangelog -l "$work/changelog" -S Version 2>/dev/null || true)
+  [ "$changelog_version" = "$version" ] && pass "the changelog's first entry is $version" ||
+    fail "the changelog's first entry is '$changelog_version', the package $version"
+  for binary in usr/bin/aesmux "${modulesdir#/}/aesmux.so"; do
+    dynamic=$(readelf -d "$work/root/$binary")
+    segments=$(readelf -lW "$work/root/$binary")
+    symbols=$(readelf -sW --dyn-syms "$work/root/$binary")
+    [[ "$dynamic" == *BIND_NOW* || "$dynamic" == *"Flags: NOW"* ]] &&
+      [[ "$segments" == *GNU_RELRO* ]] && pass "$binary: full RELRO (-z relro -z now)" ||
+      fail "$binary: not linked with -z relro -z now"
+    fortified=$(grep -oE '__[a-z0-9_]+_chk\b' <<<"$symbols" | grep -v __stack_chk || true)
+    [[ "$symbols" == *__stack_chk_fail* ]] && [ -n "$fortified" ] &&
+      pass "$binary: stack protector and fortified calls" ||
+      fail "$binary: no __stack_chk_fail or no fortified (__*_chk) call"
+  done
+  if command -v lintian >/dev/null; then
+    if lintian --pedantic -I -E --fail-on error,warning,info,pedantic,experimental \
+         "$deb" >"$work/lintian.log" 2>&1; then
+      pass "lintian: nothing to report"
+    else
+      fail "lintian: $(grep -v 'root privileges' "$work/lintian.log")"
+    fi
+  else
+    fail "lintian is not installed (scripts/test.sh installs it)"
+  fi
   [ -x "$work/root/usr/bin/aesmux" ] && pass "dpkg -x: the command is executable" ||
     fail "dpkg -x: no executable usr/bin/aesmux"
   zcat "$work/root/usr/share/man/man1/aesmux.1.gz" | grep -q '^\.SH COMMANDS' &&
