@@ -14,6 +14,7 @@
 #include <fstream>
 #include <optional>
 
+#include "provider/cli/args.h"
 #include "provider/cli/calibrate_paths.h"
 #include "provider/cli/crossovers.h"
 #include "provider/cli/progress.h"
@@ -28,12 +29,14 @@ namespace {
 
 using core::kNumFamilies;
 
-constexpr const char kUsage[] =
-    "usage: aesmux calibrate [--quick] [--output FILE] [--plot FILE.svg] "
-    "[--cnf]\n"
-    "                        [--module PATH] [--streams N] "
-    "[--margin PERCENT]\n"
-    "                        [--runs N] [--seconds S]\n";
+constexpr OptionSpec kOptions[] = {
+    {"--quick", ""},         {"--output", "FILE"}, {"--plot", "FILE.svg"},
+    {"--cnf", ""},           {"--module", "PATH"}, {"--streams", "N"},
+    {"--margin", "PERCENT"}, {"--runs", "N"},      {"--seconds", "S"},
+};
+
+// --streams: ASYNC jobs at once, each with its own context and buffers.
+constexpr int kMaxStreams = 256;
 
 // Request sizes: every fourfold step (--quick), or two per doubling, all
 // multiples of 16 so that ECB and CBC take them without padding.
@@ -154,35 +157,18 @@ std::string ConvertToPng(const std::string &svg) {
 std::optional<CalibrateOptions> ParseOptions(
     const std::vector<std::string> &args) {
   CalibrateOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (arg == "--quick") {
-      options.quick = true;
-    } else if (arg == "--cnf") {
-      options.cnf = true;
-    } else if (arg == "--output" && has_value) {
-      options.output = args[++i];
-    } else if (arg == "--plot" && has_value) {
-      options.plot = args[++i];
-    } else if (arg == "--module" && has_value) {
-      options.module = args[++i];
-    } else if (arg == "--streams" && has_value) {
-      options.streams = std::atoi(args[++i].c_str());
-      if (options.streams < 2) return std::nullopt;
-    } else if (arg == "--margin" && has_value) {
-      options.margin = std::atof(args[++i].c_str()) / 100;
-      if (options.margin < 0) return std::nullopt;
-    } else if (arg == "--runs" && has_value) {
-      options.runs = std::atoi(args[++i].c_str());
-      if (options.runs < 1) return std::nullopt;
-    } else if (arg == "--seconds" && has_value) {
-      options.seconds = std::atof(args[++i].c_str());
-      if (options.seconds <= 0) return std::nullopt;
-    } else {
-      return std::nullopt;
-    }
-  }
+  CommandLine line("calibrate", kOptions, args);
+  options.quick = line.Flag("--quick");
+  options.cnf = line.Flag("--cnf");
+  options.output = line.Value("--output").value_or(options.output);
+  options.plot = line.Value("--plot").value_or(options.plot);
+  options.module = line.Value("--module").value_or(options.module);
+  line.Integer("--streams", 2, kMaxStreams, &options.streams);
+  double percent = options.margin * 100;
+  if (line.Real("--margin", 0, 100, &percent)) options.margin = percent / 100;
+  line.Integer("--runs", 1, kMaxRuns, &options.runs);
+  line.Real("--seconds", kMinSeconds, kMaxSeconds, &options.seconds);
+  if (!line.ok()) return std::nullopt;
   if (options.runs == 0) options.runs = options.quick ? 3 : 5;
   if (options.seconds == 0) options.seconds = options.quick ? 0.005 : 0.025;
   return options;
@@ -210,12 +196,11 @@ PlotData MakePlot(const std::vector<Measured> &results,
 
 }  // namespace
 
+std::span<const OptionSpec> CalibrateOptionSpecs() { return kOptions; }
+
 int RunCalibrate(const std::vector<std::string> &args) {
   const std::optional<CalibrateOptions> parsed = ParseOptions(args);
-  if (!parsed) {
-    std::fprintf(stderr, "%s", kUsage);
-    return 2;
-  }
+  if (!parsed) return kUsageError;
   const CalibrateOptions &options = *parsed;
   // Every path is forced through explicit settings; the environment would
   // override them.
@@ -232,7 +217,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
   }
 
   Plan plan;
-  if (!SetUpPaths(options, &plan)) return 1;
+  if (!SetUpPaths(options, &plan)) return kFailure;
   const std::vector<size_t> sizes = Sizes(options.quick);
   double total = 0;  // measurements, each options.seconds long
   for (const core::AlgInfo &alg : core::kAlgs) {
@@ -264,7 +249,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
          {Direction::kEncrypt, Direction::kDecrypt}) {
       std::optional<Measured> m =
           MeasureAlgorithm(alg, direction, plan, sizes, options, &progress);
-      if (!m) return 1;
+      if (!m) return kFailure;
       progress.Print("  " + Describe(*m));
       results.push_back(std::move(*m));
     }
@@ -288,7 +273,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
   if (!WriteThresholds(options, header, results, families, plan.afalg_note)) {
     std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
                  options.output.c_str());
-    return 1;
+    return kFailure;
   }
   std::ofstream svg(options.plot);
   svg << RenderSvg(MakePlot(results, families, sizes, options,
@@ -297,7 +282,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
   if (!svg) {
     std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
                  options.plot.c_str());
-    return 1;
+    return kFailure;
   }
 
   std::printf("\nthresholds (%s): %s\n",

@@ -30,8 +30,11 @@
 #ifndef AESMUX_PROVIDER_CLI_CALIBRATE_H_
 #define AESMUX_PROVIDER_CLI_CALIBRATE_H_
 
+#include <span>
 #include <string>
 #include <vector>
+
+#include "provider/cli/args.h"
 
 namespace aesmux::cli {
 
@@ -39,6 +42,7 @@ namespace aesmux::cli {
 //                  [--module PATH] [--streams N] [--margin PERCENT]
 //                  [--runs N] [--seconds S]
 int RunCalibrate(const std::vector<std::string> &args);
+std::span<const OptionSpec> CalibrateOptionSpecs();
 
 }  // namespace aesmux::cli
 

@@ -7,7 +7,8 @@
 # values — OpenSSL's version, CPU features, which tiers this CPU runs — are
 # masked first); `aesmux bench` in a short run; `aesmux calibrate --quick`
 # on this machine, its calibration file loaded and its plot checked
-# (check_calibration.py).
+# (check_calibration.py); usage errors (exit status 2, the mistake named
+# with what was meant).
 #
 # usage: aesmux_cli_test.sh BUILD_DIR [EMULATOR...]
 #        UPDATE_GOLDEN=1 aesmux_cli_test.sh BUILD_DIR  (rewrites them)
@@ -177,10 +178,61 @@ else
   fail "calibrate --cnf: $(cat "$work/snippet.cnf" 2>&1)"
 fi
 
-# 5. Usage.
-aesmux --help >/dev/null && pass "--help" || fail "--help failed"
-if aesmux frobnicate 2>/dev/null; then fail "unknown command accepted"; else
-  pass "unknown command refused"; fi
+# 5. Usage: --help and --version; an unknown command or option, or a value
+# that is not a number in range, is refused with exit status 2 before
+# anything runs, naming the mistake and the nearest valid name.
+aesmux --help >"$work/help" && grep -q '^  calibrate \[--quick\]' "$work/help" &&
+  pass "--help" || fail "--help failed"
+aesmux calibrate --help >"$work/help" &&
+  grep -q '^usage: aesmux calibrate \[--quick\]' "$work/help" &&
+  pass "calibrate --help" || fail "calibrate --help: $(cat "$work/help")"
+for version in --version version; do
+  if aesmux $version >"$work/version" &&
+     grep -qE '^aesmux [0-9]+\.[0-9]+\.[0-9]+ \(OpenSSL [0-9.]+' "$work/version"; then
+    pass "aesmux $version: $(cat "$work/version")"
+  else
+    fail "aesmux $version: $(cat "$work/version")"
+  fi
+done
+# usage_error EXPECTED ARGS...: exit status 2 within 20 s (inf and nan
+# must not start a measurement that never ends) and EXPECTED on stderr.
+usage_error() {
+  local expected=$1 status=0
+  shift
+  timeout 20 "${emulator[@]}" "$build/provider/aesmux" "$@" \
+    >"$work/usage-out" 2>"$work/usage-err" || status=$?
+  if [ "$status" -eq 2 ] && grep -qF -- "$expected" "$work/usage-err" &&
+     [ ! -s "$work/usage-out" ]; then
+    pass "aesmux $*: exit 2, $(head -1 "$work/usage-err")"
+  else
+    fail "aesmux $*: exit $status, $(cat "$work/usage-err" "$work/usage-out")"
+  fi
+}
+usage_error "usage: aesmux COMMAND"
+usage_error "unknown command 'frobnicate'" frobnicate
+usage_error "unknown command 'inf' (did you mean 'info'?)" inf
+usage_error "unknown option '--verison' (did you mean '--version'?)" --verison
+usage_error "unknown option '--jsn' (did you mean '--json'?)" info --jsn
+usage_error "unexpected argument 'extra'" info extra
+usage_error "unknown option '--per-proces' (did you mean '--per-process'?)" \
+  stats --per-proces
+usage_error "unknown option '--qiuck' (did you mean '--quick'?)" calibrate --qiuck
+usage_error "--margin: 'abc' is not a number" calibrate --margin abc
+usage_error "--margin: 'nan' is not a finite number" calibrate --margin nan
+usage_error "--margin: 101 is out of range (0 to 100)" calibrate --margin 101
+usage_error "--runs: '3x' is not a whole number" calibrate --runs 3x
+usage_error "--runs: 0 is out of range" calibrate --runs 0
+usage_error "--streams: 1 is out of range (2 to 256)" calibrate --streams 1
+usage_error "--seconds: 'inf' is not a finite number" calibrate --seconds inf
+usage_error "--seconds: 'nan' is not a finite number" calibrate --seconds nan
+usage_error "--output needs a value (FILE)" calibrate --output
+usage_error "--runs: 'x' is not a whole number" bench --runs x
+usage_error "--seconds: 'inf' is not a finite number" bench --seconds inf
+usage_error "--seconds: -1 is out of range (0.0001 to 3600)" bench --seconds=-1
+usage_error "--sizes: '1Q' is not a byte count" bench --sizes 16,1Q
+usage_error "--algs: no cipher 'aes-128-gmc' (did you mean 'aes-128-gcm'?)" \
+  bench --algs aes-128-gmc
+usage_error "unexpected argument 'x'" version x
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
