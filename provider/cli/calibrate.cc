@@ -4,6 +4,7 @@
 
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -13,10 +14,13 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
+#include <sstream>
 
 #include "provider/cli/args.h"
 #include "provider/cli/calibrate_paths.h"
 #include "provider/cli/crossovers.h"
+#include "provider/cli/output_file.h"
 #include "provider/cli/progress.h"
 #include "provider/cli/svg_plot.h"
 #include "provider/cli/throughput.h"
@@ -79,14 +83,14 @@ std::string ByteCount(size_t bytes) {
 // largest size measured.
 constexpr size_t kNeverForThreads = 128 * 1024;
 
-// Writes the thresholds: as a calibration file, or (cnf) as lines for
-// aesmux's openssl.cnf section.
-bool WriteThresholds(const CalibrateOptions &options,
-                     const std::string &header,
-                     const std::vector<Measured> &results,
-                     const std::array<FamilyThresholds, kNumFamilies> &families,
-                     const std::string &afalg_note) {
-  std::ofstream out(options.output);
+// The thresholds: as a calibration file, or (cnf) as lines for aesmux's
+// openssl.cnf section.
+std::string FormatThresholds(
+    const CalibrateOptions &options, const std::string &header,
+    const std::vector<Measured> &results,
+    const std::array<FamilyThresholds, kNumFamilies> &families,
+    const std::string &afalg_note) {
+  std::ostringstream out;
   out << header;
   out << "#\n# Per algorithm and direction:\n";
   for (const Measured &m : results) out << "#   " << Describe(m) << "\n";
@@ -129,29 +133,54 @@ bool WriteThresholds(const CalibrateOptions &options,
           << ByteCount(t.threads_min.value_or(kNeverForThreads)) << "\n";
     }
   }
-  out.close();
-  return static_cast<bool>(out);
+  return out.str();
 }
 
-// rsvg-convert, when installed, makes a PNG next to the SVG.
-std::string ConvertToPng(const std::string &svg) {
+// The PNG made beside the plot.
+std::string PngOf(const std::string &svg) {
   std::string png = svg;
   if (png.ends_with(".svg")) png.resize(png.size() - 4);
-  png += ".png";
-  const char *argv[] = {"rsvg-convert", "-o", png.c_str(), svg.c_str(),
-                        nullptr};
+  return png + ".png";
+}
+
+// rsvg-convert, when installed, makes a PNG next to the SVG: it reads the
+// SVG written (`svg`, open) and writes into a new file, as the others are.
+// The line to print; false in `ok` if the PNG could not be written.
+std::string ConvertToPng(const std::string &svg_path, OutputFile &svg,
+                         bool *ok) {
+  const std::string png_path = PngOf(svg_path);
+  std::string error;
+  std::unique_ptr<OutputFile> png = OutputFile::Create(png_path, &error);
+  if (png == nullptr || lseek(svg.fd(), 0, SEEK_SET) != 0) {
+    *ok = false;
+    return "PNG: not written: " + error;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, svg.fd(), STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, png->fd(), STDOUT_FILENO);
+  const char *argv[] = {"rsvg-convert", nullptr};
   pid_t pid = 0;
-  if (posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr,
-                   const_cast<char *const *>(argv), environ) != 0) {
+  const int spawned =
+      posix_spawnp(&pid, "rsvg-convert", &actions, nullptr,
+                   const_cast<char *const *>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
     return "PNG: not made (rsvg-convert is not installed; Debian: "
            "librsvg2-bin)";
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    *ok = false;
     return "PNG: rsvg-convert failed";
   }
-  return "plot (PNG): " + png;
+  if (!png->Commit(&error)) {
+    *ok = false;
+    return "PNG: not written: " + error;
+  }
+  return "plot (PNG): " + png_path;
 }
 
 std::optional<CalibrateOptions> ParseOptions(
@@ -168,6 +197,13 @@ std::optional<CalibrateOptions> ParseOptions(
   if (line.Real("--margin", 0, 100, &percent)) options.margin = percent / 100;
   line.Integer("--runs", 1, kMaxRuns, &options.runs);
   line.Real("--seconds", kMinSeconds, kMaxSeconds, &options.seconds);
+  const std::set<std::string> files = {options.output, options.plot,
+                                       PngOf(options.plot)};
+  if (files.size() < 3) {
+    line.Error("--output " + options.output + " and --plot " + options.plot +
+               " (with its PNG, " + PngOf(options.plot) +
+               ") must name different files");
+  }
   if (!line.ok()) return std::nullopt;
   if (options.runs == 0) options.runs = options.quick ? 3 : 5;
   if (options.seconds == 0) options.seconds = options.quick ? 0.005 : 0.025;
@@ -202,6 +238,16 @@ int RunCalibrate(const std::vector<std::string> &args) {
   const std::optional<CalibrateOptions> parsed = ParseOptions(args);
   if (!parsed) return kUsageError;
   const CalibrateOptions &options = *parsed;
+  // Files that cannot be written are refused now, not after the run.
+  for (const std::string &file :
+       {options.output, options.plot, PngOf(options.plot)}) {
+    const std::string why = CheckWritable(file);
+    if (!why.empty()) {
+      std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
+                   why.c_str());
+      return kFailure;
+    }
+  }
   // Every path is forced through explicit settings; the environment would
   // override them.
   std::vector<std::string> ignored;
@@ -270,36 +316,41 @@ int RunCalibrate(const std::vector<std::string> &args) {
       OpenSSL_version(OPENSSL_VERSION_STRING), plan.version.c_str(),
       plan.best_tier.c_str(), options.runs, options.seconds,
       options.margin * 100, plan.streams, plan.threads, plan.cpus);
-  if (!WriteThresholds(options, header, results, families, plan.afalg_note)) {
+  const std::string thresholds =
+      FormatThresholds(options, header, results, families, plan.afalg_note);
+  std::string error;
+  if (!WriteFileReplacing(options.output, thresholds, &error)) {
     std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
-                 options.output.c_str());
+                 error.c_str());
     return kFailure;
   }
-  std::ofstream svg(options.plot);
-  svg << RenderSvg(MakePlot(results, families, sizes, options,
-                            plan.afalg_note));
-  svg.close();
-  if (!svg) {
+  std::unique_ptr<OutputFile> svg = OutputFile::Create(options.plot, &error);
+  if (svg == nullptr ||
+      !svg->Write(RenderSvg(MakePlot(results, families, sizes, options,
+                                     plan.afalg_note)),
+                  &error) ||
+      !svg->Commit(&error)) {
     std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
-                 options.plot.c_str());
+                 error.c_str());
     return kFailure;
   }
 
   std::printf("\nthresholds (%s): %s\n",
               options.cnf ? "openssl.cnf lines" : "calibration file",
               options.output.c_str());
-  std::ifstream written(options.output);
+  std::istringstream written(thresholds);
   for (std::string line; std::getline(written, line);) {
     if (!line.empty() && line[0] != '#') std::printf("  %s\n", line.c_str());
   }
+  bool png_ok = true;
   std::printf("plot (SVG): %s\n%s\n", options.plot.c_str(),
-              ConvertToPng(options.plot).c_str());
+              ConvertToPng(options.plot, *svg, &png_ok).c_str());
   if (!options.cnf) {
     std::printf("to use it, add to aesmux's section of openssl.cnf:\n"
                 "  calibration_file = %s\n",
                 std::filesystem::absolute(options.output).c_str());
   }
-  return 0;
+  return png_ok ? 0 : kFailure;
 }
 
 }  // namespace aesmux::cli

@@ -68,10 +68,10 @@ constexpr Command kCommands[] = {
      "against noise); writes the thresholds as a calibration file\n"
      "(default aesmux-calibration.conf; --cnf: lines for openssl.cnf)\n"
      "and the curves as an SVG plot (default aesmux-calibration.svg;\n"
-     "a PNG beside it when rsvg-convert is installed). --quick takes\n"
-     "under a minute even on a busy machine, the full run some\n"
-     "minutes, with progress and time left. --module loads that\n"
-     "aesmux.so (a build tree).\n"
+     "a PNG beside it when rsvg-convert is installed), each replacing\n"
+     "only a regular file. --quick takes under a minute even on a busy\n"
+     "machine, the full run some minutes, with progress and time\n"
+     "left. --module loads that aesmux.so (a build tree).\n"
      "CPU paths are timed in this thread's CPU time, afalg in elapsed\n"
      "time: calibrate afalg on an otherwise idle machine.\n",
      RunCalibrate},

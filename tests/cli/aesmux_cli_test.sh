@@ -8,7 +8,8 @@
 # masked first); `aesmux bench` in a short run; `aesmux calibrate --quick`
 # on this machine, its calibration file loaded and its plot checked
 # (check_calibration.py); usage errors (exit status 2, the mistake named
-# with what was meant).
+# with what was meant); calibrate's output files never written through a
+# planted link.
 #
 # usage: aesmux_cli_test.sh BUILD_DIR [EMULATOR...]
 #        UPDATE_GOLDEN=1 aesmux_cli_test.sh BUILD_DIR  (rewrites them)
@@ -226,6 +227,7 @@ usage_error "--streams: 1 is out of range (2 to 256)" calibrate --streams 1
 usage_error "--seconds: 'inf' is not a finite number" calibrate --seconds inf
 usage_error "--seconds: 'nan' is not a finite number" calibrate --seconds nan
 usage_error "--output needs a value (FILE)" calibrate --output
+usage_error "must name different files" calibrate --output a.svg --plot a.svg
 usage_error "--runs: 'x' is not a whole number" bench --runs x
 usage_error "--seconds: 'inf' is not a finite number" bench --seconds inf
 usage_error "--seconds: -1 is out of range (0.0001 to 3600)" bench --seconds=-1
@@ -233,6 +235,34 @@ usage_error "--sizes: '1Q' is not a byte count" bench --sizes 16,1Q
 usage_error "--algs: no cipher 'aes-128-gmc' (did you mean 'aes-128-gcm'?)" \
   bench --algs aes-128-gmc
 usage_error "unexpected argument 'x'" version x
+
+# 6. Calibrate's files: a symbolic link planted at a name it writes (given,
+# or the default in the working directory), or a FIFO, is refused before
+# anything is measured, and what it points to is left alone.
+echo precious >"$work/victim"
+mkdir "$work/cwd"
+ln -s "$work/victim" "$work/cwd/aesmux-calibration.conf"
+ln -s "$work/victim" "$work/link.svg"
+ln -s "$work/victim" "$work/plot.png"
+mkfifo "$work/fifo.conf"
+for args in "" "--output $work/c.conf --plot $work/link.svg" \
+            "--output $work/c.conf --plot $work/plot.svg" \
+            "--output $work/fifo.conf --plot $work/p.svg"; do
+  status=0
+  (cd "$work/cwd" && timeout 20 "${emulator[@]}" "$build/provider/aesmux" \
+     calibrate --quick --module "$build/provider/aesmux.so" $args \
+     >"$work/refused" 2>&1) || status=$?
+  if [ "$status" -eq 1 ] && grep -qE "(is a symbolic link|is a FIFO): not replaced" "$work/refused" &&
+     ! grep -q "^about" "$work/refused"; then
+    pass "calibrate ${args:-(default names)}: $(cat "$work/refused")"
+  else
+    fail "calibrate ${args:-(default names)}: exit $status, $(cat "$work/refused")"
+  fi
+done
+[ "$(cat "$work/victim")" = precious ] && [ -L "$work/link.svg" ] &&
+  [ -p "$work/fifo.conf" ] &&
+  pass "the link's target and the FIFO are untouched" ||
+  fail "a planted link's target or the FIFO changed"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
