@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -25,6 +26,7 @@
 #include "provider/cli/svg_plot.h"
 #include "provider/cli/throughput.h"
 #include "provider/core/algorithm.h"
+#include "provider/route/settings.h"
 
 extern char **environ;
 
@@ -42,17 +44,8 @@ constexpr OptionSpec kOptions[] = {
 // --streams: ASYNC jobs at once, each with its own context and buffers.
 constexpr int kMaxStreams = 256;
 
-// Request sizes: every fourfold step (--quick), or two per doubling, all
-// multiples of 16 so that ECB and CBC take them without padding.
-std::vector<size_t> Sizes(bool quick) {
-  if (quick) return {16, 64, 256, 1024, 4096, 16384, 65536};
-  std::vector<size_t> sizes = {16};
-  for (size_t size = 32; size <= 65536; size *= 2) {
-    if (size >= 64) sizes.push_back(size / 4 * 3);
-    sizes.push_back(size);
-  }
-  return sizes;
-}
+// The largest request measured.
+constexpr size_t kLargestSize = 64 * 1024;
 
 std::string CpuModel() {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -183,6 +176,21 @@ std::string ConvertToPng(const std::string &svg_path, OutputFile &svg,
   return "plot (PNG): " + png_path;
 }
 
+// The lengths where the router's thresholds sit by default: a calibration
+// that does not measure there cannot keep a default, only move it to the
+// next length it measured.
+std::vector<size_t> DefaultLengths() {
+  std::vector<size_t> lengths = {route::kDefaultAutoAfalgMinLen,
+                                 route::kDefaultAutoAfalgMinLenWithoutAes};
+  for (const route::SettingKey &key : route::SettingKeys()) {
+    if (!key.calibrated) continue;
+    const std::optional<uint64_t> bytes =
+        route::ParseByteCount(key.default_value);
+    if (bytes && *bytes > 0) lengths.push_back(*bytes);
+  }
+  return lengths;
+}
+
 std::optional<CalibrateOptions> ParseOptions(
     const std::vector<std::string> &args) {
   CalibrateOptions options;
@@ -234,6 +242,23 @@ PlotData MakePlot(const std::vector<Measured> &results,
 
 std::span<const OptionSpec> CalibrateOptionSpecs() { return kOptions; }
 
+std::vector<size_t> CalibrationSizes(bool quick) {
+  // Every fourfold step (--quick), or two per doubling.
+  std::vector<size_t> sizes = {16};
+  for (size_t size = 32; size <= kLargestSize; size *= 2) {
+    if (!quick && size >= 64) sizes.push_back(size / 4 * 3);
+    if (!quick || std::countr_zero(size) % 2 == 0) sizes.push_back(size);
+  }
+  // And the defaults, in multiples of 16 that ECB and CBC take whole.
+  for (const size_t length : DefaultLengths()) {
+    const size_t rounded = (length + 15) / 16 * 16;
+    if (rounded <= kLargestSize) sizes.push_back(rounded);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
 int RunCalibrate(const std::vector<std::string> &args) {
   const std::optional<CalibrateOptions> parsed = ParseOptions(args);
   if (!parsed) return kUsageError;
@@ -264,7 +289,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
 
   Plan plan;
   if (!SetUpPaths(options, &plan)) return kFailure;
-  const std::vector<size_t> sizes = Sizes(options.quick);
+  const std::vector<size_t> sizes = CalibrationSizes(options.quick);
   double total = 0;  // measurements, each options.seconds long
   for (const core::AlgInfo &alg : core::kAlgs) {
     for (const PathUnderTest &path : plan.paths) {
@@ -277,13 +302,17 @@ int RunCalibrate(const std::vector<std::string> &args) {
       total += weight * sizes.size() * options.runs;
     }
   }
+  std::string size_list;
+  for (const size_t size : sizes) {
+    size_list += (size_list.empty() ? "" : " ") + ByteCount(size);
+  }
   std::printf("aesmux calibrate: %zu paths (", plan.paths.size());
   for (size_t p = 0; p < plan.paths.size(); ++p) {
     std::printf("%s%s", p == 0 ? "" : ", ", plan.paths[p].name.c_str());
   }
-  std::printf("), %zu sizes from 16 B to 64 KiB, %d alternating runs of "
-              "%.3f s each, about %s\n",
-              sizes.size(), options.runs, options.seconds,
+  std::printf("), %zu sizes (%s), %d alternating runs of %g s each, "
+              "about %s\n",
+              sizes.size(), size_list.c_str(), options.runs, options.seconds,
               Progress::FormatDuration(total * options.seconds).c_str());
   if (!plan.afalg_note.empty()) std::printf("%s\n", plan.afalg_note.c_str());
   std::fflush(stdout);
@@ -311,11 +340,13 @@ int RunCalibrate(const std::vector<std::string> &args) {
       "# %s; OpenSSL %s; aesmux %s, simd tier %s\n"
       "# Each size: %d alternating runs of %.3f s per path, medians; a path\n"
       "# wins where it is more than %.0f %% faster. mb: %d streams in ASYNC "
-      "jobs;\n# threads: %d threads on %d CPUs, combined or each alone.\n",
+      "jobs;\n# threads: %d threads on %d CPUs, combined or each alone.\n"
+      "# Sizes measured: %s\n",
       options.quick ? " --quick" : "", Today().c_str(), CpuModel().c_str(),
       OpenSSL_version(OPENSSL_VERSION_STRING), plan.version.c_str(),
       plan.best_tier.c_str(), options.runs, options.seconds,
-      options.margin * 100, plan.streams, plan.threads, plan.cpus);
+      options.margin * 100, plan.streams, plan.threads, plan.cpus,
+      size_list.c_str());
   const std::string thresholds =
       FormatThresholds(options, header, results, families, plan.afalg_note);
   std::string error;

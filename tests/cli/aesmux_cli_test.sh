@@ -147,7 +147,8 @@ fi
 
 # 4. aesmux calibrate --quick: a calibration file the provider then loads
 # (its thresholds in force, from the calibration, in `aesmux info`), and
-# a well-formed SVG with one curve per path in every panel.
+# a well-formed SVG with one curve per path in every panel; the sizes
+# include where the defaults sit (cbc.mb_min_len's 384, 8K).
 start=$SECONDS
 if aesmux calibrate --quick --module "$build/provider/aesmux.so" \
      --output "$work/cal.conf" --plot "$work/cal.svg" >"$work/calibrate" \
@@ -159,6 +160,9 @@ fi
 grep -q '^cbc.fallback_max_len = ' "$work/cal.conf" &&
   pass "the calibration file has the thresholds" ||
   fail "calibration file: $(cat "$work/cal.conf")"
+grep -qE '^# Sizes measured: 16 64 256 384 1K 2K 4K 8K 16K 64K$' "$work/cal.conf" &&
+  pass "calibrate --quick measures where the defaults sit (384, 2K, 8K, 16K)" ||
+  fail "sizes measured: $(grep Sizes "$work/cal.conf")"
 grep -q "calibration_file = $work/cal.conf" "$work/calibrate" &&
   pass "calibrate says how to use the file" || fail "no calibration_file hint"
 aesmux_cnf "$work/calibrated.cnf" "calibration_file = $work/cal.conf"
