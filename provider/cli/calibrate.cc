@@ -218,6 +218,41 @@ std::optional<CalibrateOptions> ParseOptions(
   return options;
 }
 
+// Every path measured in a short trial, so that the time the run will take
+// is known before it starts: one algorithm of each family some path serves
+// alone, encrypting, at two sizes. Every cipher is fetched first, as the
+// run's first fetches are, so that what a first fetch costs (once per
+// algorithm and path) is not taken for what each measurement costs.
+bool RunTrial(const Plan &plan, const CalibrateOptions &options,
+              TimeEstimate *estimate) {
+  for (const PathUnderTest &path : plan.paths) {
+    for (const core::AlgInfo &alg : core::kAlgs) {
+      if (path.serves[static_cast<size_t>(alg.family)]) {
+        path.provider->Aesmux(alg.name);
+      }
+    }
+  }
+  std::vector<bool> covered(plan.paths.size(), false);
+  Progress trial("", 0);
+  for (const core::AlgInfo &alg : core::kAlgs) {
+    const auto f = static_cast<size_t>(alg.family);
+    bool needed = false;
+    for (size_t p = 0; p < plan.paths.size(); ++p) {
+      needed = needed || (plan.paths[p].serves[f] && !covered[p]);
+    }
+    if (!needed) continue;
+    if (!MeasureAlgorithm(alg, Direction::kEncrypt, plan, {256, 4096},
+                          options, &trial)) {
+      return false;
+    }
+    for (size_t p = 0; p < plan.paths.size(); ++p) {
+      covered[p] = covered[p] || plan.paths[p].serves[f];
+    }
+  }
+  estimate->LearnFrom(trial.estimate());
+  return true;
+}
+
 // The plot: a panel per algorithm and direction, the family's thresholds
 // marked in each.
 PlotData MakePlot(const std::vector<Measured> &results,
@@ -290,7 +325,8 @@ int RunCalibrate(const std::vector<std::string> &args) {
   Plan plan;
   if (!SetUpPaths(options, &plan)) return kFailure;
   const std::vector<size_t> sizes = CalibrationSizes(options.quick);
-  double total = 0;  // measurements, each options.seconds long
+  // The work, in measurements of options.seconds, by path.
+  TimeEstimate work;
   for (const core::AlgInfo &alg : core::kAlgs) {
     for (const PathUnderTest &path : plan.paths) {
       if (!path.serves[static_cast<size_t>(alg.family)]) continue;
@@ -299,7 +335,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
                             : path.threads > 0 ? ThreadsSeconds(options) /
                                                      options.seconds
                                                : 2;
-      total += weight * sizes.size() * options.runs;
+      work.Plan(path.name, weight * sizes.size() * options.runs);
     }
   }
   std::string size_list;
@@ -310,14 +346,17 @@ int RunCalibrate(const std::vector<std::string> &args) {
   for (size_t p = 0; p < plan.paths.size(); ++p) {
     std::printf("%s%s", p == 0 ? "" : ", ", plan.paths[p].name.c_str());
   }
-  std::printf("), %zu sizes (%s), %d alternating runs of %g s each, "
-              "about %s\n",
-              sizes.size(), size_list.c_str(), options.runs, options.seconds,
-              Progress::FormatDuration(total * options.seconds).c_str());
+  std::printf("), %zu sizes (%s), %d alternating runs of %g s each\n",
+              sizes.size(), size_list.c_str(), options.runs, options.seconds);
   if (!plan.afalg_note.empty()) std::printf("%s\n", plan.afalg_note.c_str());
   std::fflush(stdout);
+  if (!RunTrial(plan, options, &work)) return kFailure;
+  const double estimated = work.SecondsLeft();
+  std::printf("about %s, from a trial of every path just now\n",
+              Progress::FormatDuration(estimated).c_str());
+  std::fflush(stdout);
 
-  Progress progress("aesmux calibrate", total);
+  Progress progress("aesmux calibrate", std::move(work));
   std::vector<Measured> results;
   for (const core::AlgInfo &alg : core::kAlgs) {
     for (const Direction direction :
@@ -330,6 +369,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
     }
   }
   progress.Finish();
+  const double took = progress.Elapsed();
 
   const std::array<FamilyThresholds, kNumFamilies> families =
       Aggregate(results);
@@ -366,7 +406,10 @@ int RunCalibrate(const std::vector<std::string> &args) {
     return kFailure;
   }
 
-  std::printf("\nthresholds (%s): %s\n",
+  std::printf("\nmeasured in %s (estimated %s)\n",
+              Progress::FormatDuration(took).c_str(),
+              Progress::FormatDuration(estimated).c_str());
+  std::printf("thresholds (%s): %s\n",
               options.cnf ? "openssl.cnf lines" : "calibration file",
               options.output.c_str());
   std::istringstream written(thresholds);

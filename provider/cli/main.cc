@@ -71,8 +71,9 @@ constexpr Command kCommands[] = {
      "and the curves as an SVG plot (default aesmux-calibration.svg;\n"
      "a PNG beside it when rsvg-convert is installed), each replacing\n"
      "only a regular file. --quick measures 10 sizes briefly, the full\n"
-     "run 24 and longer, with progress and time left. --module loads\n"
-     "that aesmux.so (a build tree).\n"
+     "run 24 and longer; the time it will take is estimated from a\n"
+     "trial of every path and shown as it goes. --module loads that\n"
+     "aesmux.so (a build tree).\n"
      "CPU paths are timed in this thread's CPU time, afalg in elapsed\n"
      "time: calibrate afalg on an otherwise idle machine.\n",
      RunCalibrate},

@@ -148,12 +148,13 @@ fi
 # 4. aesmux calibrate --quick: a calibration file the provider then loads
 # (its thresholds in force, from the calibration, in `aesmux info`), and
 # a well-formed SVG with one curve per path in every panel; the sizes
-# include where the defaults sit (cbc.mb_min_len's 384, 8K).
+# include where the defaults sit (cbc.mb_min_len's 384, 8K); the time is
+# estimated from a trial and compared with what it took.
 start=$SECONDS
 if aesmux calibrate --quick --module "$build/provider/aesmux.so" \
      --output "$work/cal.conf" --plot "$work/cal.svg" >"$work/calibrate" \
      2>"$work/calibrate-err"; then
-  pass "calibrate --quick took $((SECONDS - start)) s"
+  pass "calibrate --quick took $((SECONDS - start)) s: $(grep '^measured in' "$work/calibrate")"
 else
   fail "calibrate --quick failed: $(cat "$work/calibrate-err")"
 fi
@@ -163,6 +164,10 @@ grep -q '^cbc.fallback_max_len = ' "$work/cal.conf" &&
 grep -qE '^# Sizes measured: 16 64 256 384 1K 2K 4K 8K 16K 64K$' "$work/cal.conf" &&
   pass "calibrate --quick measures where the defaults sit (384, 2K, 8K, 16K)" ||
   fail "sizes measured: $(grep Sizes "$work/cal.conf")"
+grep -qE '^about [0-9]+:[0-9]{2}, from a trial of every path' "$work/calibrate" &&
+  grep -qE '^measured in [0-9]+:[0-9]{2} \(estimated [0-9]+:[0-9]{2}\)$' "$work/calibrate" &&
+  pass "calibrate estimates its time from a trial and says what it took" ||
+  fail "calibrate's estimate: $(head -4 "$work/calibrate")"
 grep -q "calibration_file = $work/cal.conf" "$work/calibrate" &&
   pass "calibrate says how to use the file" || fail "no calibration_file hint"
 aesmux_cnf "$work/calibrated.cnf" "calibration_file = $work/cal.conf"
