@@ -7,9 +7,9 @@
 # values — OpenSSL's version, CPU features, which tiers this CPU runs — are
 # masked first); `aesmux bench` in a short run; `aesmux calibrate --quick`
 # on this machine, its calibration file loaded and its plot checked
-# (check_calibration.py); usage errors (exit status 2, the mistake named
-# with what was meant); calibrate's output files never written through a
-# planted link.
+# (check_calibration.py; check_plot.py renders it with rsvg-convert);
+# usage errors (exit status 2, the mistake named with what was meant);
+# calibrate's output files never written through a planted link.
 #
 # usage: aesmux_cli_test.sh BUILD_DIR [EMULATOR...]
 #        UPDATE_GOLDEN=1 aesmux_cli_test.sh BUILD_DIR  (rewrites them)
@@ -147,7 +147,8 @@ fi
 
 # 4. aesmux calibrate --quick: a calibration file the provider then loads
 # (its thresholds in force, from the calibration, in `aesmux info`), and
-# a well-formed SVG with one curve per path in every panel; the sizes
+# a well-formed SVG with one curve per path in every panel that rsvg-convert
+# renders, every path in its own colour, no text over another; the sizes
 # include where the defaults sit (cbc.mb_min_len's 384, 8K); the time is
 # estimated from a trial and compared with what it took.
 start=$SECONDS
@@ -177,6 +178,13 @@ if OPENSSL_CONF=$work/calibrated.cnf aesmux info --json >"$work/calibrated.json"
   pass "the provider loads the calibration (every threshold in force from it); the plot is well-formed SVG with one curve per path in each of 28 panels"
 else
   fail "the calibration file or the plot (above)"
+fi
+if ! command -v rsvg-convert >/dev/null; then
+  fail "rsvg-convert is not installed (Debian: librsvg2-bin, in scripts/common.sh's test packages)"
+elif python3 "$here/check_plot.py" "$work/cal.svg"; then
+  pass "rsvg-convert renders the plot: every path its own colour and dash, log axes, no text over another"
+else
+  fail "the plot as rendered (above)"
 fi
 if aesmux calibrate --quick --runs 1 --seconds 0.0005 --cnf \
      --module "$build/provider/aesmux.so" --output "$work/snippet.cnf" \
