@@ -26,6 +26,7 @@
 #include "provider/cli/svg_plot.h"
 #include "provider/cli/throughput.h"
 #include "provider/core/algorithm.h"
+#include "provider/core/process.h"
 #include "provider/route/settings.h"
 
 extern char **environ;
@@ -63,6 +64,24 @@ std::string Today() {
   const std::time_t now = std::time(nullptr);
   char text[16];
   std::strftime(text, sizeof(text), "%Y-%m-%d", std::gmtime(&now));
+  return text;
+}
+
+// The load average over the last minute, or a negative number if unknown.
+double LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1;
+  in >> load;
+  return in ? load : -1;
+}
+
+// "load average 3.1 at the start, 2.5 at the end, on 2 CPUs", or "".
+std::string DescribeLoad(double start, double end, uint32_t cpus) {
+  if (start < 0 || end < 0) return "";
+  char text[128];
+  std::snprintf(text, sizeof(text),
+                "load average %.1f at the start, %.1f at the end, on %u CPUs",
+                start, end, cpus);
   return text;
 }
 
@@ -259,11 +278,12 @@ PlotData MakePlot(const std::vector<Measured> &results,
                   const std::array<FamilyThresholds, kNumFamilies> &families,
                   const std::vector<size_t> &sizes,
                   const CalibrateOptions &options,
-                  const std::string &afalg_note) {
+                  const std::string &afalg_note, const std::string &load) {
   PlotData plot;
   plot.title = "aesmux calibrate: throughput by request size, per path";
   plot.subtitle = CpuModel() + ", " + Today() + "; " +
                   (options.quick ? "--quick" : "full run") +
+                  (load.empty() ? "" : "; " + load) +
                   (afalg_note.empty() ? "" : "; " + afalg_note);
   plot.sizes = sizes;
   for (const Measured &m : results) {
@@ -322,6 +342,15 @@ int RunCalibrate(const std::vector<std::string> &args) {
     std::fprintf(stderr, "aesmux calibrate: ignoring %s\n", name.c_str());
   }
 
+  const double load_start = LoadAverage();
+  const uint32_t cpus = core::UsableCpus();
+  if (load_start > cpus) {
+    std::fprintf(stderr,
+                 "aesmux calibrate: this machine is busy (load average %.1f "
+                 "on %u CPUs): what is measured now may not hold when it is "
+                 "idle\n",
+                 load_start, cpus);
+  }
   Plan plan;
   if (!SetUpPaths(options, &plan)) return kFailure;
   const std::vector<size_t> sizes = CalibrationSizes(options.quick);
@@ -370,6 +399,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
   }
   progress.Finish();
   const double took = progress.Elapsed();
+  const std::string load = DescribeLoad(load_start, LoadAverage(), cpus);
 
   const std::array<FamilyThresholds, kNumFamilies> families =
       Aggregate(results);
@@ -378,15 +408,16 @@ int RunCalibrate(const std::vector<std::string> &args) {
       header, sizeof(header),
       "# aesmux calibration, written by `aesmux calibrate%s` on %s\n"
       "# %s; OpenSSL %s; aesmux %s, simd tier %s\n"
-      "# Each size: %d alternating runs of %.3f s per path, medians; a path\n"
-      "# wins where it is more than %.0f %% faster. mb: %d streams in ASYNC "
+      "# Each size: %d alternating runs of %g s per path, medians; a path\n"
+      "# wins where it is more than %g %% faster. mb: %d streams in ASYNC "
       "jobs;\n# threads: %d threads on %d CPUs, combined or each alone.\n"
-      "# Sizes measured: %s\n",
+      "# Sizes measured: %s\n%s%s%s",
       options.quick ? " --quick" : "", Today().c_str(), CpuModel().c_str(),
       OpenSSL_version(OPENSSL_VERSION_STRING), plan.version.c_str(),
       plan.best_tier.c_str(), options.runs, options.seconds,
       options.margin * 100, plan.streams, plan.threads, plan.cpus,
-      size_list.c_str());
+      size_list.c_str(), load.empty() ? "" : "# While measuring: ",
+      load.c_str(), load.empty() ? "" : "\n");
   const std::string thresholds =
       FormatThresholds(options, header, results, families, plan.afalg_note);
   std::string error;
@@ -398,7 +429,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
   std::unique_ptr<OutputFile> svg = OutputFile::Create(options.plot, &error);
   if (svg == nullptr ||
       !svg->Write(RenderSvg(MakePlot(results, families, sizes, options,
-                                     plan.afalg_note)),
+                                     plan.afalg_note, load)),
                   &error) ||
       !svg->Commit(&error)) {
     std::fprintf(stderr, "aesmux calibrate: cannot write %s\n",
