@@ -18,11 +18,13 @@ AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
 # starts the nginx and ssh services when it installs them), the afalg
 # suite boots a kernel under qemu, the constant-time checks run under
 # valgrind, the fuzz targets are built with clang 14 and its libFuzzer
-# and sanitizer runtimes, and gdb prints the stacks of a forked test child
-# that hangs.
+# and sanitizer runtimes, gdb prints the stacks of a forked test child
+# that hangs, and rsvg-convert renders aesmux calibrate's plot (in DejaVu
+# Sans, whose widths the plot's layout assumes) for the command's tests.
 AESMUX_TEST_PACKAGES=(nginx-light curl openssh-server openssh-client python3 lintian
                       qemu-system-x86 busybox-static cpio valgrind
-                      clang-14 libclang-rt-14-dev gdb)
+                      clang-14 libclang-rt-14-dev gdb
+                      librsvg2-bin fonts-dejavu-core)
 
 log() { printf '\n==> %s\n' "$*"; }
 

@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "provider/cli/args.h"
 #include "provider/cli/progress.h"
 #include "provider/cli/provider_handle.h"
 #include "provider/cli/throughput.h"
+#include "provider/core/algorithm.h"
 #include "provider/route/settings.h"
 
 namespace aesmux::cli {
@@ -24,9 +26,13 @@ struct BenchOptions {
   Clock clock = Clock::kThreadCpu;
 };
 
-constexpr const char kUsage[] =
-    "usage: aesmux bench [--algs LIST] [--sizes LIST] [--decrypt] "
-    "[--seconds S] [--runs N] [--elapsed]\n";
+// --sizes: up to 1 GiB, which EVP's int lengths take in one call.
+constexpr uint64_t kMaxBenchSize = uint64_t{1} << 30;
+
+constexpr OptionSpec kOptions[] = {
+    {"--algs", "LIST"},   {"--sizes", "LIST"}, {"--decrypt", ""},
+    {"--seconds", "S"},   {"--runs", "N"},     {"--elapsed", ""},
+};
 
 }  // namespace
 
@@ -41,14 +47,27 @@ std::vector<std::string> SplitList(const std::string &list) {
   return items;
 }
 
-std::optional<std::vector<size_t>> ParseSizeList(const std::string &list) {
+std::span<const OptionSpec> BenchOptionSpecs() { return kOptions; }
+
+std::optional<std::vector<size_t>> ParseSizeList(const std::string &list,
+                                                 std::string *error) {
   std::vector<size_t> sizes;
   for (const std::string &item : SplitList(list)) {
     const std::optional<uint64_t> bytes = route::ParseByteCount(item);
-    if (!bytes || *bytes == 0 || *bytes > (1u << 30)) return std::nullopt;
+    if (!bytes) {
+      *error = "'" + item + "' is not a byte count (16, 1K, 64K, 1M)";
+      return std::nullopt;
+    }
+    if (*bytes == 0 || *bytes > kMaxBenchSize) {
+      *error = item + " is out of range (1 to 1G)";
+      return std::nullopt;
+    }
     sizes.push_back(*bytes);
   }
-  if (sizes.empty()) return std::nullopt;
+  if (sizes.empty()) {
+    *error = "'" + list + "' names no size";
+    return std::nullopt;
+  }
   return sizes;
 }
 
@@ -66,41 +85,48 @@ std::string FormatSize(size_t bytes) {
 
 int RunBench(const std::vector<std::string> &args) {
   BenchOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (arg == "--decrypt") {
-      options.decrypt = true;
-    } else if (arg == "--elapsed") {
-      options.clock = Clock::kWall;
-    } else if (arg == "--algs" && has_value) {
-      options.algs = SplitList(args[++i]);
-    } else if (arg == "--sizes" && has_value) {
-      std::optional<std::vector<size_t>> sizes = ParseSizeList(args[++i]);
-      if (!sizes) {
-        std::fprintf(stderr, "aesmux bench: bad --sizes %s\n", args[i].c_str());
-        return 2;
-      }
-      options.sizes = *sizes;
-    } else if (arg == "--seconds" && has_value) {
-      options.seconds = std::atof(args[++i].c_str());
-    } else if (arg == "--runs" && has_value) {
-      options.runs = std::atoi(args[++i].c_str());
-    } else {
-      std::fprintf(stderr, "%s", kUsage);
-      return 2;
+  CommandLine line("bench", kOptions, args);
+  options.decrypt = line.Flag("--decrypt");
+  if (line.Flag("--elapsed")) options.clock = Clock::kWall;
+  if (const std::optional<std::string> algs = line.Value("--algs")) {
+    options.algs = SplitList(*algs);
+    if (options.algs.empty()) {
+      line.Error("--algs: '" + *algs + "' names no algorithm");
     }
   }
-  if (options.seconds <= 0 || options.runs < 1 || options.algs.empty()) {
-    std::fprintf(stderr, "%s", kUsage);
-    return 2;
+  if (const std::optional<std::string> sizes = line.Value("--sizes")) {
+    std::string error;
+    if (std::optional<std::vector<size_t>> parsed =
+            ParseSizeList(*sizes, &error)) {
+      options.sizes = std::move(*parsed);
+    } else {
+      line.Error("--sizes: " + error);
+    }
   }
+  line.Real("--seconds", kMinSeconds, kMaxSeconds, &options.seconds);
+  line.Integer("--runs", 1, kMaxRuns, &options.runs);
+  if (!line.ok()) return kUsageError;
   std::string error;
   std::unique_ptr<ProviderHandle> provider = ProviderHandle::Configured(&error);
   if (provider == nullptr) {
     std::fprintf(stderr, "aesmux bench: %s", error.c_str());
-    return 1;
+    return kFailure;
   }
+  // A name neither provider knows is a mistake in the command line.
+  for (const std::string &alg : options.algs) {
+    if (provider->Default(alg) == nullptr) {
+      TakeOpensslErrors();
+      std::vector<std::string> names;
+      for (const core::AlgInfo &info : core::kAlgs) {
+        names.emplace_back(info.name);
+        for (char &ch : names.back()) ch = static_cast<char>(std::tolower(ch));
+      }
+      const std::vector<std::string_view> views(names.begin(), names.end());
+      line.Error("--algs: no cipher '" + alg + "'" +
+                 DidYouMean(alg, views));
+    }
+  }
+  if (!line.ok()) return kUsageError;
   const Direction direction =
       options.decrypt ? Direction::kDecrypt : Direction::kEncrypt;
   std::printf(

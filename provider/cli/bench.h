@@ -8,17 +8,23 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "provider/cli/args.h"
 
 namespace aesmux::cli {
 
 // aesmux bench [--algs LIST] [--sizes LIST] [--decrypt] [--seconds S]
-//              [--runs N]
+//              [--runs N] [--elapsed]
 int RunBench(const std::vector<std::string> &args);
+std::span<const OptionSpec> BenchOptionSpecs();
 
-// "16,256,1K,16K" → sizes in bytes; nullopt if an item is not a byte count.
-std::optional<std::vector<size_t>> ParseSizeList(const std::string &list);
+// "16,256,1K,16K" → sizes in bytes; nullopt, with what is wrong with which
+// item in `error`, if an item is not a byte count from 1 B to 1 GiB.
+std::optional<std::vector<size_t>> ParseSizeList(const std::string &list,
+                                                 std::string *error);
 
 // "16 B", "1.5 KiB", "64 KiB": a request size for people.
 std::string FormatSize(size_t bytes);

@@ -30,8 +30,12 @@
 #ifndef AESMUX_PROVIDER_CLI_CALIBRATE_H_
 #define AESMUX_PROVIDER_CLI_CALIBRATE_H_
 
+#include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "provider/cli/args.h"
 
 namespace aesmux::cli {
 
@@ -39,6 +43,14 @@ namespace aesmux::cli {
 //                  [--module PATH] [--streams N] [--margin PERCENT]
 //                  [--runs N] [--seconds S]
 int RunCalibrate(const std::vector<std::string> &args);
+std::span<const OptionSpec> CalibrateOptionSpecs();
+
+// The request sizes measured, ascending: every fourfold step from 16 B to
+// 64 KiB (quick) or two per doubling, and every length where a threshold's
+// default sits (cbc.mb_min_len's 384, cbc.mb_threads_min_len's 8K, the
+// afalg_min_len defaults), so that a default the measurements bear out is
+// written back as it is.
+std::vector<size_t> CalibrationSizes(bool quick);
 
 }  // namespace aesmux::cli
 

@@ -204,7 +204,8 @@ std::optional<Measured> MeasureAlgorithm(const core::AlgInfo &alg,
               taking[p]->name == "afalg" ? Clock::kWall : Clock::kThreadCpu);
         }
         runs[p].push_back(rate);
-        progress->Advance(weight, what + " " + FormatSize(sizes[k]));
+        progress->Advance(taking[p]->name, weight,
+                          what + " " + FormatSize(sizes[k]));
       }
     }
     for (size_t p = 0; p < taking.size(); ++p) {

@@ -158,7 +158,7 @@ PlotPanel PanelOf(const Measured &m, const FamilyThresholds &t) {
   if (t.fallback_max > 0) {
     panel.markers.push_back({family + ".fallback_max_len",
                              "fallback ≤ " + FormatSize(t.fallback_max),
-                             t.fallback_max});
+                             t.fallback_max, true});
   } else {
     panel.note = "fallback_max_len = 0: simd at every size";
   }
@@ -173,7 +173,8 @@ PlotPanel PanelOf(const Measured &m, const FamilyThresholds &t) {
                                "mb ≥ " + FormatSize(t.mb_min), t.mb_min});
     }
     panel.markers.push_back(
-        {family + ".mb_max_len", "mb ≤ " + FormatSize(t.mb_max), t.mb_max});
+        {family + ".mb_max_len", "mb ≤ " + FormatSize(t.mb_max), t.mb_max,
+         true});
   }
   if (t.threads_min && m.direction == Direction::kEncrypt) {
     panel.markers.push_back({family + ".mb_threads_min_len",

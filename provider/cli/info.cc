@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "provider/cli/args.h"
 #include "provider/cli/json.h"
 #include "provider/cli/provider_handle.h"
 #include "provider/core/algorithm.h"
@@ -179,18 +180,16 @@ void PrintJson(const Info &info) {
   std::printf("}\n");
 }
 
+constexpr OptionSpec kOptions[] = {{"--json", ""}};
+
 }  // namespace
 
+std::span<const OptionSpec> InfoOptionSpecs() { return kOptions; }
+
 int RunInfo(const std::vector<std::string> &args) {
-  bool json = false;
-  for (const std::string &arg : args) {
-    if (arg == "--json") {
-      json = true;
-    } else {
-      std::fprintf(stderr, "aesmux info: unknown argument %s\n", arg.c_str());
-      return 2;
-    }
-  }
+  CommandLine line("info", kOptions, args);
+  if (!line.ok()) return kUsageError;
+  const bool json = line.Flag("--json");
   std::string error;
   std::unique_ptr<ProviderHandle> aesmux = ProviderHandle::Configured(&error);
   if (aesmux == nullptr) {

@@ -7,13 +7,17 @@
 #ifndef AESMUX_PROVIDER_CLI_INFO_H_
 #define AESMUX_PROVIDER_CLI_INFO_H_
 
+#include <span>
 #include <string>
 #include <vector>
+
+#include "provider/cli/args.h"
 
 namespace aesmux::cli {
 
 // aesmux info [--json]
 int RunInfo(const std::vector<std::string> &args);
+std::span<const OptionSpec> InfoOptionSpecs();
 
 }  // namespace aesmux::cli
 

@@ -11,12 +11,15 @@
 #include <map>
 #include <sstream>
 
+#include "provider/cli/args.h"
 #include "provider/cli/json.h"
 
 namespace aesmux::cli {
 namespace {
 
 constexpr std::string_view kHandoffPrefix = "afalg-fallback:";
+
+constexpr OptionSpec kOptions[] = {{"--per-process", ""}, {"--json", ""}};
 
 bool IsHandoff(const StatsCounter &counter) {
   return counter.path.starts_with(kHandoffPrefix);
@@ -241,22 +244,15 @@ void PrintStatsJson(std::FILE *out, const StatsRecord &record, int indent) {
   std::fprintf(out, "%s}", pad.c_str());
 }
 
+std::span<const OptionSpec> StatsOptionSpecs() { return kOptions; }
+
 int RunStats(const std::vector<std::string> &args,
              const std::string &default_prefix) {
-  bool per_process = false, json = false;
-  std::vector<std::string> names;
-  for (const std::string &arg : args) {
-    if (arg == "--per-process") {
-      per_process = true;
-    } else if (arg == "--json") {
-      json = true;
-    } else if (arg.starts_with("-")) {
-      std::fprintf(stderr, "aesmux stats: unknown option %s\n", arg.c_str());
-      return 2;
-    } else {
-      names.push_back(arg);
-    }
-  }
+  CommandLine line("stats", kOptions, args, "PREFIX | FILE...");
+  if (!line.ok()) return kUsageError;
+  const bool per_process = line.Flag("--per-process");
+  const bool json = line.Flag("--json");
+  std::vector<std::string> names = line.operands();
   if (names.empty() && !default_prefix.empty()) names = {default_prefix};
   if (names.empty()) {
     std::fprintf(stderr,

@@ -10,8 +10,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "provider/cli/args.h"
 
 namespace aesmux::cli {
 
@@ -57,6 +60,7 @@ void PrintStatsJson(std::FILE *out, const StatsRecord &record, int indent);
 // force, or "").
 int RunStats(const std::vector<std::string> &args,
              const std::string &default_prefix);
+std::span<const OptionSpec> StatsOptionSpecs();
 
 }  // namespace aesmux::cli
 

@@ -38,6 +38,12 @@ double Now(Clock clock);
 // times N seconds of wall-clock time, having measured fewer operations.
 inline constexpr double kMaxWallFactor = 3;
 
+// What `bench` and `calibrate` accept as a measurement's length (--seconds)
+// and their count (--runs): a finite time that ends.
+inline constexpr double kMinSeconds = 1e-4;
+inline constexpr double kMaxSeconds = 3600;
+inline constexpr int kMaxRuns = 1000;
+
 class Workload {
  public:
   // Keys a context of `cipher` for `direction` and requests of `size`

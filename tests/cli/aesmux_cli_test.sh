@@ -7,7 +7,9 @@
 # values — OpenSSL's version, CPU features, which tiers this CPU runs — are
 # masked first); `aesmux bench` in a short run; `aesmux calibrate --quick`
 # on this machine, its calibration file loaded and its plot checked
-# (check_calibration.py).
+# (check_calibration.py; check_plot.py renders it with rsvg-convert);
+# usage errors (exit status 2, the mistake named with what was meant);
+# calibrate's output files never written through a planted link.
 #
 # usage: aesmux_cli_test.sh BUILD_DIR [EMULATOR...]
 #        UPDATE_GOLDEN=1 aesmux_cli_test.sh BUILD_DIR  (rewrites them)
@@ -145,18 +147,28 @@ fi
 
 # 4. aesmux calibrate --quick: a calibration file the provider then loads
 # (its thresholds in force, from the calibration, in `aesmux info`), and
-# a well-formed SVG with one curve per path in every panel.
+# a well-formed SVG with one curve per path in every panel that rsvg-convert
+# renders, every path in its own colour, no text over another; the sizes
+# include where the defaults sit (cbc.mb_min_len's 384, 8K); the time is
+# estimated from a trial and compared with what it took.
 start=$SECONDS
 if aesmux calibrate --quick --module "$build/provider/aesmux.so" \
      --output "$work/cal.conf" --plot "$work/cal.svg" >"$work/calibrate" \
      2>"$work/calibrate-err"; then
-  pass "calibrate --quick took $((SECONDS - start)) s"
+  pass "calibrate --quick took $((SECONDS - start)) s: $(grep '^measured in' "$work/calibrate")"
 else
   fail "calibrate --quick failed: $(cat "$work/calibrate-err")"
 fi
 grep -q '^cbc.fallback_max_len = ' "$work/cal.conf" &&
   pass "the calibration file has the thresholds" ||
   fail "calibration file: $(cat "$work/cal.conf")"
+grep -qE '^# Sizes measured: 16 64 256 384 1K 2K 4K 8K 16K 64K$' "$work/cal.conf" &&
+  pass "calibrate --quick measures where the defaults sit (384, 2K, 8K, 16K)" ||
+  fail "sizes measured: $(grep Sizes "$work/cal.conf")"
+grep -qE '^about [0-9]+:[0-9]{2}, from a trial of every path' "$work/calibrate" &&
+  grep -qE '^measured in [0-9]+:[0-9]{2} \(estimated [0-9]+:[0-9]{2}\)$' "$work/calibrate" &&
+  pass "calibrate estimates its time from a trial and says what it took" ||
+  fail "calibrate's estimate: $(head -4 "$work/calibrate")"
 grep -q "calibration_file = $work/cal.conf" "$work/calibrate" &&
   pass "calibrate says how to use the file" || fail "no calibration_file hint"
 aesmux_cnf "$work/calibrated.cnf" "calibration_file = $work/cal.conf"
@@ -166,6 +178,13 @@ if OPENSSL_CONF=$work/calibrated.cnf aesmux info --json >"$work/calibrated.json"
   pass "the provider loads the calibration (every threshold in force from it); the plot is well-formed SVG with one curve per path in each of 28 panels"
 else
   fail "the calibration file or the plot (above)"
+fi
+if ! command -v rsvg-convert >/dev/null; then
+  fail "rsvg-convert is not installed (Debian: librsvg2-bin, in scripts/common.sh's test packages)"
+elif python3 "$here/check_plot.py" "$work/cal.svg"; then
+  pass "rsvg-convert renders the plot: every path its own colour and dash, log axes, no text over another"
+else
+  fail "the plot as rendered (above)"
 fi
 if aesmux calibrate --quick --runs 1 --seconds 0.0005 --cnf \
      --module "$build/provider/aesmux.so" --output "$work/snippet.cnf" \
@@ -177,10 +196,90 @@ else
   fail "calibrate --cnf: $(cat "$work/snippet.cnf" 2>&1)"
 fi
 
-# 5. Usage.
-aesmux --help >/dev/null && pass "--help" || fail "--help failed"
-if aesmux frobnicate 2>/dev/null; then fail "unknown command accepted"; else
-  pass "unknown command refused"; fi
+# 5. Usage: --help and --version; an unknown command or option, or a value
+# that is not a number in range, is refused with exit status 2 before
+# anything runs, naming the mistake and the nearest valid name.
+aesmux --help >"$work/help" && grep -q '^  calibrate \[--quick\]' "$work/help" &&
+  pass "--help" || fail "--help failed"
+aesmux calibrate --help >"$work/help" &&
+  grep -q '^usage: aesmux calibrate \[--quick\]' "$work/help" &&
+  pass "calibrate --help" || fail "calibrate --help: $(cat "$work/help")"
+for version in --version version; do
+  if aesmux $version >"$work/version" &&
+     grep -qE '^aesmux [0-9]+\.[0-9]+\.[0-9]+ \(OpenSSL [0-9.]+' "$work/version"; then
+    pass "aesmux $version: $(cat "$work/version")"
+  else
+    fail "aesmux $version: $(cat "$work/version")"
+  fi
+done
+# usage_error EXPECTED ARGS...: exit status 2 within 20 s (inf and nan
+# must not start a measurement that never ends) and EXPECTED on stderr.
+usage_error() {
+  local expected=$1 status=0
+  shift
+  timeout 20 "${emulator[@]}" "$build/provider/aesmux" "$@" \
+    >"$work/usage-out" 2>"$work/usage-err" || status=$?
+  if [ "$status" -eq 2 ] && grep -qF -- "$expected" "$work/usage-err" &&
+     [ ! -s "$work/usage-out" ]; then
+    pass "aesmux $*: exit 2, $(head -1 "$work/usage-err")"
+  else
+    fail "aesmux $*: exit $status, $(cat "$work/usage-err" "$work/usage-out")"
+  fi
+}
+usage_error "usage: aesmux COMMAND"
+usage_error "unknown command 'frobnicate'" frobnicate
+usage_error "unknown command 'inf' (did you mean 'info'?)" inf
+usage_error "unknown option '--verison' (did you mean '--version'?)" --verison
+usage_error "unknown option '--jsn' (did you mean '--json'?)" info --jsn
+usage_error "unexpected argument 'extra'" info extra
+usage_error "unknown option '--per-proces' (did you mean '--per-process'?)" \
+  stats --per-proces
+usage_error "unknown option '--qiuck' (did you mean '--quick'?)" calibrate --qiuck
+usage_error "--margin: 'abc' is not a number" calibrate --margin abc
+usage_error "--margin: 'nan' is not a finite number" calibrate --margin nan
+usage_error "--margin: 101 is out of range (0 to 100)" calibrate --margin 101
+usage_error "--runs: '3x' is not a whole number" calibrate --runs 3x
+usage_error "--runs: 0 is out of range" calibrate --runs 0
+usage_error "--streams: 1 is out of range (2 to 256)" calibrate --streams 1
+usage_error "--seconds: 'inf' is not a finite number" calibrate --seconds inf
+usage_error "--seconds: 'nan' is not a finite number" calibrate --seconds nan
+usage_error "--output needs a value (FILE)" calibrate --output
+usage_error "must name different files" calibrate --output a.svg --plot a.svg
+usage_error "--runs: 'x' is not a whole number" bench --runs x
+usage_error "--seconds: 'inf' is not a finite number" bench --seconds inf
+usage_error "--seconds: -1 is out of range (0.0001 to 3600)" bench --seconds=-1
+usage_error "--sizes: '1Q' is not a byte count" bench --sizes 16,1Q
+usage_error "--algs: no cipher 'aes-128-gmc' (did you mean 'aes-128-gcm'?)" \
+  bench --algs aes-128-gmc
+usage_error "unexpected argument 'x'" version x
+
+# 6. Calibrate's files: a symbolic link planted at a name it writes (given,
+# or the default in the working directory), or a FIFO, is refused before
+# anything is measured, and what it points to is left alone.
+echo precious >"$work/victim"
+mkdir "$work/cwd"
+ln -s "$work/victim" "$work/cwd/aesmux-calibration.conf"
+ln -s "$work/victim" "$work/link.svg"
+ln -s "$work/victim" "$work/plot.png"
+mkfifo "$work/fifo.conf"
+for args in "" "--output $work/c.conf --plot $work/link.svg" \
+            "--output $work/c.conf --plot $work/plot.svg" \
+            "--output $work/fifo.conf --plot $work/p.svg"; do
+  status=0
+  (cd "$work/cwd" && timeout 20 "${emulator[@]}" "$build/provider/aesmux" \
+     calibrate --quick --module "$build/provider/aesmux.so" $args \
+     >"$work/refused" 2>&1) || status=$?
+  if [ "$status" -eq 1 ] && grep -qE "(is a symbolic link|is a FIFO): not replaced" "$work/refused" &&
+     ! grep -q "^about" "$work/refused"; then
+    pass "calibrate ${args:-(default names)}: $(cat "$work/refused")"
+  else
+    fail "calibrate ${args:-(default names)}: exit $status, $(cat "$work/refused")"
+  fi
+done
+[ "$(cat "$work/victim")" = precious ] && [ -L "$work/link.svg" ] &&
+  [ -p "$work/fifo.conf" ] &&
+  pass "the link's target and the FIFO are untouched" ||
+  fail "a planted link's target or the FIFO changed"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
