@@ -862,6 +862,79 @@ TEST_P(ContractTest, XtsRefusesDuplicateKeyHalvesOnlyWhenEncrypting) {
   }
 }
 
+// Every way a context keyed with equal halves could come to encrypt: a
+// key-less init in the encrypting direction (EVP_CipherInit_ex2 and
+// EVP_CipherInit_ex), on the context or on a copy of it, and a key given
+// to decrypt after an encrypting init without one. The default provider
+// accepts each init and goes on decrypting with its old schedule (it
+// never encrypts under equal halves); aesmux refuses the init and every
+// update until a key with distinct halves is set, and writes nothing.
+TEST_P(ContractTest, XtsNeverEncryptsUnderDuplicateKeyHalves) {
+  for (const char *name : {"AES-128-XTS", "AES-256-XTS"}) {
+    SCOPED_TRACE(name);
+    CipherPtr cipher = Fetch(name);
+    CipherPtr theirs = env_->Default(name);
+    const int key_len = EVP_CIPHER_get_key_length(cipher.get());
+    Bytes key = RandomBytes(rng_, key_len / 2);
+    key.insert(key.end(), key.begin(), key.end());
+    const Bytes good_key = RandomBytes(rng_, key_len);
+    const Bytes iv = RandomBytes(rng_, 16), in = RandomBytes(rng_, 48);
+    auto expect_refused = [&](EVP_CIPHER_CTX *ctx, int init_ok) {
+      EXPECT_EQ(init_ok, 0);
+      EXPECT_EQ(LastErrorReason(), PROV_R_XTS_DUPLICATED_KEYS);
+      ERR_clear_error();
+      Bytes out(48, 0xa5);
+      int len = 0;
+      EXPECT_EQ(EVP_EncryptUpdate(ctx, out.data(), &len, in.data(), 48), 0);
+      EXPECT_EQ(out, Bytes(48, 0xa5)) << "written under equal halves";
+      ERR_clear_error();
+    };
+    // A decrypting context, turned to encrypting without a key.
+    auto dec = NewCipherCtx();
+    ASSERT_TRUE(EVP_DecryptInit_ex2(dec.get(), cipher.get(), key.data(),
+                                    iv.data(), nullptr));
+    auto copy = NewCipherCtx();
+    ASSERT_TRUE(EVP_CIPHER_CTX_copy(copy.get(), dec.get()));
+    expect_refused(dec.get(), EVP_CipherInit_ex2(dec.get(), nullptr, nullptr,
+                                                 nullptr, 1, nullptr));
+    expect_refused(dec.get(), EVP_CipherInit_ex(dec.get(), nullptr, nullptr,
+                                                nullptr, iv.data(), 1));
+    expect_refused(copy.get(), EVP_CipherInit_ex2(copy.get(), nullptr,
+                                                  nullptr, iv.data(), 1,
+                                                  nullptr));
+    // An encrypting init without a key, then the key to decrypt, then
+    // encrypting again.
+    auto late = NewCipherCtx();
+    ASSERT_TRUE(EVP_EncryptInit_ex2(late.get(), cipher.get(), nullptr,
+                                    iv.data(), nullptr));
+    ASSERT_TRUE(EVP_DecryptInit_ex2(late.get(), nullptr, key.data(), nullptr,
+                                    nullptr));
+    expect_refused(late.get(), EVP_EncryptInit_ex2(late.get(), nullptr,
+                                                   nullptr, nullptr, nullptr));
+    // Decrypting stays possible; a key with distinct halves encrypts again,
+    // as the default provider does.
+    ASSERT_TRUE(EVP_DecryptInit_ex2(dec.get(), nullptr, nullptr, iv.data(),
+                                    nullptr));
+    Bytes out(48), expected(48);
+    int len = 0;
+    EXPECT_TRUE(EVP_DecryptUpdate(dec.get(), out.data(), &len, in.data(), 48));
+    auto ref = NewCipherCtx();
+    ASSERT_TRUE(EVP_DecryptInit_ex2(ref.get(), theirs.get(), key.data(),
+                                    iv.data(), nullptr));
+    ASSERT_TRUE(EVP_DecryptUpdate(ref.get(), expected.data(), &len, in.data(),
+                                  48));
+    EXPECT_EQ(out, expected);
+    ASSERT_TRUE(EVP_EncryptInit_ex2(dec.get(), nullptr, good_key.data(),
+                                    iv.data(), nullptr));
+    ASSERT_TRUE(EVP_EncryptInit_ex2(ref.get(), nullptr, good_key.data(),
+                                    iv.data(), nullptr));
+    ASSERT_TRUE(EVP_EncryptUpdate(dec.get(), out.data(), &len, in.data(), 48));
+    ASSERT_TRUE(EVP_EncryptUpdate(ref.get(), expected.data(), &len, in.data(),
+                                  48));
+    EXPECT_EQ(out, expected);
+  }
+}
+
 TEST_P(ContractTest, XtsDataUnitsFrom16BytesTo16MiB) {
   CipherPtr cipher = Fetch("AES-128-XTS");
   CipherPtr theirs = env_->Default("AES-128-XTS");
