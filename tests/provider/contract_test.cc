@@ -12,8 +12,10 @@
 #include <openssl/objects.h>
 #include <openssl/proverr.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "tests/support/bytes.h"
 #include "tests/provider/kernel_configs.h"
@@ -841,6 +843,38 @@ TEST_P(ContractTest, GcmIvLengthChangeRequiresANewIv) {
   ASSERT_TRUE(EVP_EncryptInit_ex2(ctx.get(), nullptr, nullptr, iv.data(),
                                   nullptr));
   EXPECT_TRUE(EVP_EncryptUpdate(ctx.get(), out.data(), &len, in.data(), 16));
+}
+
+// The IV buffer keeps its bytes when the IV length grows past the 16
+// bytes held inline (provider/openssl/iv_buffer.h): after a 12-byte IV
+// and an IV length of 20, 40 or 128, the default provider's `iv` still
+// begins with the 12 bytes (and then its zeroed buffer).
+TEST_P(ContractTest, GcmIvLengthGrowthKeepsTheIvBytes) {
+  CipherPtr cipher = Fetch("AES-128-GCM");
+  CipherPtr theirs = env_->Default("AES-128-GCM");
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 12);
+  for (int iv_len : {16, 17, 20, 40, 128}) {
+    SCOPED_TRACE(iv_len);
+    std::vector<Bytes> got;
+    for (const EVP_CIPHER *each : {cipher.get(), theirs.get()}) {
+      auto ctx = NewCipherCtx();
+      ASSERT_TRUE(EVP_EncryptInit_ex2(ctx.get(), each, key.data(), iv.data(),
+                                      nullptr));
+      ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN,
+                                      iv_len, nullptr));
+      Bytes value(128, 0xa5);
+      OSSL_PARAM params[] = {
+          OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_IV,
+                                            value.data(), value.size()),
+          OSSL_PARAM_construct_end()};
+      ASSERT_EQ(EVP_CIPHER_CTX_get_params(ctx.get(), params), 1);
+      value.resize(params[0].return_size);
+      got.push_back(value);
+    }
+    EXPECT_EQ(got[0], got[1]);
+    ASSERT_EQ(got[0].size(), static_cast<size_t>(iv_len));
+    EXPECT_TRUE(std::equal(iv.begin(), iv.end(), got[0].begin()));
+  }
 }
 
 TEST_P(ContractTest, XtsRefusesDuplicateKeyHalvesOnlyWhenEncrypting) {
