@@ -65,7 +65,7 @@ struct CipherData {
                          // or null while it has none (GCM before an IV)
   size_t iv_len;         // the provider context's IV length
   size_t block_size;     // the cipher's: 16 for ECB and CBC, else 1
-  unsigned int num;      // CTR: the provider's `num` after the last call
+  unsigned int num;      // CTR: the provider context's `num`
   // The EVP_CIPHER_CTX's own IV (ctx->iv, what EVP_CIPHER_CTX_iv returns
   // for a legacy cipher), asked for once: asking costs more than a small
   // request's cipher call.
@@ -186,15 +186,37 @@ struct Legacy {
   // EVP init reaches Init, so direction and `num` agree already).
   [[gnu::always_inline]] static bool SyncIn(EVP_CIPHER_CTX *ctx,
                                             CipherData *d) {
-    if (d->iv_len == 0 || (d->iv != nullptr && SameIv(d->evp_iv, d->iv, d->iv_len))) {
-      return true;
+    if (d->iv_len != 0 &&
+        (d->iv == nullptr || !SameIv(d->evp_iv, d->iv, d->iv_len))) {
+      const int encrypt = EVP_CIPHER_CTX_is_encrypting(ctx);
+      auto *init = encrypt ? d->fns->einit : d->fns->dinit;
+      if (!init(d->algctx, nullptr, 0, d->evp_iv, d->iv_len, nullptr)) {
+        return false;
+      }
+      d->num = 0;
     }
-    const int encrypt = EVP_CIPHER_CTX_is_encrypting(ctx);
-    auto *init = encrypt ? d->fns->einit : d->fns->dinit;
-    if (!init(d->algctx, nullptr, 0, d->evp_iv, d->iv_len, nullptr)) {
+    if constexpr (kCtr) return SyncNumIn(ctx, d);
+    return true;
+  }
+
+  // CTR: the `num` the caller set (EVP_CIPHER_CTX_set_num), where it
+  // differs from the provider context's. As in OpenSSL's legacy AES-CTR,
+  // it is the offset into the keystream block of the counter before the
+  // running IV: 0 starts the next block. Only 0..15 index that block; a
+  // larger value (which OpenSSL's legacy code would read past its block
+  // with) fails the call, as the provider refuses it.
+  [[gnu::always_inline]] static bool SyncNumIn(EVP_CIPHER_CTX *ctx,
+                                               CipherData *d) {
+    const int num = EVP_CIPHER_CTX_get_num(ctx);
+    if (static_cast<unsigned int>(num) == d->num) return true;
+    unsigned int value = static_cast<unsigned int>(num);
+    if (num < 0 ||
+        !SetParam(d, OSSL_PARAM_construct_uint(OSSL_CIPHER_PARAM_NUM, &value))) {
+      ERR_raise_data(ERR_LIB_ENGINE, ENGINE_R_INVALID_ARGUMENT,
+                     "aesmux: CTR num %d is not an offset into a block", num);
       return false;
     }
-    d->num = 0;
+    d->num = value;
     return true;
   }
 
