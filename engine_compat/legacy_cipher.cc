@@ -53,7 +53,17 @@ const Functions &FunctionsFor(Alg alg) {
   return table[static_cast<size_t>(alg)];
 }
 
-std::atomic<openssl::ProviderContext *> g_provider{nullptr};
+// The instance new contexts start in (SetProviderContext); read and
+// written under core::InitLock, so that a context takes its hold on the
+// instance before the ENGINE's finish can give up the ENGINE's.
+constinit openssl::ProviderContext *g_provider = nullptr;
+
+// The current instance with a hold for the caller, or null.
+openssl::ProviderContext *HoldCurrentProvider() {
+  core::InitLock lock;
+  if (g_provider != nullptr) openssl::HoldProviderContext(g_provider);
+  return g_provider;
+}
 
 // An EVP_CIPHER_CTX's cipher_data. libcrypto allocates it zeroed and copies
 // it with memcpy (EVP_CIPHER_CTX_copy, before EVP_CTRL_COPY), so it is
@@ -61,6 +71,9 @@ std::atomic<openssl::ProviderContext *> g_provider{nullptr};
 struct CipherData {
   const Functions *fns;  // the algorithm's provider functions
   void *algctx;          // the provider context; null before it is needed
+  // The instance algctx belongs to, held while there is an algctx: the
+  // ENGINE may be finished (and its hold given up) before the context.
+  openssl::ProviderContext *provider;
   const uint8_t *iv;     // its running IV (an octet pointer into algctx),
                          // or null while it has none (GCM before an IV)
   size_t iv_len;         // the provider context's IV length
@@ -113,7 +126,7 @@ struct Legacy {
   // Makes the provider context on first use.
   static bool Ensure(EVP_CIPHER_CTX *ctx, CipherData *d) {
     if (d->algctx != nullptr) return true;
-    openssl::ProviderContext *provider = g_provider.load();
+    openssl::ProviderContext *provider = HoldCurrentProvider();
     if (provider == nullptr) {
       ERR_raise_data(ERR_LIB_ENGINE, ENGINE_R_NOT_INITIALISED,
                      "aesmux: the ENGINE is not initialised");
@@ -121,7 +134,11 @@ struct Legacy {
     }
     d->fns = &FunctionsFor(kAlg);
     d->algctx = d->fns->newctx(provider);
-    if (d->algctx == nullptr) return false;
+    if (d->algctx == nullptr) {
+      openssl::FreeProviderContext(provider);
+      return false;
+    }
+    d->provider = provider;
     d->evp_iv = EVP_CIPHER_CTX_iv_noconst(ctx);
     d->iv = nullptr;
     d->iv_len = ProviderSize(d, OSSL_CIPHER_PARAM_IVLEN);
@@ -287,6 +304,8 @@ struct Legacy {
       d->fns->freectx(d->algctx);  // wipes keys and IVs
       d->algctx = nullptr;
       d->iv = nullptr;
+      openssl::FreeProviderContext(d->provider);
+      d->provider = nullptr;
     }
     return 1;
   }
@@ -301,6 +320,7 @@ struct Legacy {
     if (d->algctx == nullptr) return 1;
     copy->algctx = d->fns->dupctx(d->algctx);
     if (copy->algctx == nullptr) return 0;
+    openssl::HoldProviderContext(copy->provider);
     FindIv(copy);
     return 1;
   }
@@ -425,7 +445,8 @@ std::array<EVP_CIPHER *, core::kNumAlgs> MakeAll(
 }  // namespace
 
 void SetProviderContext(openssl::ProviderContext *context) {
-  g_provider.store(context);
+  core::InitLock lock;
+  g_provider = context;
 }
 
 std::unique_ptr<LegacyCiphers> LegacyCiphers::Create() {

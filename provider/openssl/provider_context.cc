@@ -121,7 +121,12 @@ ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
   return nullptr;
 }
 
+void HoldProviderContext(ProviderContext *context) {
+  context->holds.fetch_add(1, std::memory_order_relaxed);
+}
+
 void FreeProviderContext(ProviderContext *context) {
+  if (context->holds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   {
     // The notes again, with what the instance settled since it was made.
     std::lock_guard lock(g_instances.mutex);
