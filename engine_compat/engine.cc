@@ -119,8 +119,14 @@ int Init(ENGINE *) noexcept {
   }
   std::string error;
   int reason = 0;
-  state.context = openssl::NewProviderContext(
-      nullptr, route::ConfigValuesOf(ConfigOf(state.config)), &error, &reason);
+  try {
+    state.context = openssl::NewProviderContext(
+        nullptr, route::ConfigValuesOf(ConfigOf(state.config)), &error,
+        &reason);
+  } catch (const std::bad_alloc &) {  // the settings' values
+    ERR_raise(ERR_LIB_ENGINE, ERR_R_MALLOC_FAILURE);
+    return 0;
+  }
   if (state.context == nullptr) {
     // As the provider does: a silently missing ENGINE is the worst outcome.
     ReportError(ENGINE_R_INIT_FAILED, error);
