@@ -86,8 +86,9 @@ struct State {
   std::map<std::string, std::string, std::less<>> config;  // setting key
   openssl::ProviderContext *context = nullptr;
   int initialised = 0;  // ENGINEs of this module with a functional reference
+  // Made at the first bind, kept for the process: contexts may outlive
+  // the ENGINE (legacy_cipher.h).
   std::unique_ptr<LegacyCiphers> ciphers;
-  int bound = 0;
 };
 
 core::ProcessValue<State *> g_state;
@@ -118,8 +119,14 @@ int Init(ENGINE *) noexcept {
   }
   std::string error;
   int reason = 0;
-  state.context = openssl::NewProviderContext(
-      nullptr, route::ConfigValuesOf(ConfigOf(state.config)), &error, &reason);
+  try {
+    state.context = openssl::NewProviderContext(
+        nullptr, route::ConfigValuesOf(ConfigOf(state.config)), &error,
+        &reason);
+  } catch (const std::bad_alloc &) {  // the settings' values
+    ERR_raise(ERR_LIB_ENGINE, ERR_R_MALLOC_FAILURE);
+    return 0;
+  }
   if (state.context == nullptr) {
     // As the provider does: a silently missing ENGINE is the worst outcome.
     ReportError(ENGINE_R_INIT_FAILED, error);
@@ -136,17 +143,11 @@ int Finish(ENGINE *) noexcept {
   State &state = TheState();
   std::lock_guard lock(state.mutex);
   if (state.initialised > 0 && --state.initialised == 0) {
+    // Contexts that started in the instance keep it until they are freed.
     SetProviderContext(nullptr);
     openssl::FreeProviderContext(state.context);
     state.context = nullptr;
   }
-  return 1;
-}
-
-int Destroy(ENGINE *) noexcept {
-  State &state = TheState();
-  std::lock_guard lock(state.mutex);
-  if (state.bound > 0 && --state.bound == 0) state.ciphers.reset();
   return 1;
 }
 
@@ -227,13 +228,10 @@ int Bind(ENGINE *e, const char *id) noexcept {
         !ENGINE_set_ciphers(e, Ciphers) ||
         !ENGINE_set_init_function(e, Init) ||
         !ENGINE_set_finish_function(e, Finish) ||
-        !ENGINE_set_destroy_function(e, Destroy) ||
         !ENGINE_set_ctrl_function(e, Ctrl) ||
         !ENGINE_set_cmd_defns(e, TheCommands().defns.data())) {
-      if (state.bound == 0) state.ciphers.reset();
       return 0;
     }
-    ++state.bound;
     return 1;
   } catch (const std::exception &) {
     ERR_raise(ERR_LIB_ENGINE, ERR_R_INTERNAL_ERROR);

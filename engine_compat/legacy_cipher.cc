@@ -53,7 +53,17 @@ const Functions &FunctionsFor(Alg alg) {
   return table[static_cast<size_t>(alg)];
 }
 
-std::atomic<openssl::ProviderContext *> g_provider{nullptr};
+// The instance new contexts start in (SetProviderContext); read and
+// written under core::InitLock, so that a context takes its hold on the
+// instance before the ENGINE's finish can give up the ENGINE's.
+constinit openssl::ProviderContext *g_provider = nullptr;
+
+// The current instance with a hold for the caller, or null.
+openssl::ProviderContext *HoldCurrentProvider() {
+  core::InitLock lock;
+  if (g_provider != nullptr) openssl::HoldProviderContext(g_provider);
+  return g_provider;
+}
 
 // An EVP_CIPHER_CTX's cipher_data. libcrypto allocates it zeroed and copies
 // it with memcpy (EVP_CIPHER_CTX_copy, before EVP_CTRL_COPY), so it is
@@ -61,11 +71,14 @@ std::atomic<openssl::ProviderContext *> g_provider{nullptr};
 struct CipherData {
   const Functions *fns;  // the algorithm's provider functions
   void *algctx;          // the provider context; null before it is needed
+  // The instance algctx belongs to, held while there is an algctx: the
+  // ENGINE may be finished (and its hold given up) before the context.
+  openssl::ProviderContext *provider;
   const uint8_t *iv;     // its running IV (an octet pointer into algctx),
                          // or null while it has none (GCM before an IV)
   size_t iv_len;         // the provider context's IV length
   size_t block_size;     // the cipher's: 16 for ECB and CBC, else 1
-  unsigned int num;      // CTR: the provider's `num` after the last call
+  unsigned int num;      // CTR: the provider context's `num`
   // The EVP_CIPHER_CTX's own IV (ctx->iv, what EVP_CIPHER_CTX_iv returns
   // for a legacy cipher), asked for once: asking costs more than a small
   // request's cipher call.
@@ -113,7 +126,7 @@ struct Legacy {
   // Makes the provider context on first use.
   static bool Ensure(EVP_CIPHER_CTX *ctx, CipherData *d) {
     if (d->algctx != nullptr) return true;
-    openssl::ProviderContext *provider = g_provider.load();
+    openssl::ProviderContext *provider = HoldCurrentProvider();
     if (provider == nullptr) {
       ERR_raise_data(ERR_LIB_ENGINE, ENGINE_R_NOT_INITIALISED,
                      "aesmux: the ENGINE is not initialised");
@@ -121,7 +134,11 @@ struct Legacy {
     }
     d->fns = &FunctionsFor(kAlg);
     d->algctx = d->fns->newctx(provider);
-    if (d->algctx == nullptr) return false;
+    if (d->algctx == nullptr) {
+      openssl::FreeProviderContext(provider);
+      return false;
+    }
+    d->provider = provider;
     d->evp_iv = EVP_CIPHER_CTX_iv_noconst(ctx);
     d->iv = nullptr;
     d->iv_len = ProviderSize(d, OSSL_CIPHER_PARAM_IVLEN);
@@ -186,15 +203,37 @@ struct Legacy {
   // EVP init reaches Init, so direction and `num` agree already).
   [[gnu::always_inline]] static bool SyncIn(EVP_CIPHER_CTX *ctx,
                                             CipherData *d) {
-    if (d->iv_len == 0 || (d->iv != nullptr && SameIv(d->evp_iv, d->iv, d->iv_len))) {
-      return true;
+    if (d->iv_len != 0 &&
+        (d->iv == nullptr || !SameIv(d->evp_iv, d->iv, d->iv_len))) {
+      const int encrypt = EVP_CIPHER_CTX_is_encrypting(ctx);
+      auto *init = encrypt ? d->fns->einit : d->fns->dinit;
+      if (!init(d->algctx, nullptr, 0, d->evp_iv, d->iv_len, nullptr)) {
+        return false;
+      }
+      d->num = 0;
     }
-    const int encrypt = EVP_CIPHER_CTX_is_encrypting(ctx);
-    auto *init = encrypt ? d->fns->einit : d->fns->dinit;
-    if (!init(d->algctx, nullptr, 0, d->evp_iv, d->iv_len, nullptr)) {
+    if constexpr (kCtr) return SyncNumIn(ctx, d);
+    return true;
+  }
+
+  // CTR: the `num` the caller set (EVP_CIPHER_CTX_set_num), where it
+  // differs from the provider context's. As in OpenSSL's legacy AES-CTR,
+  // it is the offset into the keystream block of the counter before the
+  // running IV: 0 starts the next block. Only 0..15 index that block; a
+  // larger value (which OpenSSL's legacy code would read past its block
+  // with) fails the call, as the provider refuses it.
+  [[gnu::always_inline]] static bool SyncNumIn(EVP_CIPHER_CTX *ctx,
+                                               CipherData *d) {
+    const int num = EVP_CIPHER_CTX_get_num(ctx);
+    if (static_cast<unsigned int>(num) == d->num) return true;
+    unsigned int value = static_cast<unsigned int>(num);
+    if (num < 0 ||
+        !SetParam(d, OSSL_PARAM_construct_uint(OSSL_CIPHER_PARAM_NUM, &value))) {
+      ERR_raise_data(ERR_LIB_ENGINE, ENGINE_R_INVALID_ARGUMENT,
+                     "aesmux: CTR num %d is not an offset into a block", num);
       return false;
     }
-    d->num = 0;
+    d->num = value;
     return true;
   }
 
@@ -265,6 +304,8 @@ struct Legacy {
       d->fns->freectx(d->algctx);  // wipes keys and IVs
       d->algctx = nullptr;
       d->iv = nullptr;
+      openssl::FreeProviderContext(d->provider);
+      d->provider = nullptr;
     }
     return 1;
   }
@@ -279,6 +320,7 @@ struct Legacy {
     if (d->algctx == nullptr) return 1;
     copy->algctx = d->fns->dupctx(d->algctx);
     if (copy->algctx == nullptr) return 0;
+    openssl::HoldProviderContext(copy->provider);
     FindIv(copy);
     return 1;
   }
@@ -403,7 +445,8 @@ std::array<EVP_CIPHER *, core::kNumAlgs> MakeAll(
 }  // namespace
 
 void SetProviderContext(openssl::ProviderContext *context) {
-  g_provider.store(context);
+  core::InitLock lock;
+  g_provider = context;
 }
 
 std::unique_ptr<LegacyCiphers> LegacyCiphers::Create() {

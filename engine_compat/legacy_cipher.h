@@ -36,11 +36,16 @@ namespace aesmux::engine {
 
 // The instance new cipher contexts belong to: set while the ENGINE is
 // initialised, null otherwise (a context then fails to start, with an
-// error). A context keeps the instance it started in; the ENGINE is not
-// finished while contexts hold functional references to it.
+// error). A context keeps the instance it started in, with a hold on it
+// (HoldProviderContext): a context set up without a functional reference
+// on the ENGINE (EVP_EncryptInit_ex(ctx, ENGINE_get_cipher(e, nid), NULL,
+// ...)) may outlive the ENGINE's last ENGINE_finish, and goes on in its
+// instance, which the last such context frees.
 void SetProviderContext(openssl::ProviderContext *context);
 
-// The 14 ciphers, made once per bound ENGINE.
+// The 14 ciphers. Made once per process and never freed: a context points
+// to its cipher (libcrypto counts no references on a legacy cipher) and
+// may outlive the ENGINE that gave it.
 class LegacyCiphers {
  public:
   // Null (with OpenSSL's error on the queue) if a cipher could not be made.

@@ -29,8 +29,11 @@ namespace aesmux::kernels {
 
 class SimdGcm {
  public:
-  // Outcomes of feeding a message; the same cases CRYPTO_gcm128_* reports.
-  enum class Status { kOk, kTooLong, kAadAfterData };
+  // Outcomes of feeding a message. GCM's limits on a message's length
+  // (SP 800-38D) are the caller's to keep: the provider checks them once
+  // for every path (provider/route/gcm_engine.h); beyond them the 32-bit
+  // counter would wrap.
+  enum class Status { kOk, kAadAfterData };
 
   SimdGcm() = default;
   // A copy whose GHASH key cannot be allocated is not set (is_set()).

@@ -126,9 +126,12 @@ Service &Service::Get() {
 
 void Service::Acquire() {
   std::lock_guard lock(g_service_mutex);
-  if (g_service_users++ == 0) {
+  // Counted once made: if making it throws std::bad_alloc, nothing was
+  // acquired (the instance is not made) and the next Acquire makes it.
+  if (g_service_users == 0) {
     g_service.store(new Service, std::memory_order_release);
   }
+  ++g_service_users;
 }
 
 void Service::Release() {

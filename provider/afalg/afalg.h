@@ -125,6 +125,7 @@ KernelAlgorithm KernelAlgorithmFor(core::Family family);
 class Service {
  public:
   static Service &Get();
+  // Throws std::bad_alloc, acquiring nothing, if memory runs out.
   static void Acquire();
   static void Release();
 

@@ -21,6 +21,7 @@
 #include "provider/afalg/fd_budget.h"
 #include "provider/afalg/process.h"
 #include "provider/core/async_wait.h"
+#include "provider/core/thread_exit.h"
 
 namespace aesmux::afalg {
 namespace {
@@ -33,10 +34,17 @@ constexpr uint64_t kSendTag = 1;  // low bit of user_data: the sendmsg
 // Identifies aesmux's fd in an ASYNC_WAIT_CTX.
 const char kWaitKey = 0;
 
-// Shared with the InFlights that hold its requests, so that it outlives
-// its thread while they do. A parent's ring in a forked child is dropped
-// without a syscall on it (~Ring).
-thread_local std::shared_ptr<Ring> t_ring;
+// This thread's ring, in its core::ThreadSlot::kRing (released when the
+// thread exits): shared with the InFlights that hold its requests, so that
+// it outlives its thread while they do. A parent's ring in a forked child
+// is dropped without a syscall on it (~Ring).
+using RingHold = std::shared_ptr<Ring>;
+
+RingHold *ThisThreadsRing() {
+  return static_cast<RingHold *>(core::ThreadObject(core::ThreadSlot::kRing));
+}
+
+void ReleaseRing(void *hold) { delete static_cast<RingHold *>(hold); }
 
 std::atomic<uint64_t> g_enters{0};
 void CountEnter() { g_enters.fetch_add(1, std::memory_order_relaxed); }
@@ -128,18 +136,30 @@ void PrepareSend(Request &request, uint32_t op, const uint8_t *iv,
 }
 
 Ring *Ring::ForThisThread(int *error) {
-  if (t_ring != nullptr) {
-    Ring &ring = *t_ring;
+  RingHold *hold = ThisThreadsRing();
+  if (hold != nullptr && *hold != nullptr) {
+    Ring &ring = **hold;
     if (!ring.ours()) {
-      t_ring.reset();  // the parent's, in a forked child
+      hold->reset();  // the parent's, in a forked child
     } else {
       std::lock_guard lock(ring.mutex_);
       if (!ring.poisoned_ || ring.in_flight_ != 0) return &ring;
-      t_ring.reset();  // broken and idle: make a new one
+      hold->reset();  // broken and idle: make a new one
     }
   }
-  std::shared_ptr<Ring> ring(new (std::nothrow) Ring);
-  if (ring == nullptr) {
+  if (hold == nullptr) {
+    hold = new (std::nothrow) RingHold;
+    if (hold == nullptr ||
+        !core::SetThreadObject(core::ThreadSlot::kRing, hold, ReleaseRing)) {
+      delete hold;
+      *error = -ENOMEM;
+      return nullptr;
+    }
+  }
+  RingHold ring;
+  try {
+    ring.reset(new Ring);  // with its shared count's block
+  } catch (const std::bad_alloc &) {
     *error = -ENOMEM;
     return nullptr;
   }
@@ -147,8 +167,8 @@ Ring *Ring::ForThisThread(int *error) {
     *error = ret;
     return nullptr;
   }
-  t_ring = std::move(ring);
-  return t_ring.get();
+  *hold = std::move(ring);
+  return hold->get();
 }
 
 // The ring's two descriptors (io_uring's and the eventfd) come out of the

@@ -16,6 +16,7 @@
 #include "provider/batch/internal/lanes.h"
 #include "provider/batch/internal/shard.h"
 #include "provider/core/process.h"
+#include "provider/core/thread_exit.h"
 
 namespace aesmux::batch {
 namespace {
@@ -59,6 +60,8 @@ class Combiner {
                               const CbcRequest &request);
   // Null if there is no memory for a new lease.
   Lease *ThisThreadLease();
+  // A thread's lease, released when the thread exits (core/thread_exit.h).
+  static void ReleaseLease(void *lease);
   // The calling thread's slot in shard `index`; null if there is no memory
   // for a new one.
   Slot *SlotIn(Lease &lease, size_t index);
@@ -122,19 +125,29 @@ bool Combiner::Idle() const {
 Combiner::Lease *Combiner::ThisThreadLease() {
   // A lease ends with its combiner only in a forked child, where the
   // forking thread gives up its lease on the inherited one. On the heap,
-  // not in thread-local storage itself: a lease is 0.5 KiB, and the
-  // module's thread-local block must stay within glibc's optional static
-  // TLS surplus (512 bytes), or every thread-local access of the module
-  // (the per-thread statistics counted per request) goes through
+  // from the thread's core::ThreadSlot::kCombinerLease, not in
+  // thread-local storage itself: a lease is 0.5 KiB, and the module's
+  // thread-local block must stay within glibc's optional static TLS
+  // surplus (512 bytes), or every thread-local access of the module (the
+  // per-thread statistics counted per request) goes through
   // _dl_tlsdesc_dynamic, 15 instructions more each (BENCHMARKS.md,
   // "Per-record cost").
-  thread_local std::unique_ptr<Lease> lease;
-  if (lease == nullptr || &lease->owner != this) {
-    lease.reset();
-    lease.reset(new (std::nothrow) Lease(*this));
+  constexpr core::ThreadSlot kSlot = core::ThreadSlot::kCombinerLease;
+  auto *lease = static_cast<Lease *>(core::ThreadObject(kSlot));
+  if (lease != nullptr && &lease->owner == this) return lease;
+  if (lease != nullptr) {
+    core::ClearThreadObject(kSlot);
+    delete lease;
   }
-  return lease.get();
+  lease = new (std::nothrow) Lease(*this);
+  if (lease != nullptr && !core::SetThreadObject(kSlot, lease, ReleaseLease)) {
+    delete lease;
+    lease = nullptr;
+  }
+  return lease;
 }
+
+void Combiner::ReleaseLease(void *lease) { delete static_cast<Lease *>(lease); }
 
 Slot *Combiner::SlotIn(Lease &lease, size_t index) {
   Slot *&slot = lease.slots[index];

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "provider/core/stats.h"
+#include "provider/core/thread_exit.h"
 
 namespace aesmux::batch {
 namespace internal {
@@ -77,14 +78,32 @@ bool RunInLanes(Managers &managers, const MbTier &tier,
   return true;
 }
 
+namespace {
+
+// This thread's queue, in its core::ThreadSlot::kLaneQueue (released when
+// the thread exits).
+void ReleaseQueue(void *queue) { delete static_cast<QueueRef *>(queue); }
+
+}  // namespace
+
 QueueRef ThisThreadQueue() {
-  thread_local QueueRef queue;
-  if (!queue || !queue->ours()) {
+  auto *queue = static_cast<QueueRef *>(
+      core::ThreadObject(core::ThreadSlot::kLaneQueue));
+  if (queue == nullptr) {
+    queue = new (std::nothrow) QueueRef;
+    if (queue == nullptr ||
+        !core::SetThreadObject(core::ThreadSlot::kLaneQueue, queue,
+                               ReleaseQueue)) {
+      delete queue;
+      return {};
+    }
+  }
+  if (!*queue || !(*queue)->ours()) {
     auto *fresh = new (std::nothrow) JobQueue;
     if (fresh == nullptr) return {};
-    queue = QueueRef(fresh);
+    *queue = QueueRef(fresh);
   }
-  return queue;
+  return *queue;
 }
 
 }  // namespace internal

@@ -16,6 +16,7 @@
 #include <new>
 #include <string_view>
 
+#include "provider/core/thread_exit.h"
 #include "provider/core/trace.h"
 
 namespace aesmux::core {
@@ -41,6 +42,9 @@ struct Registry {
   std::mutex mutex;
   ThreadCounters *live = nullptr;  // guarded by mutex
   StatsSnapshot retired;           // guarded by mutex: exited threads
+  // What threads count that have no counters of their own (memory ran out
+  // when they first counted): shared, so added to atomically.
+  ThreadCounters shared;
   std::array<char, 4096> file_prefix{};  // guarded by mutex; "" = none
   std::array<char, 2048> file_notes{};   // guarded by mutex
   std::atomic<bool> progress_writes{false};
@@ -91,24 +95,6 @@ struct FileWriter {
   }
 };
 constinit FileWriter g_writer;
-
-// Retires this thread's counters when the thread exits. Touched only when a
-// thread registers, so the fast path never pays for its guard.
-class ThreadSlot {
- public:
-  void Hold(ThreadCounters *counters) { counters_ = counters; }
-  ~ThreadSlot() {
-    if (counters_ != nullptr) Retire(counters_);
-    t_counters = nullptr;
-    t_registered = nullptr;
-  }
-
- private:
-  static void Retire(ThreadCounters *counters);
-  ThreadCounters *counters_ = nullptr;
-};
-
-thread_local ThreadSlot t_slot;
 
 void AddInto(StatsSnapshot &sum, const ThreadCounters &counters) {
   for (size_t a = 0; a < kNumAlgs; ++a) {
@@ -171,6 +157,7 @@ void AfterForkInChild() {
     ZeroCounters(*mine);
   }
   registry.retired = StatsSnapshot{};
+  ZeroCounters(registry.shared);
   registry.next_progress_write.store(0, std::memory_order_relaxed);
   registry.mutex.unlock();
   g_writer.mutex.unlock();
@@ -186,7 +173,11 @@ Registry &TheRegistry() {
   return g_registry;
 }
 
-void ThreadSlot::Retire(ThreadCounters *counters) {
+// Retires an exiting thread's counters (core/thread_exit.h).
+void RetireThread(void *object) {
+  auto *counters = static_cast<ThreadCounters *>(object);
+  t_counters = nullptr;
+  t_registered = nullptr;
   Registry &registry = TheRegistry();
   std::lock_guard lock(registry.mutex);
   AddInto(registry.retired, *counters);
@@ -209,13 +200,16 @@ ThreadCounters *RegisterThread() {
   if (t_registered != nullptr) return t_registered;
   auto *counters = new (std::nothrow) ThreadCounters;
   if (counters == nullptr) return nullptr;
+  if (!SetThreadObject(ThreadSlot::kStats, counters, RetireThread)) {
+    delete counters;
+    return nullptr;
+  }
   Registry &registry = TheRegistry();
   {
     std::lock_guard lock(registry.mutex);
     counters->next = registry.live;
     registry.live = counters;
   }
-  t_slot.Hold(counters);
   t_registered = counters;
   if (!TraceOn()) t_counters = counters;
   return counters;
@@ -225,7 +219,13 @@ void CountRequestSlow(Alg alg, Path path, uint64_t bytes) {
   if (TraceOn()) TraceRequest(alg, path, bytes);
   if (ThreadCounters *counters = RegisterThread()) {
     AddRequest(*counters, alg, path, bytes);
+    return;
   }
+  ThreadCounters &shared = TheRegistry().shared;
+  const auto a = static_cast<size_t>(alg);
+  const auto p = static_cast<size_t>(path);
+  shared.requests[a][p].fetch_add(1, std::memory_order_relaxed);
+  shared.bytes[a][p].fetch_add(bytes, std::memory_order_relaxed);
 }
 
 void WriteProgress() {
@@ -255,6 +255,7 @@ StatsSnapshot ReadStats() {
   Registry &registry = TheRegistry();
   std::lock_guard lock(registry.mutex);
   StatsSnapshot sum = registry.retired;
+  AddInto(sum, registry.shared);
   for (const ThreadCounters *node = registry.live; node != nullptr;
        node = node->next) {
     AddInto(sum, *node);
@@ -304,26 +305,36 @@ std::string FormatStats(const StatsSnapshot &snapshot) {
   return out;
 }
 
-void CountKeySetup(Alg alg) {
+namespace {
+
+// Adds `amount` to `counter` of this thread's counters, or of the shared
+// ones if it has none (atomically there).
+template <typename Field>
+void Add(Field field, uint64_t amount) {
   ThreadCounters *counters = t_counters;
-  if (counters == nullptr &&
-      (counters = stats_internal::RegisterThread()) == nullptr) {
-    return;
+  if (counters == nullptr) counters = stats_internal::RegisterThread();
+  if (counters != nullptr) {
+    Bump(field(*counters), amount);
+  } else {
+    field(TheRegistry().shared).fetch_add(amount, std::memory_order_relaxed);
   }
-  Bump(counters->key_setups[static_cast<size_t>(alg)], 1);
+}
+
+}  // namespace
+
+void CountKeySetup(Alg alg) {
+  const auto a = static_cast<size_t>(alg);
+  Add([a](ThreadCounters &c) -> auto & { return c.key_setups[a]; }, 1);
 }
 
 void CountHandoff(Alg alg, Handoff handoff, uint64_t bytes) {
-  ThreadCounters *counters = t_counters;
-  if (counters == nullptr &&
-      (counters = stats_internal::RegisterThread()) == nullptr) {
-    return;
-  }
   if (TraceOn()) TraceHandoff(alg, handoff, bytes);
   const auto a = static_cast<size_t>(alg);
   const auto h = static_cast<size_t>(handoff);
-  Bump(counters->handoff_requests[a][h], 1);
-  Bump(counters->handoff_bytes[a][h], bytes);
+  Add([a, h](ThreadCounters &c) -> auto & { return c.handoff_requests[a][h]; },
+      1);
+  Add([a, h](ThreadCounters &c) -> auto & { return c.handoff_bytes[a][h]; },
+      bytes);
 }
 
 std::string HandoffStatName(Handoff handoff) {
@@ -339,13 +350,9 @@ void SetStatsFileNotes(const std::string &notes) {
 }
 
 void CountBatches(Alg alg, uint64_t batches, uint64_t lanes) {
-  ThreadCounters *counters = t_counters;
-  if (counters == nullptr &&
-      (counters = stats_internal::RegisterThread()) == nullptr) {
-    return;
-  }
-  Bump(counters->mb_batches[static_cast<size_t>(alg)], batches);
-  Bump(counters->mb_lanes[static_cast<size_t>(alg)], lanes);
+  const auto a = static_cast<size_t>(alg);
+  Add([a](ThreadCounters &c) -> auto & { return c.mb_batches[a]; }, batches);
+  Add([a](ThreadCounters &c) -> auto & { return c.mb_lanes[a]; }, lanes);
 }
 
 void SetStatsFilePrefix(const std::string &prefix) {

@@ -45,8 +45,10 @@ struct StatsSnapshot {
 };
 
 // Records one request of `bytes` bytes served by `path` (inline below: it
-// runs for every request). A thread's first count allocates its counters;
-// if memory has run out, nothing is counted (and nothing fails).
+// runs for every request). A thread's first count allocates its counters
+// (released when it exits: core/thread_exit.h); if memory has run out,
+// the thread counts in counters all such threads share (nothing fails,
+// nothing is lost).
 void CountRequest(Alg alg, Path path, uint64_t bytes);
 // Records one key schedule built for `alg`.
 void CountKeySetup(Alg alg);

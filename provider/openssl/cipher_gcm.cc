@@ -158,8 +158,15 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
 }
 
 void *GcmNewCtx(void *provctx, Alg alg) noexcept {
-  auto *ctx =
-      new (std::nothrow) GcmCtx(static_cast<ProviderContext *>(provctx), alg);
+  GcmCtx *ctx = nullptr;
+  try {
+    // The engine asks the router whether a message's length matters,
+    // which may settle the afalg path (Router::LengthMatters throws
+    // nothing; this is the dispatch function's guard).
+    ctx = new (std::nothrow)
+        GcmCtx(static_cast<ProviderContext *>(provctx), alg);
+  } catch (const std::bad_alloc &) {
+  }
   if (ctx == nullptr) ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
   return ctx;
 }

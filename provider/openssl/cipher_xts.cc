@@ -23,6 +23,11 @@ int XtsInit(GenericCtx *ctx, const unsigned char *key, size_t key_len,
             const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
             bool encrypt);
 
+int RefuseDuplicatedHalves() {
+  ERR_raise(ERR_LIB_PROV, PROV_R_XTS_DUPLICATED_KEYS);
+  return 0;
+}
+
 int XtsEncryptInit(void *vctx, const unsigned char *key, size_t key_len,
                    const unsigned char *iv, size_t iv_len,
                    const OSSL_PARAM params[]) noexcept {
@@ -70,13 +75,17 @@ int XtsInit(GenericCtx *ctx, const unsigned char *key, size_t key_len,
     // Key1 == Key2 defeats XTS; like the default provider, refuse it for
     // encryption (decryption of existing data stays possible).
     const size_t half = key_len / 2;
-    if (encrypt && CRYPTO_memcmp(key, key + half, half) == 0) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_XTS_DUPLICATED_KEYS);
-      return 0;
-    }
+    const bool duplicated = CRYPTO_memcmp(key, key + half, half) == 0;
+    if (encrypt && duplicated) return RefuseDuplicatedHalves();
     ctx->engine.SetKey({key, key_len});
     ctx->key_set = true;
+    ctx->duplicated_halves = duplicated;
   }
+  // A key-less init that turns a context keyed for decryption with equal
+  // halves to encrypting: the default provider accepts it and goes on
+  // decrypting with its old schedule (README); aesmux, which really
+  // changes direction, refuses it as the keyed init.
+  if (encrypt && ctx->duplicated_halves) return RefuseDuplicatedHalves();
   return XtsSetCtxParams(ctx, params);
 }
 
@@ -93,6 +102,8 @@ int XtsCipher(void *vctx, unsigned char *out, size_t *outl, size_t,
     ERR_raise(ERR_LIB_PROV, PROV_R_XTS_DATA_UNIT_IS_TOO_LARGE);
     return 0;
   }
+  // Never reached through an init (XtsInit refuses it): the invariant.
+  if (ctx->encrypt && ctx->duplicated_halves) return RefuseDuplicatedHalves();
   if (!ctx->engine.RunDataUnit(ctx->direction(), ctx->iv, out, in, inl)) {
     RaiseNoPathServed(ctx, inl);
     return 0;

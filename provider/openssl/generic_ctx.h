@@ -52,6 +52,10 @@ struct GenericCtx {
   bool key_set = false;
   bool iv_set = false;
   bool pad = true;
+  // XTS: the key's two halves are equal. Such a key may decrypt existing
+  // data but never encrypt, whichever way the context reaches encryption
+  // (a keyed init, a key-less one changing the direction, a copy).
+  bool duplicated_halves = false;
   uint8_t num = 0;      // below kAesBlock
   uint8_t buf_len = 0;  // at most kAesBlock
   uint8_t iv[kAesBlock] = {};   // running IV: CBC chaining value, CTR counter

@@ -121,11 +121,20 @@ ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
   return nullptr;
 }
 
+void HoldProviderContext(ProviderContext *context) {
+  context->holds.fetch_add(1, std::memory_order_relaxed);
+}
+
 void FreeProviderContext(ProviderContext *context) {
+  if (context->holds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   {
-    // The notes again, with what the instance settled since it was made.
+    // The notes again, with what the instance settled since it was made
+    // (if memory has run out, the notes made before stay).
     std::lock_guard lock(g_instances.mutex);
-    if (g_instances.stats_file) SetNotes(context->router);
+    try {
+      if (g_instances.stats_file) SetNotes(context->router);
+    } catch (const std::bad_alloc &) {
+    }
   }
   delete context;
   UnregisterInstance();

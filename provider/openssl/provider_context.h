@@ -13,6 +13,8 @@
 
 #include <openssl/core.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +37,14 @@ struct ProviderContext {
   const OSSL_CORE_HANDLE *handle;  // null for the ENGINE
   std::unique_ptr<fallback::FallbackLibrary> fallback;
   route::Router router;
+  // Holders of the instance: its maker (the provider until teardown, the
+  // ENGINE while it is initialised) and anything that must not outlive it
+  // without a hold (the ENGINE's cipher contexts, which libcrypto lets
+  // outlive the ENGINE's last ENGINE_finish). A provider's cipher contexts
+  // hold none: libcrypto keeps the provider, so its teardown waits for
+  // every context of it (each holds its fetched cipher, which holds the
+  // provider).
+  std::atomic<uint32_t> holds{1};
 };
 
 // Makes an instance from the settings in `config` (the provider's
@@ -46,8 +56,10 @@ ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
                                     const route::SourceValues &config,
                                     std::string *error, int *reason);
 
-// Frees an instance from NewProviderContext; the last instance of the
-// process to go writes the statistics file.
+// One more hold on an instance (it has one from NewProviderContext).
+void HoldProviderContext(ProviderContext *context);
+// Gives up a hold; the last frees the instance, and the last instance of
+// the process to go writes the statistics file.
 void FreeProviderContext(ProviderContext *context);
 
 // An AESMUX_* environment variable; unset and empty are the same.

@@ -4,6 +4,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/proverr.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +20,13 @@ constexpr size_t kAfalgIvLen = 12;
 
 bool OutOfMemory() {
   ERR_raise(ERR_LIB_PROV, ERR_R_MALLOC_FAILURE);
+  return false;
+}
+
+// A call that would take the message past one of GCM's limits.
+bool TooLong() {
+  ERR_raise_data(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED,
+                 "beyond GCM's limit on one message's length");
   return false;
 }
 
@@ -115,7 +123,8 @@ GcmEngine::Late *GcmEngine::LateState() {
 
 bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
   value_.direction = direction;
-  value_.message_bytes = 0;
+  value_.aad_len = 0;
+  value_.data_len = 0;
   if (value_.start_path) {
     // Routed now, with nothing kept: the default settings' every message.
     cpu_ = CpuPath(*value_.start_path);
@@ -142,7 +151,7 @@ bool GcmEngine::SwitchDirection(Direction direction) {
     // The kernel has taken the first payload in the old direction: the
     // message goes on on a CPU path.
     if (!ReplayOnCpu(value_.router->HandedOff(value_.alg, Handoff::kGcmSplit,
-                                              value_.message_bytes))) {
+                                              value_.message_bytes()))) {
       return false;
     }
   }
@@ -194,7 +203,8 @@ bool GcmEngine::StartCpu(Path path) {
 }
 
 bool GcmEngine::Aad(std::span<const uint8_t> aad) {
-  value_.message_bytes += aad.size();
+  if (aad.size() > kMaxAadLen - value_.aad_len) return TooLong();
+  value_.aad_len += aad.size();
   if (cpu_ != nullptr) {
     return OnCpu([aad](auto &path) { return path.Aad(aad); });
   }
@@ -215,6 +225,7 @@ bool GcmEngine::Aad(std::span<const uint8_t> aad) {
 }
 
 bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
+  if (len > kMaxDataLen - value_.data_len) return TooLong();
   if (cpu_ == nullptr) {
     if (late_ == nullptr) return false;  // no message under way
     Late &late = *late_;
@@ -226,12 +237,12 @@ bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
       if (!late.value.afalg_ran) return CryptAfalg(out, in, len);
       // The message goes on: the kernel cannot continue it.
       if (!ReplayOnCpu(value_.router->HandedOff(
-              value_.alg, Handoff::kGcmSplit, value_.message_bytes))) {
+              value_.alg, Handoff::kGcmSplit, value_.message_bytes()))) {
         return false;
       }
     }
   }
-  value_.message_bytes += len;
+  value_.data_len += len;
   return OnCpu([this, out, in, len](auto &path) {
     return path.Crypt(value_.direction, out, in, len);
   });
@@ -241,7 +252,7 @@ bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
   Late &late = *late_;
   const uint64_t total = late.pending_aad.size() + len;
   const bool encrypt = value_.direction == Direction::kEncrypt;
-  value_.message_bytes += len;
+  value_.data_len += len;
   late.afalg_input.Clear();
   afalg::Outcome outcome;
   if (late.value.iv_len != kAfalgIvLen ||
@@ -323,7 +334,7 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
                  CRYPTO_memcmp(tag, late.value.afalg_tag.data(), 16) == 0) {
         ok = true;  // the kernel verified this very tag
       } else if (!ReplayOnCpu(value_.router->ChooseCpu(
-                     value_.alg, value_.message_bytes))) {
+                     value_.alg, value_.message_bytes()))) {
         // The caller changed the tag since the payload: check it on a CPU
         // path.
         return false;
@@ -337,7 +348,7 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
       return cpu.Finish(value_.direction, tag, tag_len);
     });
   }
-  Router::Served(value_.alg, path, value_.message_bytes);
+  Router::Served(value_.alg, path, value_.message_bytes());
   if (late_ != nullptr) late_->value.expected_tag.reset();
   // A decryption whose tag did not match stays open on its path, as in the
   // default provider: more data continues the same message.

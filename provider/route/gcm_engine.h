@@ -93,8 +93,21 @@ class GcmEngine {
   void ExpectTag(std::span<const uint8_t> tag);
   // Each returns false when the message cannot go on: AAD after payload,
   // a length beyond GCM's limits, or a failure of the fallback path.
+  // GCM's limits (SP 800-38D: at most kMaxDataLen bytes of payload and
+  // kMaxAadLen of AAD in a message) are checked here, for every path,
+  // before any runs: a call that would cross one fails whole, with
+  // nothing written, and the message goes on as before it.
+  static constexpr uint64_t kMaxDataLen = (uint64_t{1} << 36) - 32;
+  static constexpr uint64_t kMaxAadLen = uint64_t{1} << 61;
   bool Aad(std::span<const uint8_t> aad);
   bool Crypt(uint8_t *out, const uint8_t *in, size_t len);
+  // Tests only: the message under way counts as having had `aad_len`
+  // bytes of AAD and `data_len` of payload (the paths' own state is left
+  // as it is), so that the limits can be tried without 64 GiB of work.
+  void AssumeMessageLengthsForTesting(uint64_t aad_len, uint64_t data_len) {
+    value_.aad_len = aad_len;
+    value_.data_len = data_len;
+  }
   // Encrypting: writes the 16-byte tag. Decrypting: returns whether the first
   // `tag_len` bytes of `tag` (16 bytes readable) match (compared in constant
   // time); if they do not, the message is not over: like the default
@@ -171,7 +184,9 @@ class GcmEngine {
     GcmRawKey key;
     // The current message.
     Direction direction = Direction::kEncrypt;
-    uint64_t message_bytes = 0;
+    uint64_t aad_len = 0;
+    uint64_t data_len = 0;
+    uint64_t message_bytes() const { return aad_len + data_len; }
   } value_;
   // The current message's path once it runs on a CPU path: simd_ or
   // fallback_. simd_ holds a SimdGcmPath (OnCpu relies on it).

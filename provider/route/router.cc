@@ -34,16 +34,16 @@ Router::Router(Settings settings, const fallback::FallbackLibrary *fallback)
 
 void Router::Settle(Family family) const {
   AfalgFamily &state = afalg_[static_cast<size_t>(family)];
-  std::call_once(state.once, [&] {
-    Probe(family, &state);
-    for (const AlgInfo &info : kAlgs) {
-      if (info.family == family) {
-        route_description_[static_cast<size_t>(info.alg)] =
-            DescribeRoute(info.alg);
-      }
+  std::lock_guard lock(state.mutex);
+  if (state.settled.load(std::memory_order_relaxed)) return;
+  Probe(family, &state);
+  for (const AlgInfo &info : kAlgs) {
+    if (info.family == family) {
+      route_description_[static_cast<size_t>(info.alg)] =
+          DescribeRoute(info.alg);
     }
-    state.settled.store(true, std::memory_order_release);
-  });
+  }
+  state.settled.store(true, std::memory_order_release);
 }
 
 void Router::Probe(Family family, AfalgFamily *state) const {

@@ -39,6 +39,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -93,14 +94,17 @@ class Router {
   // Where only the afalg path could make it differ, this settles it: a GCM
   // context made while it was not settled would route each message, 108
   // more instructions per record (BENCHMARKS.md, "Start-up").
+  // If memory runs out while it settles, the length matters: the afalg
+  // path settles on a later message.
   bool LengthMatters(Alg alg) const {
     const Family family = Info(alg).family;
     if (settings_.tier != nullptr &&
         settings_.family(family).fallback_max_len != 0) {
       return true;
     }
-    return afalg_min_len_[static_cast<size_t>(family)].has_value() &&
-           afalg_on(family);
+    if (!afalg_min_len_[static_cast<size_t>(family)].has_value()) return false;
+    const AfalgFamily *state = SettledUnlessOutOfMemory(family);
+    return state == nullptr || state->on;
   }
 
   // Counts a key an engine of `alg` set up (schedule and tables made).
@@ -129,8 +133,12 @@ class Router {
   }
 
   // Whether the afalg path serves `family` in this provider instance
-  // (settling it).
-  bool afalg_on(Family family) const { return Settled(family).on; }
+  // (settling it; if memory runs out meanwhile, not for now: a later call
+  // settles it).
+  bool afalg_on(Family family) const {
+    const AfalgFamily *state = SettledUnlessOutOfMemory(family);
+    return state != nullptr && state->on;
+  }
   // For people: whether and why the afalg path is on for `family`
   // (settling it).
   const std::string &afalg_state(Family family) const {
@@ -160,17 +168,32 @@ class Router {
 
   // The afalg path of one family, settled once; `on` and `state` are
   // written before `settled` and never after.
+  // (A mutex, not a std::once_flag: settling may throw std::bad_alloc,
+  // and an exception through glibc's pthread_once needs libgcc_s loaded,
+  // which, when memory has run out, aborts the process.)
   struct AfalgFamily {
-    std::once_flag once;
+    std::mutex mutex;
     std::atomic<bool> settled{false};
     bool on = false;
     std::string state;
   };
 
+  // Settling allocates (the probe's findings, /proc/crypto's lines): it
+  // throws std::bad_alloc if memory runs out, and leaves the family to
+  // settle on a later call.
   const AfalgFamily &Settled(Family family) const {
     const AfalgFamily &state = afalg_[static_cast<size_t>(family)];
     if (!state.settled.load(std::memory_order_acquire)) Settle(family);
     return state;
+  }
+  // Settled(), for callers that may not throw (a context's constructor, a
+  // request): null if memory ran out.
+  const AfalgFamily *SettledUnlessOutOfMemory(Family family) const noexcept {
+    try {
+      return &Settled(family);
+    } catch (const std::bad_alloc &) {
+      return nullptr;
+    }
   }
   void Settle(Family family) const;
   // What the probe says of `family` for its policy: `on`, `state`.

@@ -141,5 +141,68 @@ INSTANTIATE_TEST_SUITE_P(SshModes, AfalgPacketTest,
                                              core::kAlgs.begin() + 9),
                          AlgName);
 
+// afalg_min_len at its boundary: requests (GCM: messages, AAD included)
+// of T - 1, T and T + 1 bytes (ECB and CBC: whole blocks on both sides of
+// thresholds on and one past a block boundary) go to the afalg path from T
+// on, as the statistics count them; below T to the kernels. Encryption
+// only for GCM: a decryption reaches the kernel only with its tag set
+// before the payload.
+TEST(AfalgBoundaryTest, AfalgMinLenIsAtLeast) {
+  SKIP_WITHOUT_AFALG();
+  for (const core::AlgInfo &alg : core::kAlgs) {
+    const bool blocks = alg.family == core::Family::kEcb ||
+                        alg.family == core::Family::kCbc;
+    const bool gcm = alg.family == core::Family::kGcm;
+    const std::string family(core::FamilyName(alg.family));
+    for (const uint64_t threshold :
+         blocks ? std::vector<uint64_t>{4096, 4097}
+                : std::vector<uint64_t>{4096}) {
+      auto env = LoadAfalgEnv({"afalg = force", "afalg_min_len = " +
+                                                    std::to_string(threshold)});
+      ASSERT_TRUE(env->loaded()) << env->error();
+      CipherPtr cipher = env->Aesmux(std::string(alg.name));
+      ASSERT_NE(cipher, nullptr);
+      const std::vector<uint64_t> lengths =
+          blocks ? std::vector<uint64_t>{4080, 4096, 4112}
+                 : std::vector<uint64_t>{threshold - 1, threshold,
+                                         threshold + 1};
+      for (const uint64_t len : lengths) {
+        for (const bool encrypt : {true, false}) {
+          if (gcm && !encrypt) continue;
+          SCOPED_TRACE(std::string(alg.name) + " " + std::to_string(len) +
+                       " B, afalg_min_len " + std::to_string(threshold));
+          const uint64_t afalg = env->Stat(alg.name, "afalg", "requests");
+          const uint64_t simd = env->Stat(alg.name, "simd", "requests");
+          Bytes key(alg.key_len), iv(16, 2), in(len, 3), out(len + 16);
+          for (size_t i = 0; i < key.size(); ++i) {
+            key[i] = static_cast<uint8_t>(i + 1);
+          }
+          CipherCtxPtr ctx = NewCipherCtx();
+          int out_len = 0;
+          ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), cipher.get(), key.data(),
+                                         iv.data(), encrypt, nullptr));
+          EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
+          const size_t aad = gcm ? 13 : 0;
+          if (gcm) {
+            ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), nullptr, &out_len,
+                                         in.data(), 13));
+          }
+          ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), out.data(), &out_len,
+                                       in.data(),
+                                       static_cast<int>(len - aad)));
+          if (gcm) {
+            ASSERT_TRUE(EVP_CipherFinal_ex(ctx.get(), out.data(), &out_len));
+          }
+          const bool on_afalg = len >= threshold;
+          EXPECT_EQ(env->Stat(alg.name, "afalg", "requests"),
+                    afalg + (on_afalg ? 1 : 0));
+          EXPECT_EQ(env->Stat(alg.name, "simd", "requests"),
+                    simd + (on_afalg ? 0 : 1));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace aesmux::test

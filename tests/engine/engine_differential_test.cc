@@ -554,5 +554,93 @@ INSTANTIATE_TEST_SUITE_P(Kernels, EngineGcmTest,
                          testing::ValuesIn(AllKernelConfigs()),
                          KernelConfigName);
 
+// CTR's `num` set by the caller (EVP_CIPHER_CTX_set_num) between updates:
+// the offset into the keystream block of the counter before the running
+// IV, as in OpenSSL's legacy AES-CTR and the default provider (after 5
+// bytes, num 0 starts block 1; num 3 goes back into block 0). Every value
+// 0..15 after updates that leave each offset, compared in output and in
+// the num read back; a value the provider cannot take fails the update.
+// OpenSSL 3.0.20 and later refuse every num but 0 on the default
+// provider's CTR (README): there only the values it takes are compared.
+class EngineCtrNumTest : public EngineFixture<KernelConfig> {
+ protected:
+  const KernelConfig &config() const override { return GetParam(); }
+};
+
+TEST_P(EngineCtrNumTest, SetNumMatchesTheDefaultProvider) {
+  ProviderEnv env;
+  std::mt19937_64 rng(0x6e756d);
+  for (const core::AlgInfo &alg : core::kAlgs) {
+    if (alg.family != Family::kCtr) continue;
+    SCOPED_TRACE(alg.name);
+    const std::string name(alg.name);
+    const EVP_CIPHER *legacy = ENGINE_get_cipher(
+        engine_.get(), EVP_CIPHER_get_nid(EVP_get_cipherbyname(name.c_str())));
+    CipherPtr reference = env.Default(name);
+    ASSERT_NE(legacy, nullptr);
+    const Bytes key = RandomBytes(rng, alg.key_len), iv = RandomBytes(rng, 16);
+    const Bytes data = RandomBytes(rng, 200);
+    for (size_t first : {0, 5, 15, 16, 21}) {
+      for (unsigned int num = 0; num < 16; ++num) {
+        SCOPED_TRACE("first " + std::to_string(first) + ", num " +
+                     std::to_string(num));
+        Bytes out[2];
+        int nums[2][3] = {};
+        bool refused = false;  // by the default provider (3.0.20+)
+        for (int side = 1; side >= 0 && !refused; --side) {
+          CipherCtxPtr ctx = NewCipherCtx();
+          ASSERT_TRUE(EVP_EncryptInit_ex(
+              ctx.get(), side == 0 ? legacy : reference.get(),
+              side == 0 ? engine_.get() : nullptr, key.data(), iv.data()));
+          Bytes buffer(64);
+          int len = 0;
+          const size_t lengths[3] = {first, 16, 37};
+          size_t at = 0;
+          for (int step = 0; step < 3 && !refused; ++step) {
+            const int set = step == 1   ? static_cast<int>(num)
+                            : step == 2 ? static_cast<int>((num * 7) % 16)
+                                        : -1;
+            if (set >= 0 && !EVP_CIPHER_CTX_set_num(ctx.get(), set)) {
+              ASSERT_EQ(side, 1) << "the ENGINE refused num " << set;
+              ERR_clear_error();
+              refused = true;
+              break;
+            }
+            ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), buffer.data(), &len,
+                                          data.data() + at,
+                                          static_cast<int>(lengths[step])))
+                << TakeErrors();
+            at += lengths[step];
+            out[side].insert(out[side].end(), buffer.begin(),
+                             buffer.begin() + len);
+            nums[side][step] = EVP_CIPHER_CTX_get_num(ctx.get());
+          }
+        }
+        if (refused) continue;
+        ASSERT_EQ(ToHex(out[0]), ToHex(out[1]));
+        for (int step = 0; step < 3; ++step) {
+          EXPECT_EQ(nums[0][step], nums[1][step]) << "after update " << step;
+        }
+      }
+    }
+    // 16 indexes no keystream byte: the ENGINE refuses the update.
+    CipherCtxPtr ctx = NewCipherCtx();
+    ASSERT_TRUE(EVP_EncryptInit_ex(ctx.get(), legacy, engine_.get(),
+                                   key.data(), iv.data()));
+    Bytes buffer(16);
+    int len = 0;
+    ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), buffer.data(), &len, data.data(),
+                                  5));
+    EVP_CIPHER_CTX_set_num(ctx.get(), 16);
+    EXPECT_FALSE(EVP_EncryptUpdate(ctx.get(), buffer.data(), &len,
+                                   data.data(), 16));
+    ERR_clear_error();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, EngineCtrNumTest,
+                         testing::ValuesIn(AllKernelConfigs()),
+                         KernelConfigName);
+
 }  // namespace
 }  // namespace aesmux::test

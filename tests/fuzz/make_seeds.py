@@ -452,17 +452,54 @@ def params_seeds():
     return out
 
 
+# engine_fuzzer.cc's input: algorithm (core::kAlgs order), flags (bit 0
+# encrypt, bit 1 padding), for GCM the IV length less one, the key, 64
+# bytes of IV, then operations (a byte each, with their bytes).
+ENGINE_KEY_LENS = [16, 24, 32] * 3 + [32, 64] + [16, 24, 32]
+
+
+def engine_seeds():
+    out = {}
+    for alg, key_len in enumerate(ENGINE_KEY_LENS):
+        gcm = alg >= 11
+        for flags in (1, 2, 3):
+            b = [alg, flags]
+            if gcm:
+                b.append(11)  # a 12-byte IV
+            b += [(i * 29 + alg) & 0xFF for i in range(key_len)]
+            b += [(i * 7 + 1) & 0xFF for i in range(64)]
+            if gcm:
+                b += [6, 13] + [0x41] * 13  # AAD
+            else:
+                b += [6, 3] + [0x42] * 64  # CTR: num 3; else 64 bytes
+            b += [0, 37, 0] + [0x50] * 37  # update of 37 bytes
+            b += [5]  # copy
+            b += [1, 100, 0] + [0x51] * 100  # update of 100 bytes
+            b += [7]  # state
+            b += [2] + [0x54] * 16  # final (a tag to check)
+            b += [3] + [0x49] * 64  # a new IV
+            b += [0, 16, 0] + [0x52] * 16
+            b += [4] + [0x4b] * key_len + [0x4a] * (64 if gcm else 0)
+            b += [0, 20, 0] + [0x53] * 20
+            b += [2] + [0x55] * 16
+            name = "engine-%02d-%s" % (alg, {1: "encrypt", 2: "decrypt-padded",
+                                             3: "encrypt-padded"}[flags])
+            out[name] = b
+    return out
+
+
 def write(corpus, seed_map):
     os.makedirs(corpus, exist_ok=True)
     for name, seed in sorted(seed_map.items()):
         with open(os.path.join(corpus, name), "wb") as f:
-            f.write(bytes(seed.b))
+            f.write(bytes(seed if isinstance(seed, list) else seed.b))
 
 
 def main():
     corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
     write(os.path.join(corpus, "sequence"), seeds())
     write(os.path.join(corpus, "params"), params_seeds())
+    write(os.path.join(corpus, "engine"), engine_seeds())
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@
 #include <openssl/objects.h>
 #include <openssl/proverr.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "tests/support/bytes.h"
 #include "tests/provider/kernel_configs.h"
@@ -843,6 +845,38 @@ TEST_P(ContractTest, GcmIvLengthChangeRequiresANewIv) {
   EXPECT_TRUE(EVP_EncryptUpdate(ctx.get(), out.data(), &len, in.data(), 16));
 }
 
+// The IV buffer keeps its bytes when the IV length grows past the 16
+// bytes held inline (provider/openssl/iv_buffer.h): after a 12-byte IV
+// and an IV length of 20, 40 or 128, the default provider's `iv` still
+// begins with the 12 bytes (and then its zeroed buffer).
+TEST_P(ContractTest, GcmIvLengthGrowthKeepsTheIvBytes) {
+  CipherPtr cipher = Fetch("AES-128-GCM");
+  CipherPtr theirs = env_->Default("AES-128-GCM");
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 12);
+  for (int iv_len : {16, 17, 20, 40, 128}) {
+    SCOPED_TRACE(iv_len);
+    std::vector<Bytes> got;
+    for (const EVP_CIPHER *each : {cipher.get(), theirs.get()}) {
+      auto ctx = NewCipherCtx();
+      ASSERT_TRUE(EVP_EncryptInit_ex2(ctx.get(), each, key.data(), iv.data(),
+                                      nullptr));
+      ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN,
+                                      iv_len, nullptr));
+      Bytes value(128, 0xa5);
+      OSSL_PARAM params[] = {
+          OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_IV,
+                                            value.data(), value.size()),
+          OSSL_PARAM_construct_end()};
+      ASSERT_EQ(EVP_CIPHER_CTX_get_params(ctx.get(), params), 1);
+      value.resize(params[0].return_size);
+      got.push_back(value);
+    }
+    EXPECT_EQ(got[0], got[1]);
+    ASSERT_EQ(got[0].size(), static_cast<size_t>(iv_len));
+    EXPECT_TRUE(std::equal(iv.begin(), iv.end(), got[0].begin()));
+  }
+}
+
 TEST_P(ContractTest, XtsRefusesDuplicateKeyHalvesOnlyWhenEncrypting) {
   for (const char *name : {"AES-128-XTS", "AES-256-XTS"}) {
     SCOPED_TRACE(name);
@@ -859,6 +893,79 @@ TEST_P(ContractTest, XtsRefusesDuplicateKeyHalvesOnlyWhenEncrypting) {
     auto dec = NewCipherCtx();
     EXPECT_TRUE(EVP_DecryptInit_ex2(dec.get(), cipher.get(), key.data(),
                                     iv.data(), nullptr));
+  }
+}
+
+// Every way a context keyed with equal halves could come to encrypt: a
+// key-less init in the encrypting direction (EVP_CipherInit_ex2 and
+// EVP_CipherInit_ex), on the context or on a copy of it, and a key given
+// to decrypt after an encrypting init without one. The default provider
+// accepts each init and goes on decrypting with its old schedule (it
+// never encrypts under equal halves); aesmux refuses the init and every
+// update until a key with distinct halves is set, and writes nothing.
+TEST_P(ContractTest, XtsNeverEncryptsUnderDuplicateKeyHalves) {
+  for (const char *name : {"AES-128-XTS", "AES-256-XTS"}) {
+    SCOPED_TRACE(name);
+    CipherPtr cipher = Fetch(name);
+    CipherPtr theirs = env_->Default(name);
+    const int key_len = EVP_CIPHER_get_key_length(cipher.get());
+    Bytes key = RandomBytes(rng_, key_len / 2);
+    key.insert(key.end(), key.begin(), key.end());
+    const Bytes good_key = RandomBytes(rng_, key_len);
+    const Bytes iv = RandomBytes(rng_, 16), in = RandomBytes(rng_, 48);
+    auto expect_refused = [&](EVP_CIPHER_CTX *ctx, int init_ok) {
+      EXPECT_EQ(init_ok, 0);
+      EXPECT_EQ(LastErrorReason(), PROV_R_XTS_DUPLICATED_KEYS);
+      ERR_clear_error();
+      Bytes out(48, 0xa5);
+      int len = 0;
+      EXPECT_EQ(EVP_EncryptUpdate(ctx, out.data(), &len, in.data(), 48), 0);
+      EXPECT_EQ(out, Bytes(48, 0xa5)) << "written under equal halves";
+      ERR_clear_error();
+    };
+    // A decrypting context, turned to encrypting without a key.
+    auto dec = NewCipherCtx();
+    ASSERT_TRUE(EVP_DecryptInit_ex2(dec.get(), cipher.get(), key.data(),
+                                    iv.data(), nullptr));
+    auto copy = NewCipherCtx();
+    ASSERT_TRUE(EVP_CIPHER_CTX_copy(copy.get(), dec.get()));
+    expect_refused(dec.get(), EVP_CipherInit_ex2(dec.get(), nullptr, nullptr,
+                                                 nullptr, 1, nullptr));
+    expect_refused(dec.get(), EVP_CipherInit_ex(dec.get(), nullptr, nullptr,
+                                                nullptr, iv.data(), 1));
+    expect_refused(copy.get(), EVP_CipherInit_ex2(copy.get(), nullptr,
+                                                  nullptr, iv.data(), 1,
+                                                  nullptr));
+    // An encrypting init without a key, then the key to decrypt, then
+    // encrypting again.
+    auto late = NewCipherCtx();
+    ASSERT_TRUE(EVP_EncryptInit_ex2(late.get(), cipher.get(), nullptr,
+                                    iv.data(), nullptr));
+    ASSERT_TRUE(EVP_DecryptInit_ex2(late.get(), nullptr, key.data(), nullptr,
+                                    nullptr));
+    expect_refused(late.get(), EVP_EncryptInit_ex2(late.get(), nullptr,
+                                                   nullptr, nullptr, nullptr));
+    // Decrypting stays possible; a key with distinct halves encrypts again,
+    // as the default provider does.
+    ASSERT_TRUE(EVP_DecryptInit_ex2(dec.get(), nullptr, nullptr, iv.data(),
+                                    nullptr));
+    Bytes out(48), expected(48);
+    int len = 0;
+    EXPECT_TRUE(EVP_DecryptUpdate(dec.get(), out.data(), &len, in.data(), 48));
+    auto ref = NewCipherCtx();
+    ASSERT_TRUE(EVP_DecryptInit_ex2(ref.get(), theirs.get(), key.data(),
+                                    iv.data(), nullptr));
+    ASSERT_TRUE(EVP_DecryptUpdate(ref.get(), expected.data(), &len, in.data(),
+                                  48));
+    EXPECT_EQ(out, expected);
+    ASSERT_TRUE(EVP_EncryptInit_ex2(dec.get(), nullptr, good_key.data(),
+                                    iv.data(), nullptr));
+    ASSERT_TRUE(EVP_EncryptInit_ex2(ref.get(), nullptr, good_key.data(),
+                                    iv.data(), nullptr));
+    ASSERT_TRUE(EVP_EncryptUpdate(dec.get(), out.data(), &len, in.data(), 48));
+    ASSERT_TRUE(EVP_EncryptUpdate(ref.get(), expected.data(), &len, in.data(),
+                                  48));
+    EXPECT_EQ(out, expected);
   }
 }
 

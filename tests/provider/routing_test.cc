@@ -5,6 +5,7 @@
 // survive thread exit and restart in forked children, and the statistics
 // file is written when the provider goes away.
 #include <gtest/gtest.h>
+#include <openssl/async.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -165,6 +166,172 @@ TEST_P(RoutingTest, AForkedChildCountsOnlyItsOwnRequests) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, RoutingTest,
+                         ::testing::ValuesIn(UnroutedKernelConfigs()),
+                         KernelConfigName);
+
+// Every length threshold at its boundary: a request of T - 1, T and T + 1
+// bytes (for ECB and CBC, whose requests are whole blocks, thresholds on
+// both sides of a block boundary) goes where README's "at or below" / "at
+// least" puts it, as the statistics count it, for every family and both
+// directions. A comparison off by one sends a request of exactly T bytes
+// (or T + 1) to the other path; the outputs agree either way, so only the
+// statistics can see it.
+
+// One request of `len` bytes of `alg` in one update (GCM: a message of 13
+// bytes of AAD and `len` - 13 of payload, whose length the router sees).
+void OneRequest(const ProviderEnv &env, const core::AlgInfo &alg,
+                bool encrypt, size_t len) {
+  CipherPtr cipher = env.Aesmux(std::string(alg.name));
+  ASSERT_NE(cipher, nullptr);
+  auto ctx = NewCipherCtx();
+  Bytes key(alg.key_len), iv(16, 2), in(len, 3), out(len + 16);
+  for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<uint8_t>(i + 1);
+  int out_len = 0;
+  ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), cipher.get(), key.data(),
+                                 iv.data(), encrypt ? 1 : 0, nullptr));
+  EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
+  if (alg.family != core::Family::kGcm) {
+    ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), out.data(), &out_len, in.data(),
+                                 static_cast<int>(len)));
+    return;
+  }
+  ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), nullptr, &out_len, in.data(), 13));
+  ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), out.data(), &out_len, in.data(),
+                               static_cast<int>(len - 13)));
+  if (!encrypt) {
+    ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, 16,
+                                    in.data()));
+  }
+  // A wrong tag fails the final; the message is counted either way.
+  EVP_CipherFinal_ex(ctx.get(), out.data(), &out_len);
+}
+
+// The path a request of `len` bytes took, from the statistics.
+std::string PathTaken(const ProviderEnv &env, std::string_view alg,
+                      const std::function<void()> &request) {
+  std::vector<uint64_t> before;
+  for (std::string_view path : core::kPathNames) {
+    before.push_back(env.Stat(alg, path, "requests"));
+  }
+  request();
+  std::string taken;
+  for (size_t p = 0; p < core::kNumPaths; ++p) {
+    const uint64_t n = env.Stat(alg, core::kPathNames[p], "requests");
+    if (n != before[p]) {
+      taken += std::string(core::kPathNames[p]) + "+" +
+               std::to_string(n - before[p]);
+    }
+  }
+  return taken;
+}
+
+class RoutingBoundaryTest : public ::testing::TestWithParam<KernelConfig> {
+ protected:
+  void SetUp() override {
+    const std::string unsupported = UnsupportedReason(GetParam());
+    if (!unsupported.empty()) GTEST_SKIP() << unsupported;
+  }
+  std::unique_ptr<ProviderEnv> Load(const std::vector<std::string> &extra) {
+    KernelConfig config = GetParam();
+    config.fallback_max_len = 0;
+    std::vector<std::string> settings = config.Settings();
+    settings.push_back("afalg = off");
+    settings.insert(settings.end(), extra.begin(), extra.end());
+    auto env = std::make_unique<ProviderEnv>(settings);
+    EXPECT_TRUE(env->loaded()) << env->error();
+    return env;
+  }
+  bool kernels_on() const { return GetParam().kernels != "none"; }
+};
+
+TEST_P(RoutingBoundaryTest, FallbackMaxLenIsAtOrBelow) {
+  for (const core::AlgInfo &alg : core::kAlgs) {
+    const bool blocks = alg.family == core::Family::kEcb ||
+                        alg.family == core::Family::kCbc;
+    const std::string family(core::kFamilyNames[static_cast<size_t>(alg.family)]);
+    // Whole blocks for ECB and CBC: T on a block boundary catches "<" for
+    // "<=", T one below it catches T + 1 taken for T.
+    for (const uint64_t threshold :
+         blocks ? std::vector<uint64_t>{63, 64} : std::vector<uint64_t>{100}) {
+      auto env = Load({family + ".fallback_max_len = " +
+                       std::to_string(threshold)});
+      if (HasFailure()) return;
+      const std::vector<uint64_t> lengths =
+          blocks ? std::vector<uint64_t>{48, 64, 80}
+                 : std::vector<uint64_t>{threshold - 1, threshold,
+                                         threshold + 1};
+      for (const uint64_t len : lengths) {
+        for (const bool encrypt : {true, false}) {
+          SCOPED_TRACE(std::string(alg.name) + (encrypt ? " encrypting " : " decrypting ") +
+                       std::to_string(len) + " B, fallback_max_len " +
+                       std::to_string(threshold));
+          const std::string expected =
+              len <= threshold || !kernels_on() ? "fallback+1" : "simd+1";
+          EXPECT_EQ(PathTaken(*env, alg.name,
+                              [&] { OneRequest(*env, alg, encrypt, len); }),
+                    expected);
+        }
+      }
+    }
+  }
+}
+
+// ASYNC_start_job hands the job a copy of its argument.
+struct JobArgs {
+  const ProviderEnv *env;
+  const core::AlgInfo *alg;
+  size_t len;
+};
+
+int RequestInJob(void *arg) {
+  const JobArgs *args = *static_cast<JobArgs **>(arg);
+  OneRequest(*args->env, *args->alg, true, args->len);
+  return 1;
+}
+
+// One CBC encryption in an ASYNC job, on a thread of its own (whose lane
+// queue is new, so that an mb request runs in lanes: README).
+void EncryptInAsyncJob(const ProviderEnv &env, const core::AlgInfo &alg,
+                       size_t len) {
+  std::thread thread([&] {
+    JobArgs args{&env, &alg, len};
+    JobArgs *arg = &args;
+    ASYNC_JOB *job = nullptr;
+    ASYNC_WAIT_CTX *wait = ASYNC_WAIT_CTX_new();
+    int ret = 0;
+    while (ASYNC_start_job(&job, wait, &ret, RequestInJob, &arg,
+                           sizeof(arg)) == ASYNC_PAUSE) {
+    }
+    ASYNC_WAIT_CTX_free(wait);
+    ASYNC_cleanup_thread();
+  });
+  thread.join();
+}
+
+// CBC encryptions from mb_min_len to mb_max_len bytes, both included, go
+// to the multi-buffer lanes in an ASYNC job; shorter and longer ones to
+// the kernels.
+TEST_P(RoutingBoundaryTest, MbRangeIncludesBothEnds) {
+  if (!kernels_on()) GTEST_SKIP() << "no kernels: no multi-buffer lanes";
+  auto env = Load({"cbc.mb_min_len = 64", "cbc.mb_max_len = 128"});
+  if (HasFailure()) return;
+  if (env->ProviderParam("mb-tier") == "none") {
+    GTEST_SKIP() << "no multi-buffer tier on this tier";
+  }
+  for (const core::AlgInfo &alg : core::kAlgs) {
+    if (alg.family != core::Family::kCbc) continue;
+    for (const uint64_t len : {48, 64, 80, 112, 128, 144}) {
+      SCOPED_TRACE(std::string(alg.name) + " " + std::to_string(len) + " B");
+      const std::string expected =
+          len >= 64 && len <= 128 ? "mb+1" : "simd+1";
+      EXPECT_EQ(PathTaken(*env, alg.name,
+                          [&] { EncryptInAsyncJob(*env, alg, len); }),
+                expected);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, RoutingBoundaryTest,
                          ::testing::ValuesIn(UnroutedKernelConfigs()),
                          KernelConfigName);
 

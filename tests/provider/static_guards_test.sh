@@ -8,6 +8,12 @@
 # form). Thread-local guards are safe (each thread has its own) and C++
 # runtime guards outside aesmux's namespace are not aesmux's to change.
 #
+# Nor any thread_local with a destructor: glibc registers one when a
+# thread first touches it (__cxa_thread_atexit_impl), and aborts the
+# process if that registration runs out of memory. aesmux's per-thread
+# objects are released through core/thread_exit.h instead, so a module
+# imports neither registration function.
+#
 # usage: static_guards_test.sh MODULE...
 set -euo pipefail
 status=0
@@ -24,6 +30,14 @@ for module in "$@"; do
     status=1
   else
     echo "$module: no process-wide static guards"
+  fi
+  imports=$(nm -D --undefined-only "$module")
+  if grep -Eq ' __cxa_thread_atexit(_impl)?(@|$)' <<<"$imports"; then
+    echo "$module registers thread_local destructors (a thread's first" \
+         "use aborts when memory has run out): use core/thread_exit.h" >&2
+    status=1
+  else
+    echo "$module: no thread_local destructors"
   fi
 done
 exit $status

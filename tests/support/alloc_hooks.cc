@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -46,6 +47,10 @@ constinit Tracker g_tracker;
 thread_local uint64_t t_fail_countdown = 0;  // 0: not armed
 thread_local bool t_failing = false;
 thread_local bool t_injected = false;
+
+// Allocations made by the hooks themselves (the tracker's blocks) and
+// while they run: never failed by the C library's functions below.
+thread_local int t_in_hooks = 0;
 
 bool NextAllocationFails() {
   if (t_failing) {
@@ -107,10 +112,11 @@ void *Allocate(size_t size, size_t alignment) {
   if (NextAllocationFails()) return nullptr;
   const size_t offset = std::max(kHeaderSize, alignment);
   void *raw = nullptr;
-  if (posix_memalign(&raw, std::max<size_t>(alignment, 16), offset + size) !=
-      0) {
-    return nullptr;
-  }
+  ++t_in_hooks;
+  const int failed =
+      posix_memalign(&raw, std::max<size_t>(alignment, 16), offset + size);
+  --t_in_hooks;
+  if (failed != 0) return nullptr;
   uint8_t *user = static_cast<uint8_t *>(raw) + offset;
   Header *header = HeaderOf(user);
   header->size = size;
@@ -288,3 +294,62 @@ void operator delete[](void *user, std::align_val_t,
                        const std::nothrow_t &) noexcept {
   Release(user);
 }
+
+// The C library's allocation functions, failed on demand as the hooks'
+// own (from the glibc functions aesmux calls, such as the registration of
+// a thread_local destructor, to libstdc++'s operator new inside a module
+// with its own hidden C++ runtime), and otherwise handed to glibc's
+// implementation (glibc supports replacing malloc this way). Not under
+// the sanitizers, whose runtimes replace these functions themselves.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+extern "C" {
+void *__libc_malloc(size_t size);
+void *__libc_calloc(size_t count, size_t size);
+void *__libc_realloc(void *old, size_t size);
+void *__libc_memalign(size_t alignment, size_t size);
+void __libc_free(void *block);
+
+namespace {
+bool CLibraryAllocationFails() {
+  if (aesmux::test::alloc::t_in_hooks != 0 ||
+      !aesmux::test::alloc::NextAllocationFails()) {
+    return false;
+  }
+  errno = ENOMEM;
+  return true;
+}
+}  // namespace
+
+__attribute__((visibility("default"))) void *malloc(size_t size) {
+  return CLibraryAllocationFails() ? nullptr : __libc_malloc(size);
+}
+__attribute__((visibility("default"))) void *calloc(size_t count,
+                                                    size_t size) {
+  return CLibraryAllocationFails() ? nullptr : __libc_calloc(count, size);
+}
+__attribute__((visibility("default"))) void *realloc(void *old, size_t size) {
+  return CLibraryAllocationFails() ? nullptr : __libc_realloc(old, size);
+}
+__attribute__((visibility("default"))) void free(void *block) {
+  __libc_free(block);
+}
+__attribute__((visibility("default"))) void *memalign(size_t alignment,
+                                                      size_t size) {
+  return CLibraryAllocationFails() ? nullptr
+                                   : __libc_memalign(alignment, size);
+}
+__attribute__((visibility("default"))) void *aligned_alloc(size_t alignment,
+                                                           size_t size) {
+  return memalign(alignment, size);
+}
+__attribute__((visibility("default"))) int posix_memalign(void **out,
+                                                          size_t alignment,
+                                                          size_t size) {
+  if (CLibraryAllocationFails()) return ENOMEM;
+  void *block = __libc_memalign(alignment, size);
+  if (block == nullptr) return ENOMEM;
+  *out = block;
+  return 0;
+}
+}  // extern "C"
+#endif
