@@ -82,10 +82,10 @@ int XtsInit(GenericCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->duplicated_halves = duplicated;
   }
   // A key-less init that turns a context keyed for decryption with equal
-  // halves to encrypting: the default provider accepts it and goes on
-  // decrypting with its old schedule (README); aesmux, which really
-  // changes direction, refuses it as the keyed init.
-  if (encrypt && ctx->duplicated_halves) return RefuseDuplicatedHalves();
+  // halves to encrypting succeeds, as with the default provider (a program
+  // may go on to give a new key); the default then goes on decrypting with
+  // its old schedule (README), aesmux refuses every encryption until a key
+  // with distinct halves is set.
   return XtsSetCtxParams(ctx, params);
 }
 
@@ -102,7 +102,6 @@ int XtsCipher(void *vctx, unsigned char *out, size_t *outl, size_t,
     ERR_raise(ERR_LIB_PROV, PROV_R_XTS_DATA_UNIT_IS_TOO_LARGE);
     return 0;
   }
-  // Never reached through an init (XtsInit refuses it): the invariant.
   if (ctx->encrypt && ctx->duplicated_halves) return RefuseDuplicatedHalves();
   if (!ctx->engine.RunDataUnit(ctx->direction(), ctx->iv, out, in, inl)) {
     RaiseNoPathServed(ctx, inl);
@@ -118,6 +117,8 @@ int XtsUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
     ERR_raise(ERR_LIB_PROV, PROV_R_OUTPUT_BUFFER_TOO_SMALL);
     return 0;
   }
+  const auto *ctx = static_cast<const GenericCtx *>(vctx);
+  if (ctx->encrypt && ctx->duplicated_halves) return RefuseDuplicatedHalves();
   if (!XtsCipher(vctx, out, outl, outsize, in, inl)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
     return 0;
