@@ -571,7 +571,7 @@ TEST(Calibration, AFileThatIsMissingOrMalformedRefusesTheLoad) {
   const Values missing = {{"calibration_file", "/nonexistent/aesmux.cal"}};
   EXPECT_FALSE(LoadSettings(From(missing), From(none), kAllFeatures, &error));
   EXPECT_NE(error.find("calibration_file = '/nonexistent/aesmux.cal': "
-                       "cannot read: No such file"),
+                       "cannot open: No such file"),
             std::string::npos)
       << error;
 
