@@ -117,21 +117,23 @@ int Init(ENGINE *) noexcept {
     ++state.initialised;
     return 1;
   }
-  std::string error;
+  route::Problems problems;
   int reason = 0;
   try {
     state.context = openssl::NewProviderContext(
-        nullptr, route::ConfigValuesOf(ConfigOf(state.config)), &error,
+        nullptr, route::ConfigValuesOf(ConfigOf(state.config)), &problems,
         &reason);
   } catch (const std::bad_alloc &) {  // the settings' values
     ERR_raise(ERR_LIB_ENGINE, ERR_R_MALLOC_FAILURE);
     return 0;
   }
+  // As the provider does: a silently missing ENGINE is the worst outcome.
+  openssl::PrintProblems("aesmux: ENGINE not initialised: ", problems);
   if (state.context == nullptr) {
-    // As the provider does: a silently missing ENGINE is the worst outcome.
-    ReportError(ENGINE_R_INIT_FAILED, error);
-    std::fprintf(stderr, "aesmux: ENGINE not initialised: %s\n",
-                 error.c_str());
+    for (const std::string &error : problems.errors) {
+      ReportError(ENGINE_R_INIT_FAILED, error);
+    }
+    if (problems.errors.empty()) ERR_raise(ERR_LIB_ENGINE, reason);
     return 0;
   }
   SetProviderContext(state.context);
@@ -181,10 +183,12 @@ int SetSetting(const route::SettingName &setting, const char *value) {
   }
   auto config = state.config;
   config[setting.key] = value;
-  std::string error;
+  route::Problems problems;
   if (!route::LoadSettings(ConfigOf(config), openssl::EnvValue,
-                           kernels::DetectCpuFeatures(), &error)) {
-    ReportError(ENGINE_R_INVALID_ARGUMENT, error);
+                           kernels::DetectCpuFeatures(), &problems)) {
+    for (const std::string &error : problems.errors) {
+      ReportError(ENGINE_R_INVALID_ARGUMENT, error);
+    }
     return 0;
   }
   state.config = std::move(config);

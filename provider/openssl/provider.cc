@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "provider/openssl/generic_ctx.h"
+#include "provider/openssl/openssl_cnf.h"
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
 #include "provider/core/algorithm.h"
@@ -182,6 +183,7 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("tiers", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("mb-tier", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_DEFN("settings", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("problems", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_END};
   return kGettable;
 }
@@ -301,6 +303,12 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
       !OSSL_PARAM_set_utf8_string(p, SettingsText(settings).c_str())) {
     return 0;
   }
+  // "problems": what aesmux ignored of its configuration, one a line.
+  if ((p = OSSL_PARAM_locate(params, "problems")) != nullptr) {
+    std::string text;
+    for (const std::string &warning : provctx->warnings) text += warning + "\n";
+    if (!OSSL_PARAM_set_utf8_string(p, text.c_str())) return 0;
+  }
   for (p = params; p->key != nullptr; ++p) {
     if (std::strncmp(p->key, "setting.", 8) == 0 &&
         !SetSettingParam(p, settings)) {
@@ -373,12 +381,18 @@ route::SourceValues ConfigValues(const OSSL_CORE_HANDLE *handle,
   return values;
 }
 
-// Refusing to load is reported on the error queue and on stderr: OpenSSL 3.0
-// drops configuration errors unless openssl.cnf sets config_diagnostics = 1,
-// and a silently missing provider is the worst outcome.
-void ReportLoadFailure(int reason, const std::string &message) {
-  ERR_raise_data(ERR_LIB_PROV, reason, "aesmux: %s", message.c_str());
-  std::fprintf(stderr, "aesmux: not loaded: %s\n", message.c_str());
+// Each problem on the error queue, when aesmux does not load: OpenSSL 3.0
+// to 3.6 run on without a provider whose init fails, even under
+// config_diagnostics = 1, and drop what it raised (crypto/provider_conf.c,
+// crypto/conf/conf_mod.c); a program that loads aesmux by name sees it.
+void RaiseProblems(int reason, const route::Problems &problems) {
+  for (const std::vector<std::string> *list :
+       {&problems.errors, &problems.warnings}) {
+    for (const std::string &problem : *list) {
+      ERR_raise_data(ERR_LIB_PROV, reason, "aesmux: %s", problem.c_str());
+    }
+  }
+  if (problems.empty()) ERR_raise(ERR_LIB_PROV, reason);
 }
 
 int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
@@ -390,12 +404,17 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     }
   }
 
-  std::string error;
+  // Every mistake is printed (once per process); which keys the section
+  // has only openssl.cnf says.
+  route::Problems problems;
+  const AesmuxSection section = FindAesmuxSection(handle, core_get_params);
+  route::CheckConfigKeys(section.keys, section.where, &problems);
   int reason = 0;
   ProviderContext *context = NewProviderContext(
-      handle, ConfigValues(handle, core_get_params), &error, &reason);
+      handle, ConfigValues(handle, core_get_params), &problems, &reason);
+  PrintProblems("aesmux: not loaded: ", problems);
   if (context == nullptr) {
-    ReportLoadFailure(reason, error);
+    RaiseProblems(reason, problems);
     return 0;
   }
   *provctx = context;
