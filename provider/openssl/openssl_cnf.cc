@@ -213,6 +213,16 @@ std::vector<const CnfEntry *> SectionEntries(const CnfFile &file,
 
 const CnfReader kFileReader = {ReadFile, ListDirectory};
 
+bool CnfFile::Diagnostics() const {
+  const std::optional<std::string_view> value =
+      Value(*this, "default", "config_diagnostics");
+  if (!value) return false;
+  // OpenSSL reads the leading digits: "1", "10", "1x"; "yes" is 0.
+  const size_t digits =
+      std::min(value->find_first_not_of("0123456789"), value->size());
+  return value->find_first_not_of('0') < digits;
+}
+
 CnfFile ParseCnf(const std::string &path, std::string text,
                  const CnfReader &reader) {
   CnfFile file;
@@ -273,6 +283,7 @@ AesmuxSection FindAesmuxSection(const CnfFile &file, std::string_view name,
     section.where =
         section.file + " [" + route::Escaped(provider.value) + "]";
     section.keys.assign(keys.begin(), keys.end());
+    section.diagnostics = file.Diagnostics();
     return section;
   }
   return {};

@@ -2,8 +2,9 @@
 // Copyright 2026 The aesmux Authors
 // What aesmux reads of openssl.cnf itself. OpenSSL hands a provider the
 // values of its section only by name (core get_params), so aesmux cannot
-// ask it which keys the section has; it reads the file OpenSSL reads by
-// default ($OPENSSL_CONF, else OPENSSLDIR/openssl.cnf) for them.
+// ask it which keys the section has, nor whether the file sets
+// config_diagnostics; it reads the file OpenSSL reads by default
+// ($OPENSSL_CONF, else OPENSSLDIR/openssl.cnf) for them.
 //
 // It finds its section there as OpenSSL does (openssl_conf, that section's
 // `providers`, the entry named as the provider or whose section has that
@@ -60,6 +61,9 @@ struct CnfFile {
   std::string path;
   std::deque<std::string> texts;
   std::vector<CnfEntry> entries;
+  // Whether the default section sets config_diagnostics to a number other
+  // than 0 (its leading digits, as OpenSSL reads it).
+  bool Diagnostics() const;
 };
 
 // Parses `text`, the file `path`, following `.include` as OpenSSL does (a
@@ -79,6 +83,9 @@ struct AesmuxSection {
   // is too).
   std::string where;
   std::vector<std::string> keys;  // its keys, in order
+  // The file sets config_diagnostics (CnfFile::Diagnostics) and holds the
+  // section.
+  bool diagnostics = false;
 };
 
 // The value the core holds for each of `keys` of the provider's section

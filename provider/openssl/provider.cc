@@ -8,6 +8,7 @@
 #include <openssl/err.h>
 #include <openssl/params.h>
 #include <openssl/proverr.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -395,6 +396,20 @@ void RaiseProblems(int reason, const route::Problems &problems) {
   if (problems.empty()) ERR_raise(ERR_LIB_PROV, reason);
 }
 
+// OpenSSL stops a program on its own configuration errors under
+// config_diagnostics = 1 (OPENSSL_init_crypto fails), but not on a
+// provider's: aesmux ends the process itself, as the operator asked.
+// _exit, not exit: this runs inside OpenSSL's configuration, holding its
+// locks, which exit's handlers (OPENSSL_cleanup) would take.
+[[noreturn]] void StopForDiagnostics(const std::string &file) {
+  std::fprintf(stderr,
+               "aesmux: stopping the program (exit status 1): "
+               "config_diagnostics = 1 in %s makes the mistakes above "
+               "fatal\n",
+               file.c_str());
+  _exit(1);
+}
+
 int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
          const OSSL_DISPATCH **out, void **provctx) {
   OSSL_FUNC_core_get_params_fn *core_get_params = nullptr;
@@ -405,7 +420,7 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
   }
 
   // Every mistake is printed (once per process); which keys the section
-  // has only openssl.cnf says.
+  // has, and whether config_diagnostics is set, only openssl.cnf says.
   route::Problems problems;
   const AesmuxSection section = FindAesmuxSection(handle, core_get_params);
   route::CheckConfigKeys(section.keys, section.where, &problems);
@@ -413,6 +428,9 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
   ProviderContext *context = NewProviderContext(
       handle, ConfigValues(handle, core_get_params), &problems, &reason);
   PrintProblems("aesmux: not loaded: ", problems);
+  if (section.diagnostics && !problems.empty()) {
+    StopForDiagnostics(section.file);
+  }
   if (context == nullptr) {
     RaiseProblems(reason, problems);
     return 0;

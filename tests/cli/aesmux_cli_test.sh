@@ -123,6 +123,16 @@ if aesmux info >"$work/ignored.txt" 2>"$work/err" &&
 else
   fail "malformed calibration file: $(cat "$work/err" "$work/ignored.txt")"
 fi
+# With config_diagnostics, aesmux stops info as any program, with the reason.
+aesmux_cnf "$work/unknown.cnf" "kernals = aesni"
+{ echo "config_diagnostics = 1"; cat "$work/unknown.cnf"; } >"$work/diagnostics.cnf"
+status=0
+OPENSSL_CONF=$work/diagnostics.cnf aesmux info >/dev/null 2>"$work/err" ||
+  status=$?
+[ "$status" -eq 1 ] && grep -q "unknown key 'kernals'" "$work/err" &&
+  grep -q "^aesmux: stopping the program (exit status 1)" "$work/err" &&
+  pass "config_diagnostics stops info with the reason" ||
+  fail "config_diagnostics: status $status: $(cat "$work/err")"
 
 # 3. aesmux bench: one short cell; plain lines (no terminal control
 # characters) when stderr is not a terminal.

@@ -3,8 +3,9 @@
 // No silent configuration: every mistake is found and named (an unknown
 // key of aesmux's openssl.cnf section or AESMUX_* variable with the nearest
 // known one, every bad value, a calibration file that cannot be used),
-// printed once per process, listed in the provider's `problems` parameter.
-// And how aesmux finds its own section in openssl.cnf.
+// printed once per process, listed in the provider's `problems` parameter;
+// with config_diagnostics = 1 the program stops. And how aesmux finds its
+// own section in openssl.cnf.
 #include <gtest/gtest.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -234,6 +235,23 @@ TEST(ParseCnf, ReadsSectionsKeysAndValuesAsOpensslDoes) {
                                       "long=one \\ (not plain)",
                                       "kernels=aesni"}));
   EXPECT_EQ(KeysOf(file, "other"), (std::vector<std::string>{"moved=1"}));
+  EXPECT_TRUE(file.Diagnostics());
+}
+
+TEST(ParseCnf, ConfigDiagnosticsIsTheDefaultSectionsLeadingNumber) {
+  for (const auto &[text, on] : std::vector<std::pair<std::string, bool>>{
+           {"config_diagnostics = 1\n", true},
+           {"config_diagnostics = 10\n", true},
+           {"config_diagnostics = 0\n", false},
+           {"config_diagnostics = 00\n", false},
+           {"config_diagnostics = yes\n", false},
+           {"config_diagnostics = 1\nconfig_diagnostics = 0\n", false},
+           {"[default]\nconfig_diagnostics = 2\n", true},
+           {"[other]\nconfig_diagnostics = 1\n", false},
+           {"", false}}) {
+    EXPECT_EQ(openssl::ParseCnf("f", text, kNoReader).Diagnostics(), on)
+        << text;
+  }
 }
 
 // Included files, as the reader gives them.
@@ -307,6 +325,7 @@ TEST(FindAesmuxSection, FindsTheSectionTheCoreHoldsTheKeysOf) {
   EXPECT_EQ(section.where, "/etc/ssl/openssl.cnf [aesmux_sect]");
   EXPECT_EQ(section.keys, (std::vector<std::string>{
                               "identity", "module", "activate", "kernals"}));
+  EXPECT_TRUE(section.diagnostics);
 }
 
 // Another section than the one aesmux was loaded from (a private library
@@ -322,6 +341,7 @@ TEST(FindAesmuxSection, ASectionWithOtherValuesIsNotAesmuxs) {
         openssl::FindAesmuxSection(file, "aesmux", Holding(held));
     EXPECT_EQ(section.where, "");
     EXPECT_TRUE(section.keys.empty());
+    EXPECT_FALSE(section.diagnostics);
   }
   const openssl::AesmuxSection other = openssl::FindAesmuxSection(
       file, "other", Holding({{"module", "aesmux.so"}}));
@@ -483,6 +503,37 @@ TEST(ProviderLoad, ARefusedLoadRaisesEveryProblem) {
     EXPECT_NE(errors.find(problem), std::string::npos)
         << problem << " in " << errors;
   }
+}
+
+// With config_diagnostics = 1 in the file aesmux was loaded from, any
+// problem stops the program with status 1 (a warning too, as OpenSSL's
+// own unknown configuration is an error there); without it the program
+// goes on.
+TEST(ProviderLoad, ConfigDiagnosticsStopsTheProgramOnAnyProblem) {
+  for (const std::string line :
+       {"kernals = aesni", "cbc.mb_min_len = lots",
+        "calibration_file = /nonexistent/aesmux.cal"}) {
+    const Cnf diagnostics({line}, "config_diagnostics = 1\n");
+    EXPECT_EQ(test::RunInChild([&] {
+                const Loaded loaded(diagnostics.path());
+                return 0;
+              }),
+              "child exited with 1")
+        << line;
+    const Cnf plain({line});
+    EXPECT_EQ(test::RunInChild([&] {
+                const Loaded loaded(plain.path());
+                return 0;
+              }),
+              "")
+        << line;
+  }
+  const Cnf clean({"kernels = auto"}, "config_diagnostics = 1\n");
+  EXPECT_EQ(test::RunInChild([&] {
+              const Loaded loaded(clean.path());
+              return loaded.aesmux != nullptr ? 0 : 1;
+            }),
+            "");
 }
 
 }  // namespace
