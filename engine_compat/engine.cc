@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -153,9 +154,35 @@ int Finish(ENGINE *) noexcept {
   return 1;
 }
 
+// Whether aesmux is off (`disable = 1`), by the settings given so far and
+// the environment when the ENGINE is not initialised yet.
+bool Off(State &state) {
+  std::lock_guard lock(state.mutex);
+  if (state.context != nullptr) {
+    return !state.context->router.settings().off.empty();
+  }
+  route::Problems problems;
+  const std::optional<route::Settings> settings =
+      route::LoadSettings(ConfigOf(state.config), openssl::EnvValue,
+                          kernels::DetectCpuFeatures(), &problems);
+  return settings && !settings->off.empty();
+}
+
+// When aesmux is off it lists no cipher, so that OpenSSL registers none of
+// them for it (ENGINE_set_default asks before the ENGINE is initialised)
+// and programs use OpenSSL's own.
 int Ciphers(ENGINE *, const EVP_CIPHER **cipher, const int **nids,
             int nid) noexcept {
   if (cipher == nullptr) {
+    try {
+      if (Off(TheState())) {
+        *nids = nullptr;
+        return 0;
+      }
+    } catch (const std::bad_alloc &) {
+      ERR_raise(ERR_LIB_ENGINE, ERR_R_MALLOC_FAILURE);
+      return 0;
+    }
     *nids = LegacyCiphers::Nids().data();
     return static_cast<int>(LegacyCiphers::Nids().size());
   }

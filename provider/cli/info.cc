@@ -30,6 +30,7 @@ std::vector<std::string> Fields(const std::string &line) {
 struct Info {
   std::string version;
   bool active = false;  // openssl.cnf activates aesmux
+  std::string off;      // why aesmux registers no algorithm; empty: it does
   std::vector<std::string> problems;  // what it ignored of its configuration
   std::string config_file;
   std::string openssl;
@@ -48,6 +49,7 @@ Info Gather(const ProviderHandle &aesmux) {
   Info info;
   info.version = aesmux.Param("version");
   info.active = aesmux.activated_by_config();
+  info.off = aesmux.Param("off");
   info.problems = aesmux.ParamLines("problems");
   char *config_file = CONF_get1_default_config_file();
   info.config_file = config_file != nullptr ? config_file : "";
@@ -90,6 +92,11 @@ void PrintText(const Info &info) {
         "NOT active in openssl.cnf (%s): loaded by name for this report only;\n"
         "  programs use it once openssl.cnf loads it (see openssl.cnf.example)\n",
         info.config_file.c_str());
+  }
+  if (!info.off.empty()) {
+    std::printf("%-14s %s: aesmux registers no algorithm, so programs use "
+                "OpenSSL's default provider\n",
+                "OFF", info.off.c_str());
   }
   if (info.problems.empty()) {
     std::printf("%-14s none\n", "problems");
@@ -154,6 +161,7 @@ void PrintJson(const Info &info) {
   std::printf("{\n");
   Field("version", JsonString(info.version));
   Field("active_in_openssl_cnf", info.active ? "true" : "false");
+  Field("off", JsonString(info.off));
   std::vector<std::string> items;
   for (const std::string &problem : info.problems) {
     items.push_back(JsonString(problem));

@@ -185,6 +185,7 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("mb-tier", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_DEFN("settings", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_DEFN("problems", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("off", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_END};
   return kGettable;
 }
@@ -310,6 +311,11 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
     for (const std::string &warning : provctx->warnings) text += warning + "\n";
     if (!OSSL_PARAM_set_utf8_string(p, text.c_str())) return 0;
   }
+  // "off": why aesmux registers no algorithm; empty when it does.
+  if ((p = OSSL_PARAM_locate(params, "off")) != nullptr &&
+      !SetText(p, settings.off.c_str())) {
+    return 0;
+  }
   for (p = params; p->key != nullptr; ++p) {
     if (std::strncmp(p->key, "setting.", 8) == 0 &&
         !SetSettingParam(p, settings)) {
@@ -344,10 +350,13 @@ int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
   }
 }
 
-const OSSL_ALGORITHM *QueryOperation(void *, int operation_id,
+// Nothing when aesmux is off (`disable = 1`): programs use other providers.
+const OSSL_ALGORITHM *QueryOperation(void *provctx, int operation_id,
                                      int *no_cache) noexcept {
   *no_cache = 0;
-  return operation_id == OSSL_OP_CIPHER ? Algorithms() : nullptr;
+  const bool off =
+      !static_cast<ProviderContext *>(provctx)->router.settings().off.empty();
+  return operation_id == OSSL_OP_CIPHER && !off ? Algorithms() : nullptr;
 }
 
 const OSSL_DISPATCH kProviderDispatch[] = {
@@ -405,7 +414,7 @@ void RaiseProblems(int reason, const route::Problems &problems) {
   std::fprintf(stderr,
                "aesmux: stopping the program (exit status 1): "
                "config_diagnostics = 1 in %s makes the mistakes above "
-               "fatal\n",
+               "fatal; AESMUX_DISABLE=1 turns aesmux off for one program\n",
                file.c_str());
   _exit(1);
 }
@@ -428,7 +437,9 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
   ProviderContext *context = NewProviderContext(
       handle, ConfigValues(handle, core_get_params), &problems, &reason);
   PrintProblems("aesmux: not loaded: ", problems);
-  if (section.diagnostics && !problems.empty()) {
+  const bool off =
+      context != nullptr && !context->router.settings().off.empty();
+  if (section.diagnostics && !problems.empty() && !off) {
     StopForDiagnostics(section.file);
   }
   if (context == nullptr) {

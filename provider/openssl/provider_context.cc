@@ -56,7 +56,8 @@ void RegisterInstance(const route::Router &router) {
   std::lock_guard lock(g_instances.mutex);
   ++g_instances.count;
   const route::Settings &settings = router.settings();
-  if (!settings.stats_file.empty()) {
+  // Off (`disable = 1`), aesmux serves nothing and writes nothing.
+  if (!settings.stats_file.empty() && settings.off.empty()) {
     core::SetStatsFilePrefix(settings.stats_file);
     g_instances.stats_file = true;
   }

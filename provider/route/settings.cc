@@ -107,6 +107,14 @@ constexpr SettingKey kSettingKeys[] = {
        settings->calibration_file = std::string(value);
        return "";
      }},
+    // The off switch, for one process (AESMUX_DISABLE=1) or all.
+    {"disable", 0, "0", "", "1", false,
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       if (value != "0" && value != "1") return "expected 0|1";
+       settings->off = value == "1" ? "disable = 1" : "";
+       return "";
+     }},
     {"kernels", 0, "auto", "", "aesni", false,
      [](std::string_view value, Family, kernels::CpuFeatures cpu,
         Settings *settings) { return ChooseTier(value, cpu, settings); }},
@@ -621,11 +629,20 @@ std::optional<Settings> LoadSettings(const SourceValues &config,
     if (value.key == "kernels") {
       settings.tier_reason = TierReason(settings, value, cpu);
     }
+    if (value.key == "disable" && !settings.off.empty()) {
+      settings.off += " (" + std::string(OriginName(value.origin)) +
+                      (value.source.empty() ? "" : ": " + value.source) + ")";
+    }
   }
   if (!errors.empty()) {
-    problems->errors.insert(problems->errors.end(), errors.begin(),
-                            errors.end());
-    return std::nullopt;
+    if (settings.off.empty()) {
+      problems->errors.insert(problems->errors.end(), errors.begin(),
+                              errors.end());
+      return std::nullopt;
+    }
+    for (const std::string &error : errors) {
+      problems->warnings.push_back(error + ": ignored, aesmux is off");
+    }
   }
   if (settings.tier != nullptr) {
     settings.mb_tier = kernels::mb::MbTierByName(settings.tier->name);

@@ -19,7 +19,8 @@
 // ignored (tuning never turns the accelerator off); so are a key of
 // aesmux's openssl.cnf section and an AESMUX_* variable that aesmux does
 // not know (CheckConfigKeys, CheckEnvironment), each named with the
-// nearest one it knows.
+// nearest one it knows. With `disable = 1` every error is a warning:
+// aesmux is off whatever else the configuration says.
 //
 // The calibration file holds lines "key = value" of the keys marked
 // `calibrated` (thresholds), '#' comments and blank lines (calibration_file.h).
@@ -122,6 +123,10 @@ struct SettingValue {
 };
 
 struct Settings {
+  // Why aesmux is off (`disable = 1`: it registers no algorithm, and
+  // programs use OpenSSL's default provider), as "disable = 1 (<origin>)";
+  // empty when it is on.
+  std::string off;
   // The kernel tier for every key, or nullptr when kernels are off (forced
   // off, or the CPU lacks what the lowest tier needs).
   const kernels::Tier *tier = nullptr;
@@ -236,7 +241,7 @@ struct Problems {
 // Builds the settings from the provider's configuration section (`config`),
 // the environment (`env`) and the calibration file one of them names, for
 // a CPU with `cpu` features, adding every mistake found to `problems`.
-// Returns nullopt when it found an error.
+// Returns nullopt when it found an error (and `disable` is not 1).
 std::optional<Settings> LoadSettings(const SourceValues &config,
                                      const SourceValues &env,
                                      kernels::CpuFeatures cpu,

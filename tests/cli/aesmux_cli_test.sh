@@ -104,8 +104,8 @@ mask() {
 export OPENSSL_CONF=$work/openssl.cnf
 golden info.txt < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K aesmux info | mask)
 golden info.json < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K aesmux info --json | mask)
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["settings"]) == 24' \
-  "$work/info.json" && pass "info --json is well-formed JSON with 24 settings" ||
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["settings"]) == 25' \
+  "$work/info.json" && pass "info --json is well-formed JSON with 25 settings" ||
   fail "info --json is not JSON, or not every setting"
 # (Through a file: grep -q may leave before aesmux has written, which
 # pipefail would count against it.)
@@ -144,6 +144,9 @@ problem "an unknown variable with the nearest one" \
   AESMUX_KERNAL=aesni
 grep -q '^PROBLEMS       2 in its configuration' "$work/problem.txt" ||
   fail "info does not count both problems: $(cat "$work/problem.txt")"
+problem "what aesmux ignores while off, and that it is off" \
+  "OFF            disable = 1 (environment: AESMUX_DISABLE): aesmux registers no algorithm" \
+  AESMUX_DISABLE=1 AESMUX_KERNELS=fast
 aesmux_cnf "$work/badvalue.cnf" "cbc.mb_min_len = lots"
 if OPENSSL_CONF=$work/badvalue.cnf aesmux info >/dev/null 2>"$work/err"; then
   fail "info succeeded with a value aesmux cannot use"

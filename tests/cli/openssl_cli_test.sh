@@ -159,6 +159,16 @@ mistake "an unknown variable" "" \
   AESMUX_KERNAL=aesni
 mistake "a missing calibration file" "calibration_file = $work/none.conf" \
   "aesmux: warning: calibration_file = '$work/none.conf': cannot open: No such file or directory: the file is ignored" 1
+# The off switch: under config_diagnostics with a bad value, aesmux loads,
+# registers nothing, and the program runs on the default provider.
+DIAGNOSTICS=1 config "$work/off.cnf" "cbc.mb_min_len = lots"
+if out=$(AESMUX_DISABLE=1 OPENSSL_CONF=$work/off.cnf openssl list \
+           -cipher-algorithms 2>&1) && ! grep -q '@ aesmux' <<<"$out" &&
+   grep -q "ignored, aesmux is off" <<<"$out"; then
+  pass "AESMUX_DISABLE=1: no algorithm of aesmux, the mistake only a warning"
+else
+  fail "AESMUX_DISABLE=1: $out"
+fi
 
 # 6. openssl.cnf.example works as documented (module found by bare name).
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)

@@ -149,6 +149,17 @@ TEST_F(EngineTest, ControlCommandsRefuseBadValues) {
   Configure(BestConfig());
 }
 
+// Off (DISABLE 1), the ENGINE lists no cipher: made the default for
+// ciphers, it takes none of them, and EVP uses OpenSSL's own.
+TEST_F(EngineTest, DisabledItListsNoCipher) {
+  const int *nids = nullptr;
+  ASSERT_TRUE(ENGINE_ctrl_cmd_string(e(), "DISABLE", "1", 0));
+  EXPECT_EQ(ENGINE_get_ciphers(e())(e(), nullptr, &nids, 0), 0);
+  ASSERT_TRUE(ENGINE_ctrl_cmd_string(e(), "DISABLE", "0", 0));
+  EXPECT_EQ(ENGINE_get_ciphers(e())(e(), nullptr, &nids, 0), 14);
+  EXPECT_NE(nids, nullptr);
+}
+
 // Settings are read when the ENGINE is initialised; one given after that
 // is refused, with the reason.
 TEST_F(EngineTest, SettingsAfterInitAreRefused) {

@@ -4,8 +4,8 @@
 // key of aesmux's openssl.cnf section or AESMUX_* variable with the nearest
 // known one, every bad value, a calibration file that cannot be used),
 // printed once per process, listed in the provider's `problems` parameter;
-// with config_diagnostics = 1 the program stops. And how aesmux finds its
-// own section in openssl.cnf.
+// with config_diagnostics = 1 the program stops; `disable = 1` turns aesmux
+// off. And how aesmux finds its own section in openssl.cnf.
 #include <gtest/gtest.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -89,6 +89,7 @@ TEST(CheckEnvironment, NamesEachVariableAesmuxDoesNotRead) {
                               "AESMUX_KERNELS=aesni",
                               "AESMUX_CBC_FALLBACK_MAX_LNE=64",
                               "AESMUX_TRACE=1",
+                              "AESMUX_DISABLE=0",
                               // The test suites' own.
                               "AESMUX_TEST_MODULE=/x",
                               "AESMUX_FUZZ_TRACE=1",
@@ -156,6 +157,42 @@ TEST(LoadSettings, ByteCountsAreRangeChecked) {
   ASSERT_TRUE(settings) << problems.Text();
   EXPECT_EQ(settings->family(core::Family::kCbc).mb_max_len,
             17179869183ull << 30);
+}
+
+// --- The off switch.
+
+TEST(LoadSettings, DisableTurnsAesmuxOffAndEveryErrorIntoAWarning) {
+  Problems problems;
+  auto on = route::LoadSettings(From(Values{}), From(Values{}), kAllFeatures,
+                                &problems);
+  ASSERT_TRUE(on);
+  EXPECT_EQ(on->off, "");
+
+  const Values config = {{"disable", "1"}, {"cbc.mb_min_len", "lots"}};
+  auto off =
+      route::LoadSettings(From(config), From(Values{}), kAllFeatures, &problems);
+  ASSERT_TRUE(off) << problems.Text();
+  EXPECT_EQ(off->off, "disable = 1 (openssl.cnf)");
+  EXPECT_TRUE(problems.errors.empty()) << problems.Text();
+  ASSERT_EQ(problems.warnings.size(), 1u);
+  EXPECT_EQ(problems.warnings[0],
+            "cbc.mb_min_len = 'lots': expected a byte count such as 0, 512, "
+            "16K or 1M: ignored, aesmux is off");
+
+  const Values env = {{"AESMUX_DISABLE", "1"}};
+  off = route::LoadSettings(From(Values{}), From(env), kAllFeatures, &problems);
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->off, "disable = 1 (environment: AESMUX_DISABLE)");
+  const Values env_on = {{"AESMUX_DISABLE", "0"}};
+  auto back_on =
+      route::LoadSettings(From(config), From(env_on), kAllFeatures, &problems);
+  EXPECT_FALSE(back_on);
+
+  const Values bad = {{"AESMUX_DISABLE", "yes"}};
+  Problems refused;
+  EXPECT_FALSE(
+      route::LoadSettings(From(Values{}), From(bad), kAllFeatures, &refused));
+  EXPECT_EQ(refused.Text(), "AESMUX_DISABLE = 'yes': expected 0|1");
 }
 
 // --- The calibration file only tunes: whatever is wrong with it is a
@@ -507,8 +544,8 @@ TEST(ProviderLoad, ARefusedLoadRaisesEveryProblem) {
 
 // With config_diagnostics = 1 in the file aesmux was loaded from, any
 // problem stops the program with status 1 (a warning too, as OpenSSL's
-// own unknown configuration is an error there); without it the program
-// goes on.
+// own unknown configuration is an error there); without it, or with aesmux
+// off, the program goes on.
 TEST(ProviderLoad, ConfigDiagnosticsStopsTheProgramOnAnyProblem) {
   for (const std::string line :
        {"kernals = aesni", "cbc.mb_min_len = lots",
@@ -519,6 +556,17 @@ TEST(ProviderLoad, ConfigDiagnosticsStopsTheProgramOnAnyProblem) {
                 return 0;
               }),
               "child exited with 1")
+        << line;
+    EXPECT_EQ(test::RunInChild([&] {
+                if (setenv("AESMUX_DISABLE", "1", 1) != 0) return 3;
+                const Loaded loaded(diagnostics.path());
+                return loaded.aesmux != nullptr &&
+                               loaded.Param("off") ==
+                                   "disable = 1 (environment: AESMUX_DISABLE)"
+                           ? 0
+                           : 2;
+              }),
+              "")
         << line;
     const Cnf plain({line});
     EXPECT_EQ(test::RunInChild([&] {
@@ -534,6 +582,21 @@ TEST(ProviderLoad, ConfigDiagnosticsStopsTheProgramOnAnyProblem) {
               return loaded.aesmux != nullptr ? 0 : 1;
             }),
             "");
+}
+
+// Off, aesmux registers no algorithm: a fetch of "provider=aesmux" finds
+// nothing, and the default provider serves everything.
+TEST(ProviderLoad, DisableRegistersNoAlgorithm) {
+  test::ProviderEnv env({"disable = 1"});
+  ASSERT_TRUE(env.loaded()) << env.error();
+  EXPECT_EQ(env.ProviderParam("off"), "disable = 1 (openssl.cnf)");
+  EXPECT_EQ(env.Aesmux("AES-128-GCM"), nullptr);
+  ERR_clear_error();
+  EXPECT_NE(env.Default("AES-128-GCM"), nullptr);
+  test::ProviderEnv on;
+  ASSERT_TRUE(on.loaded()) << on.error();
+  EXPECT_EQ(on.ProviderParam("off"), "");
+  EXPECT_NE(on.Aesmux("AES-128-GCM"), nullptr);
 }
 
 }  // namespace
