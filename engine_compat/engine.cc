@@ -12,6 +12,9 @@
 // `default_algorithms`); an AESMUX_* variable still overrides them, as it
 // overrides openssl.cnf for the provider. DUMP_STATS (no input) prints the
 // statistics, in the format of the provider's `stats` parameter, on stdout.
+// The ENGINE answers OpenSSL's questions about its commands itself
+// (ENGINE_FLAGS_MANUAL_CMD_CTRL), to name the nearest command to a name
+// that is none.
 #include <openssl/crypto.h>
 #include <openssl/engine.h>
 #include <openssl/err.h>
@@ -22,12 +25,15 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine_compat/legacy_cipher.h"
 #include "kernels/tiers.h"
 #include "provider/openssl/provider_context.h"
+#include "provider/route/excerpt.h"
 #include "provider/route/settings.h"
 #include "provider/core/process.h"
 #include "provider/core/stats.h"
@@ -117,21 +123,23 @@ int Init(ENGINE *) noexcept {
     ++state.initialised;
     return 1;
   }
-  std::string error;
+  route::Problems problems;
   int reason = 0;
   try {
     state.context = openssl::NewProviderContext(
-        nullptr, route::ConfigValuesOf(ConfigOf(state.config)), &error,
+        nullptr, route::ConfigValuesOf(ConfigOf(state.config)), &problems,
         &reason);
   } catch (const std::bad_alloc &) {  // the settings' values
     ERR_raise(ERR_LIB_ENGINE, ERR_R_MALLOC_FAILURE);
     return 0;
   }
+  // As the provider does: a silently missing ENGINE is the worst outcome.
+  openssl::PrintProblems("aesmux: ENGINE not initialised: ", problems);
   if (state.context == nullptr) {
-    // As the provider does: a silently missing ENGINE is the worst outcome.
-    ReportError(ENGINE_R_INIT_FAILED, error);
-    std::fprintf(stderr, "aesmux: ENGINE not initialised: %s\n",
-                 error.c_str());
+    for (const std::string &error : problems.errors) {
+      ReportError(ENGINE_R_INIT_FAILED, error);
+    }
+    if (problems.errors.empty()) ERR_raise(ERR_LIB_ENGINE, reason);
     return 0;
   }
   SetProviderContext(state.context);
@@ -151,9 +159,35 @@ int Finish(ENGINE *) noexcept {
   return 1;
 }
 
+// Whether aesmux is off (`disable = 1`), by the settings given so far and
+// the environment when the ENGINE is not initialised yet.
+bool Off(State &state) {
+  std::lock_guard lock(state.mutex);
+  if (state.context != nullptr) {
+    return !state.context->router.settings().off.empty();
+  }
+  route::Problems problems;
+  const std::optional<route::Settings> settings =
+      route::LoadSettings(ConfigOf(state.config), openssl::EnvValue,
+                          kernels::DetectCpuFeatures(), &problems);
+  return settings && !settings->off.empty();
+}
+
+// When aesmux is off it lists no cipher, so that OpenSSL registers none of
+// them for it (ENGINE_set_default asks before the ENGINE is initialised)
+// and programs use OpenSSL's own.
 int Ciphers(ENGINE *, const EVP_CIPHER **cipher, const int **nids,
             int nid) noexcept {
   if (cipher == nullptr) {
+    try {
+      if (Off(TheState())) {
+        *nids = nullptr;
+        return 0;
+      }
+    } catch (const std::bad_alloc &) {
+      ERR_raise(ERR_LIB_ENGINE, ERR_R_MALLOC_FAILURE);
+      return 0;
+    }
     *nids = LegacyCiphers::Nids().data();
     return static_cast<int>(LegacyCiphers::Nids().size());
   }
@@ -181,10 +215,12 @@ int SetSetting(const route::SettingName &setting, const char *value) {
   }
   auto config = state.config;
   config[setting.key] = value;
-  std::string error;
+  route::Problems problems;
   if (!route::LoadSettings(ConfigOf(config), openssl::EnvValue,
-                           kernels::DetectCpuFeatures(), &error)) {
-    ReportError(ENGINE_R_INVALID_ARGUMENT, error);
+                           kernels::DetectCpuFeatures(), &problems)) {
+    for (const std::string &error : problems.errors) {
+      ReportError(ENGINE_R_INVALID_ARGUMENT, error);
+    }
     return 0;
   }
   state.config = std::move(config);
@@ -197,9 +233,107 @@ int DumpStats() {
   return std::fflush(stdout) == 0 && ok ? 1 : 0;
 }
 
-int Ctrl(ENGINE *, int cmd, long, void *p, void (*)(void)) noexcept {
+// A name that is no command of the ENGINE: on the error queue with the
+// nearest command, and on stderr (once per process) when it is near enough
+// to be a misspelling of one. OpenSSL asks for commands of every ENGINE
+// that the ENGINE may not have (apps ask for SET_USER_INTERFACE): those
+// are not printed.
+void UnknownCommand(const Commands &commands, std::string_view name) {
+  constexpr size_t kMisspelling = 2;  // edits
+  std::string_view nearest;
+  size_t distance = ~size_t{0};
+  if (name.size() <= 64) {
+    for (const std::string &command : commands.names) {
+      if (const size_t d = route::EditDistance(name, command); d < distance) {
+        distance = d;
+        nearest = command;
+      }
+    }
+  }
+  std::string problem =
+      "ENGINE: " + route::Excerpt(name) + " is not a control command of aesmux";
+  if (!nearest.empty()) {
+    problem.append(" (did you mean '").append(nearest).append("'?)");
+  }
+  ERR_raise_data(ERR_LIB_ENGINE, ENGINE_R_INVALID_CMD_NAME, "aesmux: %s",
+                 problem.c_str());
+  if (distance <= kMisspelling) {
+    route::Problems problems;
+    problems.warnings.push_back(problem);
+    openssl::PrintProblems("", problems);
+  }
+}
+
+// The commands' discovery (ENGINE_FLAGS_MANUAL_CMD_CTRL), answered as
+// OpenSSL's own helper (crypto/engine/eng_ctrl.c) answers it from the
+// command table, so that a name that is no command is answered by
+// UnknownCommand: OpenSSL's helper says only "invalid cmd name", and in
+// openssl.cnf without config_diagnostics nothing at all (it drops the
+// rest of the ENGINE's section). Returns nullopt for another command.
+std::optional<int> Discovery(const Commands &commands, int cmd, long number,
+                             void *p) {
+  const std::vector<ENGINE_CMD_DEFN> &defns = commands.defns;
+  const size_t count = defns.size() - 1;  // the last is all zero
+  switch (cmd) {
+    case ENGINE_CTRL_GET_FIRST_CMD_TYPE:
+      return static_cast<int>(defns[0].cmd_num);
+    case ENGINE_CTRL_GET_CMD_FROM_NAME:
+      if (p == nullptr) break;
+      for (size_t k = 0; k < count; ++k) {
+        if (std::strcmp(defns[k].cmd_name, static_cast<char *>(p)) == 0) {
+          return static_cast<int>(defns[k].cmd_num);
+        }
+      }
+      UnknownCommand(commands, static_cast<char *>(p));
+      return -1;
+    case ENGINE_CTRL_GET_NEXT_CMD_TYPE:
+    case ENGINE_CTRL_GET_NAME_LEN_FROM_CMD:
+    case ENGINE_CTRL_GET_NAME_FROM_CMD:
+    case ENGINE_CTRL_GET_DESC_LEN_FROM_CMD:
+    case ENGINE_CTRL_GET_DESC_FROM_CMD:
+    case ENGINE_CTRL_GET_CMD_FLAGS: {
+      size_t k = 0;
+      while (k < count && defns[k].cmd_num != static_cast<unsigned>(number)) {
+        ++k;
+      }
+      if (k == count) {
+        ERR_raise(ERR_LIB_ENGINE, ENGINE_R_INVALID_CMD_NUMBER);
+        return -1;
+      }
+      const ENGINE_CMD_DEFN &defn = defns[k];
+      if (cmd == ENGINE_CTRL_GET_NEXT_CMD_TYPE) {
+        return static_cast<int>(defns[k + 1].cmd_num);  // 0 after the last
+      }
+      if (cmd == ENGINE_CTRL_GET_CMD_FLAGS) {
+        return static_cast<int>(defn.cmd_flags);
+      }
+      const bool name = cmd == ENGINE_CTRL_GET_NAME_LEN_FROM_CMD ||
+                        cmd == ENGINE_CTRL_GET_NAME_FROM_CMD;
+      const char *text = name ? defn.cmd_name : defn.cmd_desc;
+      const int length = static_cast<int>(std::strlen(text));
+      if (cmd == ENGINE_CTRL_GET_NAME_LEN_FROM_CMD ||
+          cmd == ENGINE_CTRL_GET_DESC_LEN_FROM_CMD) {
+        return length;
+      }
+      if (p == nullptr) break;
+      // OpenSSL's callers size the buffer by the length asked before.
+      std::memcpy(p, text, static_cast<size_t>(length) + 1);
+      return length;
+    }
+    default:
+      return std::nullopt;
+  }
+  ERR_raise(ERR_LIB_ENGINE, ERR_R_PASSED_NULL_PARAMETER);
+  return -1;
+}
+
+int Ctrl(ENGINE *, int cmd, long number, void *p, void (*)(void)) noexcept {
   try {
     const Commands &commands = TheCommands();
+    if (const std::optional<int> answer =
+            Discovery(commands, cmd, number, p)) {
+      return *answer;
+    }
     const auto index = static_cast<size_t>(cmd - ENGINE_CMD_BASE);
     if (cmd >= ENGINE_CMD_BASE && index < commands.settings.size()) {
       return SetSetting(commands.settings[index],
@@ -229,6 +363,8 @@ int Bind(ENGINE *e, const char *id) noexcept {
         !ENGINE_set_init_function(e, Init) ||
         !ENGINE_set_finish_function(e, Finish) ||
         !ENGINE_set_ctrl_function(e, Ctrl) ||
+        !ENGINE_set_flags(e, ENGINE_get_flags(e) |
+                                 ENGINE_FLAGS_MANUAL_CMD_CTRL) ||
         !ENGINE_set_cmd_defns(e, TheCommands().defns.data())) {
       return 0;
     }

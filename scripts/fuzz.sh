@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The aesmux Authors
-# The differential fuzzers of tests/fuzz/ (aesmux against OpenSSL's default
-# provider), for as long as you like. Builds build-fuzz/ with clang first.
+# The fuzzers of tests/fuzz/ (aesmux against OpenSSL's default provider;
+# aesmux's configuration parsers), for as long as you like. Builds
+# build-fuzz/ with clang first.
 #
 #   scripts/fuzz.sh                         # each target for 10 minutes
 #   scripts/fuzz.sh --seconds 3600 --target sequence --jobs 2
@@ -16,7 +17,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-seconds=600 targets=(sequence params engine) replay=0 jobs=1 extra=()
+seconds=600 targets=(sequence params engine settings) replay=0 jobs=1 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --module) export AESMUX_TEST_MODULE=$(realpath "$2"); shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    *) echo "usage: $0 [--seconds N] [--target sequence|params|engine] [--replay]" \
+    *) echo "usage: $0 [--seconds N] [--target sequence|params|engine|settings] [--replay]" \
             "[--module PATH] [--jobs N] [-- libFuzzer options]" >&2
        exit 2 ;;
   esac

@@ -8,7 +8,7 @@
 # under qemu, the arm64 cross build's suites under qemu (user emulation,
 # and Debian's arm64 kernel for the afalg suite), the unit and EVP suites
 # again under AddressSanitizer and UBSan, the threaded suites under
-# ThreadSanitizer, and the differential fuzzers for a bounded time.
+# ThreadSanitizer, and the fuzzers for a bounded time.
 # Ends by printing how long each stage took and which kernel tiers the
 # suites tested (and which they skipped because this CPU lacks them); fails
 # if a tier this CPU runs was not tested (unless ctest options given as
@@ -195,9 +195,10 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   run_ctest "$tsan_build" --timeout 1800 \
   -R 'BatchTest|RoutingTest|ForkTest|ForkAfterUnload|AbandonedJobTest' "$@"
 
-# The differential fuzzers (tests/fuzz/), built with clang in a directory of
-# their own: the seed corpus, then each target for AESMUX_FUZZ_SECONDS
-# (default 60). scripts/fuzz.sh runs them for longer.
+# The fuzzers (tests/fuzz/: differential, and aesmux's configuration
+# parsers), built with clang in a directory of their own: the seed corpus,
+# then each target for AESMUX_FUZZ_SECONDS (default 60).
+# scripts/fuzz.sh runs them for longer.
 fuzz_build=${AESMUX_FUZZ_BUILD:-$AESMUX_ROOT/build-fuzz}
 CC=clang-14 CXX=clang++-14 stage "fuzz build (clang)" \
   build_in "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_FUZZ=ON

@@ -30,6 +30,8 @@ std::vector<std::string> Fields(const std::string &line) {
 struct Info {
   std::string version;
   bool active = false;  // openssl.cnf activates aesmux
+  std::string off;      // why aesmux registers no algorithm; empty: it does
+  std::vector<std::string> problems;  // what it ignored of its configuration
   std::string config_file;
   std::string openssl;
   std::string modules_dir;
@@ -47,6 +49,8 @@ Info Gather(const ProviderHandle &aesmux) {
   Info info;
   info.version = aesmux.Param("version");
   info.active = aesmux.activated_by_config();
+  info.off = aesmux.Param("off");
+  info.problems = aesmux.ParamLines("problems");
   char *config_file = CONF_get1_default_config_file();
   info.config_file = config_file != nullptr ? config_file : "";
   OPENSSL_free(config_file);
@@ -88,6 +92,21 @@ void PrintText(const Info &info) {
         "NOT active in openssl.cnf (%s): loaded by name for this report only;\n"
         "  programs use it once openssl.cnf loads it (see openssl.cnf.example)\n",
         info.config_file.c_str());
+  }
+  if (!info.off.empty()) {
+    std::printf("%-14s %s: aesmux registers no algorithm, so programs use "
+                "OpenSSL's default provider\n",
+                "OFF", info.off.c_str());
+  }
+  if (info.problems.empty()) {
+    std::printf("%-14s none\n", "problems");
+  } else {
+    std::printf("%-14s %zu in its configuration, each ignored "
+                "(this command exits with status 1):\n",
+                "PROBLEMS", info.problems.size());
+    for (const std::string &problem : info.problems) {
+      std::printf("  %s\n", problem.c_str());
+    }
   }
   std::printf("%-14s %s (modules: %s)\n", "OpenSSL", info.openssl.c_str(),
               info.modules_dir.c_str());
@@ -142,13 +161,19 @@ void PrintJson(const Info &info) {
   std::printf("{\n");
   Field("version", JsonString(info.version));
   Field("active_in_openssl_cnf", info.active ? "true" : "false");
+  Field("off", JsonString(info.off));
+  std::vector<std::string> items;
+  for (const std::string &problem : info.problems) {
+    items.push_back(JsonString(problem));
+  }
+  Array("problems", items);
   Field("openssl_cnf", JsonString(info.config_file));
   Field("openssl", JsonString(info.openssl));
   Field("modules_dir", JsonString(info.modules_dir));
   Field("architecture", JsonString(info.architecture));
   Field("paths", JsonString(info.paths));
   Field("cpu_features", JsonString(info.cpu_features));
-  std::vector<std::string> items;
+  items.clear();
   for (const std::vector<std::string> &tier : info.tiers) {
     items.push_back("{\"name\": " + JsonString(tier.at(0)) + ", \"state\": " +
                     JsonString(tier.size() > 1 ? tier[1] : "") + "}");
@@ -202,7 +227,7 @@ int RunInfo(const std::vector<std::string> &args) {
   } else {
     PrintText(info);
   }
-  return 0;
+  return info.problems.empty() ? 0 : 1;
 }
 
 }  // namespace aesmux::cli

@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 namespace aesmux::cli {
 
@@ -34,23 +36,90 @@ std::string TakeOpensslErrors() {
 
 namespace {
 
-// Whether the openssl.cnf that OpenSSL reads lists aesmux among its
-// providers (openssl_conf → providers → aesmux), whether or not it loaded.
-bool ConfigListsAesmux() {
+// aesmux's section of the openssl.cnf that OpenSSL reads, when that file
+// lists aesmux among its providers (openssl_conf -> providers -> aesmux),
+// whether or not it loaded.
+struct ListedSection {
+  std::string file;
+  std::vector<std::pair<std::string, std::string>> entries;  // key, value
+};
+
+std::optional<ListedSection> ConfigListsAesmux() {
   char *path = CONF_get1_default_config_file();
   CONF *conf = NCONF_new(nullptr);
-  bool listed = false;
+  std::optional<ListedSection> listed;
   if (path != nullptr && conf != nullptr && NCONF_load(conf, path, nullptr)) {
     const char *init = NCONF_get_string(conf, nullptr, "openssl_conf");
     const char *providers =
         init != nullptr ? NCONF_get_string(conf, init, "providers") : nullptr;
-    listed = providers != nullptr &&
-             NCONF_get_string(conf, providers, "aesmux") != nullptr;
+    const char *section =
+        providers != nullptr ? NCONF_get_string(conf, providers, "aesmux")
+                             : nullptr;
+    if (section != nullptr) {
+      listed = ListedSection{path, {}};
+      STACK_OF(CONF_VALUE) *values = NCONF_get_section(conf, section);
+      for (int i = 0; i < sk_CONF_VALUE_num(values); ++i) {
+        const CONF_VALUE *value = sk_CONF_VALUE_value(values, i);
+        listed->entries.emplace_back(value->name, value->value);
+      }
+    }
   }
   NCONF_free(conf);
   OPENSSL_free(path);
   ERR_clear_error();  // a missing key is an error on the queue
   return listed;
+}
+
+// `value` as openssl.cnf spells it: a backslash before each character the
+// parser would take for a quote, an escape, a comment or a variable.
+std::string CnfValue(const std::string &value) {
+  std::string spelt;
+  for (char c : value) {
+    if (c == '\\' || c == '"' || c == '\'' || c == '#' || c == '$') {
+      spelt += '\\';
+    }
+    spelt += c;
+  }
+  return spelt;
+}
+
+// Why aesmux did not load from `listed`: OpenSSL drops the reasons of a
+// provider that failed to load from openssl.cnf (the loader's message for
+// a wrong module path; aesmux's own, which it also printed on stderr), so
+// aesmux is loaded again in a private library context from the same
+// section, by name, which keeps them on the error queue.
+std::string WhyNotLoaded(const ListedSection &listed) {
+  const char *tmpdir = std::getenv("TMPDIR");
+  std::string path = std::string(tmpdir != nullptr ? tmpdir : "/tmp") +
+                     "/aesmux-info-XXXXXX";
+  const int fd = mkstemp(path.data());
+  if (fd < 0) return "(cannot create a temporary openssl.cnf to see why)\n";
+  close(fd);
+  {
+    std::ofstream cnf(path);
+    cnf << "openssl_conf = init\n[init]\nproviders = providers\n"
+           "[providers]\naesmux = aesmux_sect\n[aesmux_sect]\n";
+    // Not activated: OpenSSL keeps the module path and the settings for a
+    // load by name.
+    for (const auto &[key, value] : listed.entries) {
+      if (key != "activate") cnf << key << " = " << CnfValue(value) << "\n";
+    }
+  }
+  OSSL_LIB_CTX *libctx = OSSL_LIB_CTX_new();
+  const bool configured = OSSL_LIB_CTX_load_config(libctx, path.c_str());
+  std::remove(path.c_str());
+  ERR_clear_error();
+  std::string why;
+  if (!configured) {
+    why = "(cannot load aesmux's section again to see why)\n";
+  } else if (OSSL_PROVIDER *aesmux = OSSL_PROVIDER_load(libctx, "aesmux")) {
+    why = "(it loads from the same section in this process now)\n";
+    OSSL_PROVIDER_unload(aesmux);
+  } else {
+    why = TakeOpensslErrors();
+  }
+  OSSL_LIB_CTX_free(libctx);
+  return why;
 }
 
 }  // namespace
@@ -61,12 +130,16 @@ std::unique_ptr<ProviderHandle> ProviderHandle::Configured(std::string *error) {
   // aesmux before asking for it by name.
   OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, nullptr);
   handle->activated_by_config_ = OSSL_PROVIDER_available(nullptr, "aesmux");
-  if (!handle->activated_by_config_ && ConfigListsAesmux()) {
-    // Loading it by name now would show default settings, not the ones
-    // that failed.
-    *error = "openssl.cnf lists aesmux, but it did not load (aesmux's "
-             "reason is above)\n" + TakeOpensslErrors();
-    return nullptr;
+  if (!handle->activated_by_config_) {
+    if (const std::optional<ListedSection> listed = ConfigListsAesmux()) {
+      // Loading it by name now would show default settings, not the ones
+      // that failed.
+      *error = "openssl.cnf (" + listed->file +
+               ") lists aesmux, but it did not load; loaded again from the "
+               "same section, it says:\n" +
+               WhyNotLoaded(*listed);
+      return nullptr;
+    }
   }
   handle->aesmux_ = OSSL_PROVIDER_load(nullptr, "aesmux");
   handle->default_ = OSSL_PROVIDER_load(nullptr, "default");

@@ -8,6 +8,7 @@
 #include <openssl/err.h>
 #include <openssl/params.h>
 #include <openssl/proverr.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "provider/openssl/generic_ctx.h"
+#include "provider/openssl/openssl_cnf.h"
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
 #include "provider/core/algorithm.h"
@@ -182,6 +184,8 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("tiers", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("mb-tier", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_DEFN("settings", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("problems", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("off", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_END};
   return kGettable;
 }
@@ -301,6 +305,17 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
       !OSSL_PARAM_set_utf8_string(p, SettingsText(settings).c_str())) {
     return 0;
   }
+  // "problems": what aesmux ignored of its configuration, one a line.
+  if ((p = OSSL_PARAM_locate(params, "problems")) != nullptr) {
+    std::string text;
+    for (const std::string &warning : provctx->warnings) text += warning + "\n";
+    if (!OSSL_PARAM_set_utf8_string(p, text.c_str())) return 0;
+  }
+  // "off": why aesmux registers no algorithm; empty when it does.
+  if ((p = OSSL_PARAM_locate(params, "off")) != nullptr &&
+      !SetText(p, settings.off.c_str())) {
+    return 0;
+  }
   for (p = params; p->key != nullptr; ++p) {
     if (std::strncmp(p->key, "setting.", 8) == 0 &&
         !SetSettingParam(p, settings)) {
@@ -335,10 +350,13 @@ int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
   }
 }
 
-const OSSL_ALGORITHM *QueryOperation(void *, int operation_id,
+// Nothing when aesmux is off (`disable = 1`): programs use other providers.
+const OSSL_ALGORITHM *QueryOperation(void *provctx, int operation_id,
                                      int *no_cache) noexcept {
   *no_cache = 0;
-  return operation_id == OSSL_OP_CIPHER ? Algorithms() : nullptr;
+  const bool off =
+      !static_cast<ProviderContext *>(provctx)->router.settings().off.empty();
+  return operation_id == OSSL_OP_CIPHER && !off ? Algorithms() : nullptr;
 }
 
 const OSSL_DISPATCH kProviderDispatch[] = {
@@ -373,12 +391,32 @@ route::SourceValues ConfigValues(const OSSL_CORE_HANDLE *handle,
   return values;
 }
 
-// Refusing to load is reported on the error queue and on stderr: OpenSSL 3.0
-// drops configuration errors unless openssl.cnf sets config_diagnostics = 1,
-// and a silently missing provider is the worst outcome.
-void ReportLoadFailure(int reason, const std::string &message) {
-  ERR_raise_data(ERR_LIB_PROV, reason, "aesmux: %s", message.c_str());
-  std::fprintf(stderr, "aesmux: not loaded: %s\n", message.c_str());
+// Each problem on the error queue, when aesmux does not load: OpenSSL 3.0
+// to 3.6 run on without a provider whose init fails, even under
+// config_diagnostics = 1, and drop what it raised (crypto/provider_conf.c,
+// crypto/conf/conf_mod.c); a program that loads aesmux by name sees it.
+void RaiseProblems(int reason, const route::Problems &problems) {
+  for (const std::vector<std::string> *list :
+       {&problems.errors, &problems.warnings}) {
+    for (const std::string &problem : *list) {
+      ERR_raise_data(ERR_LIB_PROV, reason, "aesmux: %s", problem.c_str());
+    }
+  }
+  if (problems.empty()) ERR_raise(ERR_LIB_PROV, reason);
+}
+
+// OpenSSL stops a program on its own configuration errors under
+// config_diagnostics = 1 (OPENSSL_init_crypto fails), but not on a
+// provider's: aesmux ends the process itself, as the operator asked.
+// _exit, not exit: this runs inside OpenSSL's configuration, holding its
+// locks, which exit's handlers (OPENSSL_cleanup) would take.
+[[noreturn]] void StopForDiagnostics(const std::string &file) {
+  std::fprintf(stderr,
+               "aesmux: stopping the program (exit status 1): "
+               "config_diagnostics = 1 in %s makes the mistakes above "
+               "fatal; AESMUX_DISABLE=1 turns aesmux off for one program\n",
+               file.c_str());
+  _exit(1);
 }
 
 int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
@@ -390,12 +428,22 @@ int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     }
   }
 
-  std::string error;
+  // Every mistake is printed (once per process); which keys the section
+  // has, and whether config_diagnostics is set, only openssl.cnf says.
+  route::Problems problems;
+  const AesmuxSection section = FindAesmuxSection(handle, core_get_params);
+  route::CheckConfigKeys(section.keys, section.where, &problems);
   int reason = 0;
   ProviderContext *context = NewProviderContext(
-      handle, ConfigValues(handle, core_get_params), &error, &reason);
+      handle, ConfigValues(handle, core_get_params), &problems, &reason);
+  PrintProblems("aesmux: not loaded: ", problems);
+  const bool off =
+      context != nullptr && !context->router.settings().off.empty();
+  if (section.diagnostics && !problems.empty() && !off) {
+    StopForDiagnostics(section.file);
+  }
   if (context == nullptr) {
-    ReportLoadFailure(reason, error);
+    RaiseProblems(reason, problems);
     return 0;
   }
   *provctx = context;

@@ -7,7 +7,11 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <new>
 
@@ -52,7 +56,8 @@ void RegisterInstance(const route::Router &router) {
   std::lock_guard lock(g_instances.mutex);
   ++g_instances.count;
   const route::Settings &settings = router.settings();
-  if (!settings.stats_file.empty()) {
+  // Off (`disable = 1`), aesmux serves nothing and writes nothing.
+  if (!settings.stats_file.empty() && settings.off.empty()) {
     core::SetStatsFilePrefix(settings.stats_file);
     g_instances.stats_file = true;
   }
@@ -73,19 +78,22 @@ __attribute__((destructor)) void WriteStatsOfLiveInstances() {
 }
 
 // The AESMUX_* environment in one pass over it, rather than a getenv() per
-// key; nothing in a setuid program, as EnvValue.
-route::SourceValues EnvironmentValues() {
+// key, and its names aesmux does not read; nothing in a setuid program, as
+// EnvValue.
+route::SourceValues EnvironmentValues(route::Problems *problems) {
   if (getauxval(AT_SECURE) != 0) {
     return route::SourceValues(route::SettingNameTexts().size());
   }
+  route::CheckEnvironment(environ, problems);
   return route::EnvironmentValuesIn(environ);
 }
 
 ProviderContext *MakeContext(const OSSL_CORE_HANDLE *handle,
                              const route::SourceValues &config,
-                             std::string *error, int *reason) {
-  std::optional<route::Settings> settings = route::LoadSettings(
-      config, EnvironmentValues(), kernels::DetectCpuFeatures(), error);
+                             route::Problems *problems, int *reason) {
+  std::optional<route::Settings> settings =
+      route::LoadSettings(config, EnvironmentValues(problems),
+                          kernels::DetectCpuFeatures(), problems);
   if (!settings) {
     *reason = PROV_R_INVALID_CONFIG_DATA;
     return nullptr;
@@ -93,11 +101,31 @@ ProviderContext *MakeContext(const OSSL_CORE_HANDLE *handle,
   // Made on the first request that needs it (fallback.h).
   auto fallback = std::make_unique<fallback::FallbackLibrary>();
   batch::Prepare();
-  auto context = std::make_unique<ProviderContext>(handle, std::move(fallback),
-                                                   std::move(*settings));
+  auto context = std::make_unique<ProviderContext>(
+      handle, std::move(fallback), std::move(*settings), problems->warnings);
   RegisterInstance(context->router);
   return context.release();
 }
+
+// Hashes of the lines PrintProblems has printed in this process; beyond
+// the first kSize, a line is printed again rather than never.
+struct Printed {
+  static constexpr size_t kSize = 64;
+  std::mutex mutex;
+  std::array<size_t, kSize> hashes{};
+  size_t count = 0;
+
+  // Whether `line` is new (and now remembered).
+  bool First(std::string_view line) {
+    const size_t hash = std::hash<std::string_view>()(line);
+    std::lock_guard lock(mutex);
+    const auto end = hashes.begin() + static_cast<std::ptrdiff_t>(count);
+    if (std::find(hashes.begin(), end, hash) != end) return false;
+    if (count < kSize) hashes[count++] = hash;
+    return true;
+  }
+};
+constinit Printed g_printed;
 
 }  // namespace
 
@@ -109,20 +137,41 @@ std::optional<std::string> EnvValue(std::string_view name) {
 
 ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
                                     const route::SourceValues &config,
-                                    std::string *error, int *reason) {
+                                    route::Problems *problems, int *reason) {
   try {
-    return MakeContext(handle, config, error, reason);
+    return MakeContext(handle, config, problems, reason);
   } catch (const std::bad_alloc &) {
-    *error = "out of memory";
+    *reason = ERR_R_MALLOC_FAILURE;  // the reason says it all
   } catch (const std::exception &e) {
-    *error = e.what();
+    *reason = ERR_R_INTERNAL_ERROR;
+    try {
+      problems->errors.emplace_back(e.what());
+    } catch (const std::bad_alloc &) {
+    }
   }
-  *reason = ERR_R_INTERNAL_ERROR;
   return nullptr;
 }
 
 void HoldProviderContext(ProviderContext *context) {
   context->holds.fetch_add(1, std::memory_order_relaxed);
+}
+
+void PrintProblems(std::string_view error_prefix,
+                   const route::Problems &problems) noexcept {
+  auto print = [](std::string_view prefix, const std::string &problem) {
+    std::string line;
+    line.append(prefix).append(problem).append("\n");
+    if (g_printed.First(line)) std::fputs(line.c_str(), stderr);
+  };
+  try {
+    for (const std::string &error : problems.errors) print(error_prefix, error);
+    for (const std::string &warning : problems.warnings) {
+      print("aesmux: warning: ", warning);
+    }
+  } catch (const std::bad_alloc &) {
+    std::fputs("aesmux: out of memory printing its configuration's problems\n",
+               stderr);
+  }
 }
 
 void FreeProviderContext(ProviderContext *context) {

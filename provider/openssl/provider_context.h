@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "provider/fallback/fallback.h"
 #include "provider/route/router.h"
@@ -29,10 +30,12 @@ namespace aesmux::openssl {
 struct ProviderContext {
   ProviderContext(const OSSL_CORE_HANDLE *core_handle,
                   std::unique_ptr<fallback::FallbackLibrary> fallback_library,
-                  route::Settings settings)
+                  route::Settings settings,
+                  std::vector<std::string> configuration_warnings)
       : handle(core_handle),
         fallback(std::move(fallback_library)),
-        router(std::move(settings), fallback.get()) {}
+        router(std::move(settings), fallback.get()),
+        warnings(std::move(configuration_warnings)) {}
 
   const OSSL_CORE_HANDLE *handle;  // null for the ENGINE
   std::unique_ptr<fallback::FallbackLibrary> fallback;
@@ -45,16 +48,30 @@ struct ProviderContext {
   // every context of it (each holds its fetched cipher, which holds the
   // provider).
   std::atomic<uint32_t> holds{1};
+  // What it ignored of its configuration (route::Problems), for `aesmux
+  // info`.
+  std::vector<std::string> warnings;
 };
 
 // Makes an instance from the settings in `config` (the provider's
 // openssl.cnf section, or the ENGINE's control commands) and the AESMUX_*
-// environment, and registers it for the statistics file. Returns null when
-// it cannot: `error` says why, `reason` is the PROV_R_* code to raise.
-// Never throws.
+// environment (its values, and a warning for each variable aesmux does not
+// read), and registers it for the statistics file. Adds every mistake to
+// `problems`, which may already hold others (they are kept with the
+// instance). Returns null when it cannot: `problems` has an error, or
+// there was no memory; `reason` is the PROV_R_* code to raise. Never
+// throws.
 ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
                                     const route::SourceValues &config,
-                                    std::string *error, int *reason);
+                                    route::Problems *problems, int *reason);
+
+// Prints `problems` on stderr, each line at most once per process (a
+// program loads aesmux into every library context it makes, and a program
+// that loads it for every connection would repeat it each time): an error
+// after `error_prefix` ("aesmux: not loaded: "), a warning after
+// "aesmux: warning: ".
+void PrintProblems(std::string_view error_prefix,
+                   const route::Problems &problems) noexcept;
 
 // One more hold on an instance (it has one from NewProviderContext).
 void HoldProviderContext(ProviderContext *context);

@@ -12,6 +12,7 @@
 #error "provider/route/calibration_file.h belongs to a layer above the one that includes it"
 #endif
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <optional>
@@ -27,12 +28,41 @@ struct CalibrationEntry {
 };
 using Calibration = std::map<std::string, CalibrationEntry, std::less<>>;
 
-// Reads `path`, whose every key must pass `may_set`; on failure returns
-// nullopt with what is wrong, and where, in `error`: an unreadable file, a
-// line that is not "key = value", a key `may_set` refuses, a key twice.
+// A calibration file is small (`aesmux calibrate` writes a few KiB): a
+// larger one is refused unread.
+inline constexpr size_t kMaxCalibrationBytes = 64 * 1024;
+
+// The whole of the file `path`, or nullopt with why not in `error`: one
+// that cannot be opened, is not a regular file (a FIFO would block, a
+// device such as /dev/zero never ends) or holds more than `max_bytes`
+// (refused unread, or as soon as it is seen to have grown past them).
+// Never blocks: opened with O_NONBLOCK.
+//
+// The path is the operator's (openssl.cnf, or the environment, which
+// setuid programs ignore), so a symbolic link is followed, as the operator
+// may have made it; but not one in a directory that another user could
+// have planted it in (writable by its group or by others, or owned by
+// someone other than root or this process's user): that is refused.
+std::optional<std::string> ReadRegularFile(const std::string &path,
+                                           size_t max_bytes,
+                                           std::string *error);
+
+// Reads `path` (ReadRegularFile, at most kMaxCalibrationBytes), whose every
+// key must pass `may_set`; on failure returns nullopt with what is wrong,
+// and where, in `error`: what ReadRegularFile or ParseCalibration finds.
 std::optional<Calibration> ReadCalibration(
     const std::string &path, bool (*may_set)(std::string_view key),
     std::string *error);
+
+// Parses the text of a calibration file (`path` names it in messages and
+// in each entry's `source`; ReadCalibration gives it Escaped()):
+// '#' comments, blank lines and "key = value" lines, each key passing
+// `may_set` and given once. On failure returns nullopt with the line and
+// what is wrong with it in `error`, quoting at most an excerpt of it
+// (excerpt.h).
+std::optional<Calibration> ParseCalibration(
+    std::string_view text, std::string_view path,
+    bool (*may_set)(std::string_view key), std::string *error);
 
 }  // namespace aesmux::route
 

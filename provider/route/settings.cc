@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "provider/route/calibration_file.h"
+#include "provider/route/excerpt.h"
 
 namespace aesmux::route {
 namespace {
@@ -104,6 +105,14 @@ constexpr SettingKey kSettingKeys[] = {
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        settings->calibration_file = std::string(value);
+       return "";
+     }},
+    // The off switch, for one process (AESMUX_DISABLE=1) or all.
+    {"disable", 0, "0", "", "1", false,
+     [](std::string_view value, Family, kernels::CpuFeatures,
+        Settings *settings) -> std::string {
+       if (value != "0" && value != "1") return "expected 0|1";
+       settings->off = value == "1" ? "disable = 1" : "";
        return "";
      }},
     {"kernels", 0, "auto", "", "aesni", false,
@@ -263,6 +272,124 @@ bool IsCalibratedKey(std::string_view name) {
   return false;
 }
 
+constexpr std::string_view kEnvironmentPrefix = "AESMUX_";
+
+// The keys of a provider's section that OpenSSL reads itself.
+constexpr std::string_view kOpensslProviderKeys[] = {"module", "activate",
+                                                     "identity", "soft_load"};
+
+// Variables that are not settings but are read: by aesmux, its trace
+// (provider/core/trace.cc, first: the one a misspelling may be near); by
+// its test suites (tests/) and scripts (scripts/), which a process under
+// test has in its environment. Beside them, every name starting with one
+// of kTestPrefixes or ending in "_BUILD" (a build directory of
+// scripts/test.sh).
+constexpr std::string_view kOtherVariables[] = {
+    "AESMUX_TRACE", "AESMUX_HUNG_CHILD_STACKS", "AESMUX_STRESS_SECONDS",
+    "AESMUX_ROOT"};
+constexpr std::string_view kTestPrefixes[] = {"AESMUX_TEST_", "AESMUX_FUZZ_"};
+
+// The index into kNameTexts of the openssl.cnf key (or, with
+// `environment`, the variable) `name`; kNumNames if none.
+size_t IndexOfName(std::string_view name, bool environment) {
+  for (size_t i = 0; i < kNumNames; ++i) {
+    if (name == (environment ? TextOf(kNameTexts[i].env_name)
+                             : TextOf(kNameTexts[i].key))) {
+      return i;
+    }
+  }
+  return kNumNames;
+}
+
+bool IsReadVariable(std::string_view name) {
+  if (IndexOfName(name, true) < kNumNames) return true;
+  for (std::string_view other : kOtherVariables) {
+    if (name == other) return true;
+  }
+  for (std::string_view prefix : kTestPrefixes) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return name.ends_with("_BUILD");
+}
+
+// The most bytes of a name compared with the known ones: a longer one is
+// no misspelling of any, and the comparison's cost grows with its length.
+constexpr size_t kMaxComparedName = 64;
+
+// The known key (or variable) nearest to `name`; empty for a name too long
+// to compare.
+std::string_view Nearest(std::string_view name, bool environment) {
+  if (name.size() > kMaxComparedName) return {};
+  std::string_view nearest;
+  size_t best = ~size_t{0};
+  auto consider = [&](std::string_view candidate) {
+    const size_t distance = EditDistance(name, candidate);
+    if (distance < best) {
+      best = distance;
+      nearest = candidate;
+    }
+  };
+  for (const SettingNameText &text : kNameTexts) {
+    consider(environment ? TextOf(text.env_name) : TextOf(text.key));
+  }
+  if (environment) {
+    consider(kOtherVariables[0]);
+  } else {
+    for (std::string_view key : kOpensslProviderKeys) consider(key);
+  }
+  return nearest;
+}
+
+// Warnings for unknown names, each with the nearest known one; after
+// kMaxNamed, only how many more there were.
+class UnknownNames {
+ public:
+  // `what`: "<what>" in "and 3 more unknown <what>".
+  UnknownNames(std::string_view what, Problems *problems)
+      : what_(what), problems_(problems) {}
+  ~UnknownNames() {
+    if (count_ > kMaxNamed) {
+      problems_->warnings.push_back("and " + std::to_string(count_ - kMaxNamed) +
+                                    " more unknown " + std::string(what_));
+    }
+  }
+  UnknownNames(const UnknownNames &) = delete;
+  UnknownNames &operator=(const UnknownNames &) = delete;
+
+  void Add(std::string text, std::string_view nearest) {
+    if (++count_ > kMaxNamed) return;
+    if (!nearest.empty()) {
+      text.append(" (did you mean '").append(nearest).append("'?)");
+    }
+    problems_->warnings.push_back(text + ": ignored");
+  }
+
+ private:
+  static constexpr size_t kMaxNamed = 16;
+  std::string_view what_;
+  Problems *problems_;
+  size_t count_ = 0;
+};
+
+// What is wrong with the first value of `calibration` that its key does not
+// take ("<file>:<line>: <key> = '<value>': <why>"); empty if none is.
+std::string CheckCalibration(const Calibration &calibration,
+                             kernels::CpuFeatures cpu) {
+  Settings scratch;
+  for (const auto &[name, entry] : calibration) {
+    const size_t i = IndexOfName(name, false);
+    const std::string problem =
+        i == kNumNames ? std::string("not a key")
+                       : kSettingKeys[kNameOwners[i].key].apply(
+                             entry.value, kNameOwners[i].family, cpu, &scratch);
+    if (!problem.empty()) {
+      return entry.source + ": " + name + " = " + Excerpt(entry.value) +
+             ": " + problem;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string_view AfalgPolicyName(AfalgPolicy policy) {
@@ -327,9 +454,11 @@ SourceValues EnvironmentValuesOf(const ConfigLookup &lookup) {
 SourceValues EnvironmentValuesIn(const char *const *envp) {
   SourceValues values(kNumNames);
   std::array<bool, kNumNames> seen{};
-  constexpr std::string_view kPrefix = "AESMUX_";
   for (; envp != nullptr && *envp != nullptr; ++envp) {
-    if (std::strncmp(*envp, kPrefix.data(), kPrefix.size()) != 0) continue;
+    if (std::strncmp(*envp, kEnvironmentPrefix.data(),
+                     kEnvironmentPrefix.size()) != 0) {
+      continue;
+    }
     const std::string_view entry(*envp);
     const size_t equals = entry.find('=');
     if (equals == std::string_view::npos) continue;
@@ -375,26 +504,56 @@ std::optional<uint64_t> ParseByteCount(std::string_view text) {
   return value << shift;
 }
 
+std::string Problems::Text() const {
+  std::string text;
+  for (const std::vector<std::string> *list : {&errors, &warnings}) {
+    for (const std::string &problem : *list) {
+      if (!text.empty()) text += '\n';
+      text += problem;
+    }
+  }
+  return text;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> before(b.size() + 1), previous(b.size() + 1),
+      current(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1,
+                             previous[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        current[j] = std::min(current[j], before[j - 2] + 1);
+      }
+    }
+    before.swap(previous);
+    previous.swap(current);
+  }
+  return previous[b.size()];
+}
+
 std::optional<Settings> LoadSettings(const ConfigLookup &config,
                                      const ConfigLookup &env,
                                      kernels::CpuFeatures cpu,
-                                     std::string *error) {
+                                     Problems *problems) {
   return LoadSettings(ConfigValuesOf(config), EnvironmentValuesOf(env), cpu,
-                      error);
+                      problems);
 }
 
 std::optional<Settings> LoadSettings(const SourceValues &config,
                                      const SourceValues &env,
                                      kernels::CpuFeatures cpu,
-                                     std::string *error) {
+                                     Problems *problems) {
   if (config.size() != kNumNames || env.size() != kNumNames) {
-    *error = "internal error: a source without a value for every key";
+    problems->errors.push_back(
+        "internal error: a source without a value for every key");
     return std::nullopt;
   }
   Settings settings;
   Calibration calibration;
-  // The value in force of name `i` (kNameTexts), and where it came from;
-  // nullopt when unset.
   // The value in force of name `i` (kNameTexts), kept by its source; fills
   // in `in_force` but for its value. nullopt when unset.
   auto resolve = [&](size_t i, SettingValue *in_force)
@@ -420,31 +579,35 @@ std::optional<Settings> LoadSettings(const SourceValues &config,
     if (default_value.empty()) return std::nullopt;
     return default_value;
   };
-  // "<where> = '<value>': <problem>", where is the key, the variable or the
-  // calibration file's line.
-  auto refuse = [&](const SettingValue &in_force, std::string_view value,
-                    const std::string &problem) {
+  // "<where> = '<value>'", where is the key, the variable or the
+  // calibration file's line and key.
+  auto describe = [](const SettingValue &in_force, std::string_view value) {
     std::string where = in_force.key;
     if (in_force.origin == Origin::kEnvironment) where = in_force.source;
     if (in_force.origin == Origin::kCalibration) {
-      where = "calibration file " + in_force.source + ": " + in_force.key;
+      where = in_force.source + ": " + in_force.key;
     }
-    *error = where + " = '" + std::string(value) + "': " + problem;
+    return where + " = " + Excerpt(value);
   };
 
-  // The calibration file first: every key after it may come from there.
+  // The calibration file first: every key after it may come from there. It
+  // only tunes: one that cannot be used is a warning, not an error.
   SettingValue file;
   if (std::optional<std::string_view> path = resolve(0, &file)) {
     std::string problem;
     std::optional<Calibration> read =
         ReadCalibration(std::string(*path), IsCalibratedKey, &problem);
-    if (!read) {
-      refuse(file, *path, problem);
-      return std::nullopt;
+    if (read) problem = CheckCalibration(*read, cpu);
+    if (problem.empty()) {
+      calibration = std::move(*read);
+    } else {
+      problems->warnings.push_back(
+          describe(file, *path) + ": " + problem +
+          ": the file is ignored, its thresholds keep their defaults");
     }
-    calibration = std::move(*read);
   }
 
+  std::vector<std::string> errors;
   settings.in_force.resize(kNumNames);
   for (size_t i = 0; i < kNumNames; ++i) {
     const SettingKey &key = kSettingKeys[kNameOwners[i].key];
@@ -453,8 +616,7 @@ std::optional<Settings> LoadSettings(const SourceValues &config,
       const std::string problem =
           key.apply(*value, kNameOwners[i].family, cpu, &settings);
       if (!problem.empty()) {
-        refuse(in_force, *value, problem);
-        return std::nullopt;
+        errors.push_back(describe(in_force, *value) + ": " + problem);
       }
       in_force.value = *value;
     } else {
@@ -467,6 +629,20 @@ std::optional<Settings> LoadSettings(const SourceValues &config,
     if (value.key == "kernels") {
       settings.tier_reason = TierReason(settings, value, cpu);
     }
+    if (value.key == "disable" && !settings.off.empty()) {
+      settings.off += " (" + std::string(OriginName(value.origin)) +
+                      (value.source.empty() ? "" : ": " + value.source) + ")";
+    }
+  }
+  if (!errors.empty()) {
+    if (settings.off.empty()) {
+      problems->errors.insert(problems->errors.end(), errors.begin(),
+                              errors.end());
+      return std::nullopt;
+    }
+    for (const std::string &error : errors) {
+      problems->warnings.push_back(error + ": ignored, aesmux is off");
+    }
   }
   if (settings.tier != nullptr) {
     settings.mb_tier = kernels::mb::MbTierByName(settings.tier->name);
@@ -475,6 +651,45 @@ std::optional<Settings> LoadSettings(const SourceValues &config,
                                     ? kDefaultAutoAfalgMinLen
                                     : kDefaultAutoAfalgMinLenWithoutAes;
   return settings;
+}
+
+bool IsOpensslProviderKey(std::string_view key) {
+  // The part after a prefix ending in '.', as OpenSSL's skip_dot().
+  if (const size_t dot = key.find('.'); dot != std::string_view::npos) {
+    key.remove_prefix(dot + 1);
+  }
+  for (std::string_view name : kOpensslProviderKeys) {
+    if (key == name) return true;
+  }
+  return false;
+}
+
+void CheckConfigKeys(std::span<const std::string> keys,
+                     std::string_view section, Problems *problems) {
+  UnknownNames unknown("keys of aesmux's openssl.cnf section", problems);
+  for (const std::string &key : keys) {
+    if (IsOpensslProviderKey(key) || IndexOfName(key, false) < kNumNames) {
+      continue;
+    }
+    unknown.Add(std::string(section) + ": unknown key " + Excerpt(key),
+                Nearest(key, false));
+  }
+}
+
+void CheckEnvironment(const char *const *envp, Problems *problems) {
+  UnknownNames unknown("AESMUX_* variables", problems);
+  for (; envp != nullptr && *envp != nullptr; ++envp) {
+    const std::string_view entry(*envp);
+    if (!entry.starts_with(kEnvironmentPrefix)) continue;
+    const size_t equals = entry.find('=');
+    // Unset or empty, or a name aesmux reads.
+    if (equals == std::string_view::npos || equals + 1 == entry.size()) continue;
+    const std::string_view name = entry.substr(0, equals);
+    if (IsReadVariable(name)) continue;
+    unknown.Add("environment: " + Excerpt(name) +
+                    " is not a variable aesmux reads",
+                Nearest(name, true));
+  }
 }
 
 }  // namespace aesmux::route

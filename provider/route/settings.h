@@ -10,16 +10,24 @@
 // openssl.cnf, environment variables ("AESMUX_" and the key in capitals,
 // '.' as '_': cbc.fallback_max_len is AESMUX_CBC_FALLBACK_MAX_LEN). The
 // calibration file is named by the key calibration_file (openssl.cnf or
-// environment). A value that does not parse makes the provider refuse to
-// load, with a message naming the key (or the variable, or the file and
-// line) and the value.
+// environment).
+//
+// Every mistake is found, not only the first (Problems): a value that does
+// not parse is an error, which keeps aesmux from loading, named with the
+// key (or the variable, or the file and line) and the value; a calibration
+// file that cannot be read or parsed is a warning, and its thresholds are
+// ignored (tuning never turns the accelerator off); so are a key of
+// aesmux's openssl.cnf section and an AESMUX_* variable that aesmux does
+// not know (CheckConfigKeys, CheckEnvironment), each named with the
+// nearest one it knows. With `disable = 1` every error is a warning:
+// aesmux is off whatever else the configuration says.
 //
 // The calibration file holds lines "key = value" of the keys marked
-// `calibrated` (thresholds), '#' comments and blank lines; an unknown key,
-// a key it may not set or a key given twice refuses the load.
+// `calibrated` (thresholds), '#' comments and blank lines (calibration_file.h).
 //
 // Per-family keys exist for ecb, cbc, ctr, xts and gcm. Byte counts are
-// decimal with an optional K, M or G suffix (powers of 1024).
+// decimal with an optional K, M or G suffix (powers of 1024), at most
+// 2^64 - 1 bytes.
 #ifndef AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 #define AESMUX_PROVIDER_ROUTE_SETTINGS_H_
 
@@ -115,6 +123,10 @@ struct SettingValue {
 };
 
 struct Settings {
+  // Why aesmux is off (`disable = 1`: it registers no algorithm, and
+  // programs use OpenSSL's default provider), as "disable = 1 (<origin>)";
+  // empty when it is on.
+  std::string off;
   // The kernel tier for every key, or nullptr when kernels are off (forced
   // off, or the CPU lacks what the lowest tier needs).
   const kernels::Tier *tier = nullptr;
@@ -213,19 +225,55 @@ SourceValues EnvironmentValuesOf(const ConfigLookup &lookup);
 // name counts, as getenv() finds it; unset and empty are the same.
 SourceValues EnvironmentValuesIn(const char *const *envp);
 
+// What is wrong with a configuration, each entry one mistake in one line,
+// naming where it is (the key, the variable, the file and line).
+struct Problems {
+  // Values aesmux cannot use: it does not load.
+  std::vector<std::string> errors;
+  // What aesmux ignores, loading with the rest.
+  std::vector<std::string> warnings;
+
+  bool empty() const { return errors.empty() && warnings.empty(); }
+  // Every entry, errors first, one a line.
+  std::string Text() const;
+};
+
 // Builds the settings from the provider's configuration section (`config`),
 // the environment (`env`) and the calibration file one of them names, for
-// a CPU with `cpu` features. Returns nullopt and a message in `error` when
-// a value is invalid or the calibration file cannot be read.
+// a CPU with `cpu` features, adding every mistake found to `problems`.
+// Returns nullopt when it found an error (and `disable` is not 1).
 std::optional<Settings> LoadSettings(const SourceValues &config,
                                      const SourceValues &env,
                                      kernels::CpuFeatures cpu,
-                                     std::string *error);
+                                     Problems *problems);
 // The same with sources looked up name by name (`env` by variable name).
 std::optional<Settings> LoadSettings(const ConfigLookup &config,
                                      const ConfigLookup &env,
                                      kernels::CpuFeatures cpu,
-                                     std::string *error);
+                                     Problems *problems);
+
+// Edits (insertions, deletions, substitutions, swaps of neighbours) that
+// make `a` into `b`: the optimal string alignment distance. Costs
+// a.size() * b.size(): compare short names only.
+size_t EditDistance(std::string_view a, std::string_view b);
+
+// OpenSSL reads these keys of a provider's section itself (crypto/
+// provider_conf.c, 3.0 to 3.6), also after a prefix ending in '.'.
+bool IsOpensslProviderKey(std::string_view key);
+
+// Adds a warning to `problems` for each of `keys` (the keys of aesmux's
+// openssl.cnf section, `section` naming it in messages: "<file> [<name>]")
+// that is neither a setting nor one of OpenSSL's, with the nearest key
+// that is (by edit distance). At most 16 are named, then how many more.
+void CheckConfigKeys(std::span<const std::string> keys,
+                     std::string_view section, Problems *problems);
+
+// The same for the AESMUX_* variables of an environment block ("NAME=value"
+// strings, null-terminated, as `environ`) that aesmux does not read; an
+// empty one is unset. AESMUX_TRACE (provider/core/trace.h) and the
+// variables of aesmux's test suites and scripts (AESMUX_TEST_*,
+// AESMUX_FUZZ_*, AESMUX_*_BUILD, ...) are read, not settings.
+void CheckEnvironment(const char *const *envp, Problems *problems);
 
 // Parses a byte count ("4096", "16K", "1M"); nullopt if malformed.
 std::optional<uint64_t> ParseByteCount(std::string_view text);

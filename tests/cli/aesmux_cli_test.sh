@@ -104,8 +104,8 @@ mask() {
 export OPENSSL_CONF=$work/openssl.cnf
 golden info.txt < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K aesmux info | mask)
 golden info.json < <(AESMUX_XTS_FALLBACK_MAX_LEN=1K aesmux info --json | mask)
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["settings"]) == 24' \
-  "$work/info.json" && pass "info --json is well-formed JSON with 24 settings" ||
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["settings"]) == 25' \
+  "$work/info.json" && pass "info --json is well-formed JSON with 25 settings" ||
   fail "info --json is not JSON, or not every setting"
 # (Through a file: grep -q may leave before aesmux has written, which
 # pipefail would count against it.)
@@ -115,14 +115,67 @@ if OPENSSL_CONF=/dev/null aesmux info >"$work/inactive.txt" &&
 else
   fail "info does not say that openssl.cnf leaves aesmux out"
 fi
+# Every mistake: info lists it and exits with status 1; aesmux loads
+# unless a value cannot be used.
+# problem NAME TEXT [VAR=VALUE...]: info (with the environment given) lists
+# TEXT among its problems and exits with status 1.
+problem() {
+  local name=$1 text=$2 status=0
+  shift 2
+  env "$@" "${emulator[@]}" "$build/provider/aesmux" info \
+    >"$work/problem.txt" 2>"$work/problem-err" || status=$?
+  if [ "$status" -eq 1 ] && grep -qF "$text" "$work/problem.txt"; then
+    pass "info lists $name and exits with status 1"
+  else
+    fail "info, $name: status $status: $(cat "$work/problem.txt" "$work/problem-err")"
+  fi
+}
 printf 'cbc.fallback_max_len = many\n' >"$work/calibration.conf"
-if aesmux info >/dev/null 2>"$work/err"; then
-  fail "info with a malformed calibration file succeeded"
+problem "a malformed calibration file (ignored, the defaults in force)" \
+  "calibration.conf:1: cbc.fallback_max_len = 'many': expected a byte count"
+grep -q '^  cbc.fallback_max_len   0                default$' "$work/problem.txt" ||
+  fail "a malformed calibration file's thresholds are not the defaults"
+aesmux_cnf "$work/unknown.cnf" "kernals = aesni"
+problem "an unknown key with the nearest one" \
+  "  $work/unknown.cnf [aesmux_sect]: unknown key 'kernals' (did you mean 'kernels'?): ignored" \
+  OPENSSL_CONF="$work/unknown.cnf"
+problem "an unknown variable with the nearest one" \
+  "  environment: 'AESMUX_KERNAL' is not a variable aesmux reads (did you mean 'AESMUX_KERNELS'?): ignored" \
+  AESMUX_KERNAL=aesni
+grep -q '^PROBLEMS       2 in its configuration' "$work/problem.txt" ||
+  fail "info does not count both problems: $(cat "$work/problem.txt")"
+problem "what aesmux ignores while off, and that it is off" \
+  "OFF            disable = 1 (environment: AESMUX_DISABLE): aesmux registers no algorithm" \
+  AESMUX_DISABLE=1 AESMUX_KERNELS=fast
+aesmux_cnf "$work/badvalue.cnf" "cbc.mb_min_len = lots"
+if OPENSSL_CONF=$work/badvalue.cnf aesmux info >/dev/null 2>"$work/err"; then
+  fail "info succeeded with a value aesmux cannot use"
 else
-  grep -q "calibration.conf:1: cbc.fallback_max_len = 'many'" "$work/err" &&
-    pass "a malformed calibration file stops the load, named" ||
-    fail "malformed calibration file: $(cat "$work/err")"
+  grep -q "lists aesmux, but it did not load" "$work/err" &&
+    grep -q "(aesmux: cbc.mb_min_len = 'lots': expected a byte count" "$work/err" &&
+    pass "info names the value that kept aesmux from loading" ||
+    fail "a bad value: $(cat "$work/err")"
 fi
+# A module OpenSSL cannot load: nobody else says anything; info gives the
+# loader's message.
+aesmux_cnf "$work/nomodule.cnf"
+sed -i 's|^module = .*|module = /nonexistent/aesmux.so|' "$work/nomodule.cnf"
+if OPENSSL_CONF=$work/nomodule.cnf aesmux info >/dev/null 2>"$work/err"; then
+  fail "info succeeded with a module that does not exist"
+else
+  grep -q "filename(/nonexistent/aesmux.so): /nonexistent/aesmux.so: cannot open shared object file" "$work/err" &&
+    pass "info shows the loader's message for a module that does not exist" ||
+    fail "a missing module: $(cat "$work/err")"
+fi
+# With config_diagnostics, aesmux stops info as any program, with the reason.
+{ echo "config_diagnostics = 1"; cat "$work/unknown.cnf"; } >"$work/diagnostics.cnf"
+status=0
+OPENSSL_CONF=$work/diagnostics.cnf aesmux info >/dev/null 2>"$work/err" ||
+  status=$?
+[ "$status" -eq 1 ] && grep -q "unknown key 'kernals'" "$work/err" &&
+  grep -q "^aesmux: stopping the program (exit status 1)" "$work/err" &&
+  pass "config_diagnostics stops info with the reason" ||
+  fail "config_diagnostics: status $status: $(cat "$work/err")"
 
 # 3. aesmux bench: one short cell; plain lines (no terminal control
 # characters) when stderr is not a terminal.

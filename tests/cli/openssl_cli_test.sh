@@ -21,6 +21,7 @@ config() {  # config FILE [aesmux section lines...]
   shift
   {
     # (A section may not be called "default": that name is the top level.)
+    [ -z "${DIAGNOSTICS:-}" ] || printf 'config_diagnostics = 1\n'
     printf 'openssl_conf = init\n[init]\nproviders = providers\n'
     printf 'alg_section = evp\n[providers]\ndefault = default_sect\n'
     printf 'aesmux = aesmux_sect\n[default_sect]\nactivate = 1\n'
@@ -109,6 +110,64 @@ if echo "$out" | grep -q "aesmux: not loaded: ctr.fallback_max_len = '12 bytes'"
   pass "bad setting refused with a message"
 else
   fail "bad setting: $out"
+fi
+
+# 5b. Every mistake, with and without config_diagnostics, through the real
+# openssl command: printed; under config_diagnostics the program stops with
+# status 1 and the reason (OpenSSL itself would run on without aesmux);
+# without it, a value aesmux cannot use keeps aesmux out and the program
+# runs on the default provider, a warning leaves aesmux in.
+# mistake NAME "LINE" STDERR_TEXT LOADED_WITHOUT_DIAGNOSTICS [VAR=VALUE]
+mistake() {
+  local name=$1 line=$2 text=$3 loads=$4 envs=("${@:5}") out status
+  for DIAGNOSTICS in "" 1; do
+    config "$work/mistake.cnf" "$line"
+    status=0
+    out=$(env "${envs[@]}" OPENSSL_CONF=$work/mistake.cnf openssl enc \
+            -aes-128-cbc -K "${key:0:32}" -iv "$iv" -in "$work/plain" \
+            -out "$work/mistake.out" 2>&1) || status=$?
+    if ! grep -qF "$text" <<<"$out"; then
+      fail "$name${DIAGNOSTICS:+ (config_diagnostics)}: not reported: $out"
+    elif [ -n "$DIAGNOSTICS" ]; then
+      [ "$status" -eq 1 ] &&
+        grep -q "^aesmux: stopping the program (exit status 1): config_diagnostics = 1 in $work/mistake.cnf" <<<"$out" &&
+        pass "$name: config_diagnostics stops openssl enc with the reason" ||
+        fail "$name (config_diagnostics): status $status: $out"
+    elif [ "$status" -ne 0 ] || ! cmp -s "$work/mistake.out" "$work/ours"; then
+      fail "$name: openssl enc failed (status $status): $out"
+    else
+      listed=$(env "${envs[@]}" OPENSSL_CONF=$work/mistake.cnf \
+                 openssl list -providers 2>/dev/null | grep -c 'aesmux AES' || true)
+      [ "$listed" -eq "$loads" ] &&
+        pass "$name: reported; openssl enc runs on (aesmux loaded: $loads)" ||
+        fail "$name: aesmux listed $listed times, expected $loads"
+    fi
+  done
+  unset DIAGNOSTICS
+}
+openssl enc -aes-128-cbc -K "${key:0:32}" -iv "$iv" -in "$work/plain" \
+  -out "$work/ours"
+mistake "a bad value" "cbc.mb_min_len = lots" \
+  "aesmux: not loaded: cbc.mb_min_len = 'lots': expected a byte count" 0
+mistake "a bad value in the environment" "" \
+  "aesmux: not loaded: AESMUX_KERNELS = 'fast': expected auto|none" 0 \
+  AESMUX_KERNELS=fast
+mistake "an unknown key" "kernals = aesni" \
+  "aesmux: warning: $work/mistake.cnf [aesmux_sect]: unknown key 'kernals' (did you mean 'kernels'?): ignored" 1
+mistake "an unknown variable" "" \
+  "aesmux: warning: environment: 'AESMUX_KERNAL' is not a variable aesmux reads (did you mean 'AESMUX_KERNELS'?): ignored" 1 \
+  AESMUX_KERNAL=aesni
+mistake "a missing calibration file" "calibration_file = $work/none.conf" \
+  "aesmux: warning: calibration_file = '$work/none.conf': cannot open: No such file or directory: the file is ignored" 1
+# The off switch: under config_diagnostics with a bad value, aesmux loads,
+# registers nothing, and the program runs on the default provider.
+DIAGNOSTICS=1 config "$work/off.cnf" "cbc.mb_min_len = lots"
+if out=$(AESMUX_DISABLE=1 OPENSSL_CONF=$work/off.cnf openssl list \
+           -cipher-algorithms 2>&1) && ! grep -q '@ aesmux' <<<"$out" &&
+   grep -q "ignored, aesmux is off" <<<"$out"; then
+  pass "AESMUX_DISABLE=1: no algorithm of aesmux, the mistake only a warning"
+else
+  fail "AESMUX_DISABLE=1: $out"
 fi
 
 # 6. openssl.cnf.example works as documented (module found by bare name).

@@ -6,7 +6,7 @@
 # provider anywhere, so that every request in aesmux's statistics was
 # served by the ENGINE:
 #   - `openssl engine` lists it, its ciphers and its control commands;
-#     -pre settings are applied, bad ones refused;
+#     -pre settings are applied, bad ones and misspelt commands refused;
 #   - `openssl enc -engine aesmux` agrees with OpenSSL byte for byte;
 #   - `openssl speed -engine aesmux -evp` for CBC, GCM, CTR, XTS and the old
 #     form without -evp (the command whose results an earlier AF_ALG engine
@@ -39,6 +39,10 @@ fi
 out=$(openssl engine -pre KERNELS:bogus -t aesmux 2>&1 || true)
 grep -q "kernels = 'bogus'" <<<"$out" && pass "a bad -pre setting is refused, naming it" ||
   fail "KERNELS:bogus: $out"
+out=$(openssl engine -pre KERNALS:aesni -t aesmux 2>&1 || true)
+grep -q "aesmux: warning: ENGINE: 'KERNALS' is not a control command of aesmux (did you mean 'KERNELS'?)" <<<"$out" &&
+  pass "a misspelt -pre command is named with the nearest one" ||
+  fail "KERNALS:aesni: $out"
 out=$(openssl engine -pre KERNELS:none -t -post DUMP_STATS aesmux 2>&1 || true)
 grep -q '^AES-128-GCM fallback 0 0$' <<<"$out" &&
   pass "DUMP_STATS prints the statistics" || fail "DUMP_STATS: $out"
@@ -115,6 +119,15 @@ if grep -q '^AES-128-CBC fallback [1-9]' "$WORK"/cnf.* 2>/dev/null; then
 else
   fail "openssl.cnf engine: $(cat "$WORK"/cnf.* 2>/dev/null | grep -v ' 0 0$' || echo no statistics)"
 fi
+# A misspelt command in the section: OpenSSL drops the error and the rest
+# of the section (default_algorithms too) without config_diagnostics; the
+# ENGINE says it on stderr.
+sed 's/^KERNELS = none/KERNAL = none/' "$WORK/engine.cnf" >"$WORK/misspelt.cnf"
+out=$(OPENSSL_CONF=$WORK/misspelt.cnf openssl enc -aes-128-cbc -K "${key:0:32}" \
+        -iv "$iv" -in "$WORK/plain" -out /dev/null 2>&1) &&
+  grep -q "'KERNAL' is not a control command of aesmux (did you mean 'KERNELS'?)" <<<"$out" &&
+  pass "openssl.cnf engine: a misspelt command is named on stderr" ||
+  fail "openssl.cnf engine, misspelt command: $out"
 
 # 5. s_server and s_client, both with -engine aesmux.
 make_certificate

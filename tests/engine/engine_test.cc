@@ -149,6 +149,56 @@ TEST_F(EngineTest, ControlCommandsRefuseBadValues) {
   Configure(BestConfig());
 }
 
+// A name that is no command is refused with the nearest command (OpenSSL's
+// own answer names neither); a name OpenSSL asks for of any ENGINE, which
+// aesmux has not, is still only absent.
+TEST_F(EngineTest, AnUnknownCommandIsRefusedWithTheNearestOne) {
+  ERR_clear_error();
+  EXPECT_FALSE(ENGINE_ctrl_cmd_string(e(), "KERNALS", "aesni", 0));
+  const std::string errors = TakeErrors();
+  EXPECT_NE(errors.find("'KERNALS' is not a control command of aesmux (did "
+                        "you mean 'KERNELS'?)"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("invalid cmd name"), std::string::npos) << errors;
+  EXPECT_TRUE(ENGINE_ctrl_cmd_string(e(), "SET_USER_INTERFACE", "x", 1));
+  EXPECT_EQ(ERR_peek_error(), 0u);
+  EXPECT_EQ(ENGINE_ctrl(e(), ENGINE_CTRL_GET_CMD_FROM_NAME, 0,
+                        const_cast<char *>("NO_SUCH"), nullptr),
+            -1);
+  TakeErrors();
+  // The discovery answers as OpenSSL's helper: names, descriptions, flags.
+  const int kernels = ENGINE_ctrl(e(), ENGINE_CTRL_GET_CMD_FROM_NAME, 0,
+                                  const_cast<char *>("KERNELS"), nullptr);
+  ASSERT_GE(kernels, ENGINE_CMD_BASE);
+  EXPECT_EQ(ENGINE_ctrl(e(), ENGINE_CTRL_GET_NAME_LEN_FROM_CMD, kernels,
+                        nullptr, nullptr),
+            7);
+  const int length = ENGINE_ctrl(e(), ENGINE_CTRL_GET_DESC_LEN_FROM_CMD,
+                                 kernels, nullptr, nullptr);
+  std::string description(static_cast<size_t>(length) + 1, '\0');
+  EXPECT_EQ(ENGINE_ctrl(e(), ENGINE_CTRL_GET_DESC_FROM_CMD, kernels,
+                        description.data(), nullptr),
+            length);
+  EXPECT_EQ(description.c_str(),
+            std::string("aesmux setting kernels (see openssl.cnf.example)"));
+  EXPECT_EQ(ENGINE_ctrl(e(), ENGINE_CTRL_GET_CMD_FLAGS, 12345, nullptr,
+                        nullptr),
+            -1);
+  TakeErrors();
+}
+
+// Off (DISABLE 1), the ENGINE lists no cipher: made the default for
+// ciphers, it takes none of them, and EVP uses OpenSSL's own.
+TEST_F(EngineTest, DisabledItListsNoCipher) {
+  const int *nids = nullptr;
+  ASSERT_TRUE(ENGINE_ctrl_cmd_string(e(), "DISABLE", "1", 0));
+  EXPECT_EQ(ENGINE_get_ciphers(e())(e(), nullptr, &nids, 0), 0);
+  ASSERT_TRUE(ENGINE_ctrl_cmd_string(e(), "DISABLE", "0", 0));
+  EXPECT_EQ(ENGINE_get_ciphers(e())(e(), nullptr, &nids, 0), 14);
+  EXPECT_NE(nids, nullptr);
+}
+
 // Settings are read when the ENGINE is initialised; one given after that
 // is refused, with the reason.
 TEST_F(EngineTest, SettingsAfterInitAreRefused) {
