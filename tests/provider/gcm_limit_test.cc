@@ -75,7 +75,11 @@ Instance MakeInstance(const std::vector<std::string> &lines,
         return it->second;
       });
   int reason = 0;
-  return Instance(openssl::NewProviderContext(nullptr, config, error, &reason));
+  route::Problems problems;
+  Instance instance(
+      openssl::NewProviderContext(nullptr, config, &problems, &reason));
+  *error = problems.Text();
+  return instance;
 }
 
 // What the router may send a GCM message to under `lines`: checked by the
