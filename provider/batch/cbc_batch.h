@@ -6,15 +6,13 @@
 //   servers) a request is queued, the job pauses with a wait fd that is
 //   already readable, and when it resumes it flushes whatever has queued by
 //   then; the other jobs' requests complete in that flush.
-// - From synchronous callers on more threads than the process has CPUs,
-//   for requests of at least cbc.mb_threads_min_len bytes (shorter ones
-//   lose more waiting than lanes win them: the router keeps them off),
-//   flat combining: a caller publishes its request and, if it gets the
-//   combiner, runs every request published at that moment in one batch;
-//   the others sleep until their request is done or the combiner is free
-//   again. With no more callers than CPUs each runs its own at once, in
-//   parallel; with more threads, they form up to one group (shard) per CPU,
-//   one per 4 threads that batch, each combining on its own.
+// - From synchronous callers, when the router says so (more threads than
+//   CPUs making CBC encryptions of at least cbc.mb_threads_min_len bytes:
+//   route/router.h), flat combining: a caller publishes its request and,
+//   if it gets the combiner, runs every request published at that moment
+//   in one batch; the others sleep until their request is done or the
+//   combiner is free again. The threads form up to one group (shard) per
+//   CPU, one per 4 threads that batch, each combining on its own.
 // - A lone request (nothing else queued or published) runs at once on the
 //   single-stream kernel, so batching never costs a request that has
 //   nobody to batch with.
@@ -107,14 +105,30 @@ enum class Ran : uint8_t {
   kNot,
 };
 
-// Whether the calling thread runs in an OpenSSL ASYNC job: the router's
-// input (route::BlockRoute::Choose), since a job batches at lengths where
-// threads do not. One per request: the answer, once asked, is kept for
-// EncryptCbc, so that a request asks OpenSSL at most once (a question
-// costs about a quarter of a 16-byte CBC encryption: perf, BENCHMARKS.md).
-class AsyncJobProbe {
+class Combiner;  // combiner.cc
+
+// What the router asks about the caller of one request
+// (route::BlockRoute::Choose), each question at most once, and only of a
+// request the mb path could take:
+// - InAsyncJob(): whether the calling thread runs in an OpenSSL ASYNC job
+//   (whose requests batch with the thread's other jobs'). The answer is
+//   kept for EncryptCbc, so that a request asks OpenSSL once (a question
+//   costs about a quarter of a 16-byte CBC encryption: perf, BENCHMARKS.md).
+// - OtherThreads(): how many other threads are making CBC encryptions that
+//   could batch with this one; asking counts the calling thread among them
+//   until the probe goes. Waiting for a batch pays only when threads
+//   outnumber the CPUs: with no more of them than CPUs, each runs at once,
+//   in parallel.
+class CallerProbe {
  public:
-  bool operator()() const {
+  CallerProbe() = default;
+  CallerProbe(const CallerProbe &) = delete;
+  CallerProbe &operator=(const CallerProbe &) = delete;
+  ~CallerProbe() {
+    if (combiner_ != nullptr) LeaveThreads();
+  }
+
+  bool InAsyncJob() const {
     asked_ = true;
     job_ = ASYNC_get_current_job();
     return job_ != nullptr;
@@ -122,19 +136,28 @@ class AsyncJobProbe {
   // The calling thread's job (null outside one), asking only if not yet.
   ASYNC_JOB *job() const { return asked_ ? job_ : ASYNC_get_current_job(); }
 
+  // 0 if there is no memory for the thread combiner.
+  uint32_t OtherThreads();
+  // The combiner OtherThreads() counted this thread in (null if not asked).
+  Combiner *combiner() const { return combiner_; }
+
  private:
+  [[gnu::cold]] void LeaveThreads();
+
   mutable bool asked_ = false;
   mutable ASYNC_JOB *job_ = nullptr;
+  Combiner *combiner_ = nullptr;
+  uint32_t others_ = 0;
 };
 
 // Encrypts `request`, in a multi-buffer batch when other requests are
-// available, else at once with `single`'s CBC kernel. `lanes` is the
-// multi-buffer tier; `in_job`, the request's probe (asked or not). Only
-// the router's mb path comes here: outside an ASYNC job, a request long
-// enough for threads to batch (cbc.mb_threads_min_len), which is not
-// checked again here.
+// available, else alone with `single`'s CBC kernel. `lanes` is the
+// multi-buffer tier; `caller`, the request's probe: in an ASYNC job the
+// request batches with the thread's other jobs'; outside one, with other
+// threads' (the router asked caller.OtherThreads() and chose the mb path:
+// that is not checked again here).
 Ran EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
-               const CbcRequest &request, const AsyncJobProbe &in_job);
+               const CbcRequest &request, const CallerProbe &caller);
 
 // At provider init: reads what batching threads needs from the system
 // (the CPU count), so that no request later makes a system call of a kind

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// Flat combining of CBC encryptions from synchronous callers on more
-// threads than the process has CPUs (cbc_batch.h): which threads batch, in
-// which shard (the protocol within a shard: internal/shard.h), the
+// Flat combining of CBC encryptions from synchronous callers
+// (cbc_batch.h): the threads in flight that the router asks about, which
+// shard a thread uses (the protocol within a shard: internal/shard.h), the
 // process's combiner and its life; and EncryptCbc(), which sends a request
 // here or, inside an ASYNC job, to async_jobs.cc.
 
@@ -19,45 +19,47 @@
 #include "provider/core/thread_exit.h"
 
 namespace aesmux::batch {
-namespace {
 
 using internal::RunAlone;
 using internal::Shard;
 using internal::Slot;
-using core::UsableCpus;
 using kernels::mb::MbTier;
+
+namespace {
 
 // Threads per shard in use: the shards used grow with the callers, up to
 // one per CPU, so that a few threads still share one batch.
 constexpr uint32_t kCallersPerShard = 4;
 constexpr size_t kMaxShards = 64;
 
+}  // namespace
+
 // The process's combiner. A forked child replaces the one it inherits the
-// first time it would batch (its state is the parent's threads': a
-// combiner that never leaves, callers and published requests that never
-// come back); before that, the inherited one only counts callers.
+// first time it would batch (its state is the parent's threads': requests
+// published that never come back, threads counted that are not there).
 class Combiner {
  public:
   // Null if there is no memory for it.
   static Combiner *Create(Combiner *inherited = nullptr);
 
-  // No thread combines now and none holds a slot.
+  // No thread holds a slot in it or is counted in flight.
   bool Idle() const;
 
-  // Inlined into the engine's CBC path: 6 instructions fewer per 16-byte
-  // update than the call LTO chose (callgrind).
-  [[gnu::always_inline]] inline Ran Encrypt(const MbTier &tier,
-                                            const kernels::Tier &single,
-                                            const CbcRequest &request);
+  // Inherited by a forked child, which makes its own.
+  bool Stale() const { return generation_ != core::ProcessGeneration(); }
+
+  // Counts the calling thread in flight (CallerProbe); returns how many
+  // others were.
+  uint32_t Enter() {
+    return callers_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void Leave() { callers_.fetch_sub(1, std::memory_order_relaxed); }
+
+  Ran Encrypt(const MbTier &tier, const kernels::Tier &single,
+              const CbcRequest &request);
 
  private:
   struct Lease;
-  // Encrypt() for a caller beyond the CPUs: in this process's combiner's
-  // shards. Out of line, with the fork check, so that the lone caller's
-  // path, inlined into the engine's, stays as short as it can be (see
-  // route::BlockEngine::RunWholeBlocks).
-  [[gnu::noinline]] Ran Batch(const MbTier &tier, const kernels::Tier &single,
-                              const CbcRequest &request);
   // Null if there is no memory for a new lease.
   Lease *ThisThreadLease();
   // A thread's lease, released when the thread exits (core/thread_exit.h).
@@ -68,7 +70,7 @@ class Combiner {
 
   explicit Combiner(Combiner *inherited) : inherited_(inherited) {}
 
-  std::atomic<uint32_t> callers_{0};  // threads inside Encrypt()
+  std::atomic<uint32_t> callers_{0};  // threads counted in flight
   std::atomic<uint32_t> next_ordinal_{0};
   std::atomic<uint32_t> leases_{0};  // living threads that have batched
   std::unique_ptr<Shard[]> shards_;
@@ -82,18 +84,14 @@ class Combiner {
 Combiner *Combiner::Create(Combiner *inherited) {
   std::unique_ptr<Combiner> combiner(new (std::nothrow) Combiner(inherited));
   if (combiner == nullptr) return nullptr;
-  combiner->num_shards_ = std::min<size_t>(UsableCpus(), kMaxShards);
+  combiner->num_shards_ = std::min<size_t>(core::UsableCpus(), kMaxShards);
   combiner->shards_.reset(new (std::nothrow) Shard[combiner->num_shards_]);
   return combiner->shards_ != nullptr ? combiner.release() : nullptr;
 }
 
-// In a forked child: the combiner to use instead of `inherited`; null if
-// there is no memory for one.
-Combiner *ReplaceInherited(Combiner *inherited);
-
 // The calling thread's place: its ordinal, which picks its shard among
 // those in use, and its slot in each shard it has used; counted in
-// leases_, and its slots freed for reuse, until the thread exits.
+// leases_, and its slots given back for reuse, until the thread exits.
 struct Combiner::Lease {
   explicit Lease(Combiner &combiner)
       : owner(combiner),
@@ -118,7 +116,8 @@ struct Combiner::Lease {
 };
 
 bool Combiner::Idle() const {
-  return std::all_of(shards_.get(), shards_.get() + num_shards_,
+  return callers_.load(std::memory_order_acquire) == 0 &&
+         std::all_of(shards_.get(), shards_.get() + num_shards_,
                      [](const Shard &shard) { return shard.Idle(); });
 }
 
@@ -160,32 +159,8 @@ Slot *Combiner::SlotIn(Lease &lease, size_t index) {
 
 Ran Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
                       const CbcRequest &request) {
-  // While callers are no more than the CPUs, each runs its own request on
-  // its own CPU, in parallel: waiting for a combiner would only serialise
-  // them. Beyond that, the ones that would wait for a CPU anyway are
-  // better served in lanes, in one shard per kCallersPerShard threads that
-  // batch (at most one per CPU), each thread in the shard its ordinal
-  // picks.
-  const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
-  Ran ran = Ran::kAlone;
-  if (others < UsableCpus()) {
-    RunAlone(single, request);
-  } else {
-    ran = Batch(tier, single, request);
-  }
-  callers_.fetch_sub(1, std::memory_order_relaxed);
-  return ran;
-}
-
-Ran Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
-                    const CbcRequest &request) {
-  if (generation_ != core::ProcessGeneration()) {
-    if (Combiner *replacement = ReplaceInherited(this)) {
-      return replacement->Encrypt(tier, single, request);
-    }
-    RunAlone(single, request);
-    return Ran::kAlone;
-  }
+  // One shard per kCallersPerShard threads that batch, up to one per CPU,
+  // each thread in the shard its ordinal picks.
   if (Lease *lease = ThisThreadLease()) {
     const size_t in_use = std::clamp<size_t>(
         leases_.load(std::memory_order_relaxed) / kCallersPerShard, 1,
@@ -198,6 +173,8 @@ Ran Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
   RunAlone(single, request);
   return Ran::kAlone;
 }
+
+namespace {
 
 // Made on first use; freed by ReleaseIdleCombiner(), never at exit, when
 // other threads may still be inside it. Made and replaced without a lock,
@@ -220,25 +197,39 @@ Combiner *Install(Combiner *expected, Combiner *fresh) {
   return expected;
 }
 
-[[gnu::noinline]] Combiner *MakeCombiner() {
-  return Install(nullptr, Combiner::Create());
+// The process's combiner, made or (in a forked child) replaced on first
+// use; null if there is no memory for it.
+[[gnu::noinline]] Combiner *MakeCombiner(Combiner *inherited) {
+  if (inherited == nullptr) return Install(nullptr, Combiner::Create());
+  Combiner *current = g_combiner.load(std::memory_order_acquire);
+  if (current != inherited) return current;
+  return Install(inherited, Combiner::Create(inherited));
 }
 
-// Null if there is no memory for it.
 Combiner *TheCombiner() {
   Combiner *combiner = g_combiner.load(std::memory_order_acquire);
-  return combiner != nullptr ? combiner : MakeCombiner();
-}
-
-Combiner *ReplaceInherited(Combiner *inherited) {
-  Combiner *current = g_combiner.load(std::memory_order_acquire);
-  if (current != inherited) return current != nullptr ? current : TheCombiner();
-  return Install(inherited, Combiner::Create(inherited));
+  if (combiner != nullptr && !combiner->Stale()) [[likely]] {
+    return combiner;
+  }
+  combiner = MakeCombiner(combiner);
+  return combiner != nullptr && !combiner->Stale() ? combiner : nullptr;
 }
 
 }  // namespace
 
-void Prepare() { (void)UsableCpus(); }
+uint32_t CallerProbe::OtherThreads() {
+  if (combiner_ == nullptr) {
+    Combiner *combiner = TheCombiner();
+    if (combiner == nullptr) return 0;
+    others_ = combiner->Enter();
+    combiner_ = combiner;
+  }
+  return others_;
+}
+
+void CallerProbe::LeaveThreads() { combiner_->Leave(); }
+
+void Prepare() { (void)core::UsableCpus(); }
 
 void ReleaseIdleCombiner() {
   std::lock_guard lock(g_release_mutex);
@@ -249,11 +240,11 @@ void ReleaseIdleCombiner() {
 }
 
 Ran EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
-               const CbcRequest &request, const AsyncJobProbe &in_job) {
-  if (ASYNC_JOB *job = in_job.job()) {
+               const CbcRequest &request, const CallerProbe &caller) {
+  if (ASYNC_JOB *job = caller.job()) {
     return internal::EncryptInJob(job, lanes, single, request);
   }
-  if (Combiner *combiner = TheCombiner()) {
+  if (Combiner *combiner = caller.combiner()) {
     return combiner->Encrypt(lanes, single, request);
   }
   RunAlone(single, request);
