@@ -1,27 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// Batching of CBC encryptions into multi-buffer lanes, fed without timers:
+// Batching of CBC encryptions into multi-buffer lanes:
 //
 // - Inside an OpenSSL ASYNC job (`openssl speed -async_jobs N`, async-mode
 //   servers) a request is queued, the job pauses with a wait fd that is
 //   already readable, and when it resumes it flushes whatever has queued by
-//   then; the other jobs' requests complete in that flush.
+//   then; the other jobs' requests complete in that flush. No clock.
 // - From synchronous callers, when the router says so (more threads than
-//   CPUs making CBC encryptions of at least cbc.mb_threads_min_len bytes:
-//   route/router.h), flat combining: a caller publishes its request and,
-//   if it gets the combiner, runs every request published at that moment
-//   in one batch; the others sleep until their request is done or the
-//   combiner is free again. The threads form up to one group (shard) per
-//   CPU, one per 4 threads that batch, each combining on its own.
-// - A lone request (nothing else queued or published) runs at once on the
-//   single-stream kernel, so batching never costs a request that has
-//   nobody to batch with.
+//   CPUs making CBC encryptions of at least cbc.mb_threads_min_len bytes,
+//   batching not resting: route/router.h), flat combining with bounds
+//   (internal/shard.h): a caller stages its request in its slot and
+//   publishes it; the arrival that completes a batch runs it; no caller
+//   waits for peers much longer than its request takes alone, and one
+//   whose combiner was descheduled takes its request back and runs it
+//   alone. The threads form up to one group (shard) per CPU, one per
+//   batch's worth of threads.
+// - A lone request in an ASYNC job (nothing else queued) completes in its
+//   own flush, and after a few such flushes the thread's next requests run
+//   at once on the single-stream kernel.
 //
-// Nothing here waits on a clock, and nothing throws: without memory for
-// lanes or slots, requests run alone. Which CBC encryptions come here is
-// the router's decision (route/router.h), and it counts each request on the
-// path EncryptCbc says it took; the kernel calls are counted here (batches
-// and lanes filled per algorithm).
+// Nothing here throws: without memory for lanes, slots or staging,
+// requests run alone. Which CBC encryptions come here is the router's
+// decision, and it counts each request on the path EncryptCbc says it
+// took; the kernel calls are counted here (batches and lanes filled per
+// algorithm).
 //
 // Three parts sharing one sequence (internal/lanes.h): async_jobs.cc
 // (ASYNC jobs), combiner.cc with shard.cc (threads; EncryptCbc() itself),
@@ -119,6 +121,9 @@ class Combiner;  // combiner.cc
 //   until the probe goes. Waiting for a batch pays only when threads
 //   outnumber the CPUs: with no more of them than CPUs, each runs at once,
 //   in parallel.
+// - ThreadsRest(): whether batching threads rests: recent requests waited
+//   for peers in vain (found nobody by their deadline, or were withdrawn
+//   from a descheduled combiner), so the next ones run alone for a while.
 class CallerProbe {
  public:
   CallerProbe() = default;
@@ -138,6 +143,7 @@ class CallerProbe {
 
   // 0 if there is no memory for the thread combiner.
   uint32_t OtherThreads();
+  bool ThreadsRest() const;
   // The combiner OtherThreads() counted this thread in (null if not asked).
   Combiner *combiner() const { return combiner_; }
 

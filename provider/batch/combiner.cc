@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// Flat combining of CBC encryptions from synchronous callers
-// (cbc_batch.h): the threads in flight that the router asks about, which
-// shard a thread uses (the protocol within a shard: internal/shard.h), the
-// process's combiner and its life; and EncryptCbc(), which sends a request
-// here or, inside an ASYNC job, to async_jobs.cc.
+// Combining of CBC encryptions from synchronous callers (cbc_batch.h): the
+// threads in flight that the router asks about, when batching threads
+// rests, which shard a thread uses (the protocol within a shard:
+// internal/shard.h), the process's combiner and its life; and
+// EncryptCbc(), which sends a request here or, inside an ASYNC job, to
+// async_jobs.cc.
 
 #include <algorithm>
 #include <array>
@@ -27,10 +28,27 @@ using kernels::mb::MbTier;
 
 namespace {
 
-// Threads per shard in use: the shards used grow with the callers, up to
-// one per CPU, so that a few threads still share one batch.
-constexpr uint32_t kCallersPerShard = 4;
 constexpr size_t kMaxShards = 64;
+
+// Batching threads rests (the router's ThreadsRest(): their requests run
+// alone) for kRestNs when kVainBeforeRest requests in a row waited for
+// peers in vain, or when more than kLateInWindow of kWindow batched
+// requests finished past their latency budget (at once if more than
+// kLateAtOnce did): a machine loaded with other work gives the CPU a
+// waiting thread yields to other processes for whole time slices, and the
+// promise is about the 99th percentile. The first kGrace batched requests
+// after a rest are not judged: they meet threads still finishing a
+// request they run alone. Each rest is twice as long as the one before,
+// up to kMaxRestNs, so that trying again (a handful of late requests)
+// costs well under a percent of the threads' time however long batching
+// keeps losing; a window without a late request halves it again.
+constexpr uint32_t kVainBeforeRest = 4;
+constexpr uint32_t kWindow = 256;
+constexpr uint32_t kLateInWindow = 2;
+constexpr uint32_t kLateAtOnce = 4;
+constexpr uint32_t kGrace = 8;
+constexpr uint64_t kRestNs = 2000000;
+constexpr uint64_t kMaxRestNs = 1000000000;
 
 }  // namespace
 
@@ -55,6 +73,11 @@ class Combiner {
   }
   void Leave() { callers_.fetch_sub(1, std::memory_order_relaxed); }
 
+  bool Resting() const {
+    const uint64_t until = rest_until_.load(std::memory_order_relaxed);
+    return until != 0 && internal::NowNanos() < until;
+  }
+
   Ran Encrypt(const MbTier &tier, const kernels::Tier &single,
               const CbcRequest &request);
 
@@ -67,12 +90,23 @@ class Combiner {
   // The calling thread's slot in shard `index`; null if there is no memory
   // for a new one.
   Slot *SlotIn(Lease &lease, size_t index);
+  // Counts a request's verdict on batching; rests batching on it.
+  void Count(internal::Verdict verdict);
+  void Rest();
 
   explicit Combiner(Combiner *inherited) : inherited_(inherited) {}
 
   std::atomic<uint32_t> callers_{0};  // threads counted in flight
   std::atomic<uint32_t> next_ordinal_{0};
   std::atomic<uint32_t> leases_{0};  // living threads that have batched
+  // Verdicts (internal::Verdict): kVain ones in a row; batched requests
+  // and late ones in this window.
+  std::atomic<uint32_t> vain_{0};
+  std::atomic<uint32_t> window_{0};
+  std::atomic<uint32_t> window_late_{0};
+  std::atomic<int32_t> grace_{0};  // batched requests not to judge
+  std::atomic<uint64_t> rest_until_{0};   // NowNanos(); 0: no rest yet
+  std::atomic<uint64_t> rest_ns_{kRestNs};  // the next rest's length
   std::unique_ptr<Shard[]> shards_;
   size_t num_shards_ = 0;
   const uint64_t generation_ = core::ProcessGeneration();
@@ -103,10 +137,8 @@ struct Combiner::Lease {
   Lease &operator=(const Lease &) = delete;
   ~Lease() {
     owner.leases_.fetch_sub(1, std::memory_order_relaxed);
-    for (Slot *slot : slots) {
-      if (slot != nullptr) {
-        slot->in_use.store(false, std::memory_order_release);
-      }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i] != nullptr) owner.shards_[i].Release(*slots[i]);
     }
   }
 
@@ -157,17 +189,66 @@ Slot *Combiner::SlotIn(Lease &lease, size_t index) {
   return slot;
 }
 
+void Combiner::Count(internal::Verdict verdict) {
+  using internal::Verdict;
+  if (verdict == Verdict::kNone) return;
+  if (verdict == Verdict::kVain) {
+    if (vain_.fetch_add(1, std::memory_order_relaxed) + 1 >= kVainBeforeRest) {
+      Rest();
+    }
+    return;
+  }
+  if (vain_.load(std::memory_order_relaxed) != 0) {
+    vain_.store(0, std::memory_order_relaxed);
+  }
+  if (grace_.load(std::memory_order_relaxed) > 0 &&
+      grace_.fetch_sub(1, std::memory_order_relaxed) > 0) {
+    return;
+  }
+  if (verdict == Verdict::kLate &&
+      window_late_.fetch_add(1, std::memory_order_relaxed) + 1 > kLateAtOnce) {
+    Rest();
+    return;
+  }
+  if (window_.fetch_add(1, std::memory_order_relaxed) + 1 < kWindow) return;
+  window_.store(0, std::memory_order_relaxed);
+  const uint32_t late = window_late_.exchange(0, std::memory_order_relaxed);
+  if (late > kLateInWindow) {
+    Rest();
+  } else if (late == 0) {
+    rest_ns_.store(
+        std::max(kRestNs, rest_ns_.load(std::memory_order_relaxed) / 2),
+        std::memory_order_relaxed);
+  }
+}
+
+void Combiner::Rest() {
+  vain_.store(0, std::memory_order_relaxed);
+  window_.store(0, std::memory_order_relaxed);
+  window_late_.store(0, std::memory_order_relaxed);
+  grace_.store(kGrace, std::memory_order_relaxed);
+  const uint64_t rest = rest_ns_.load(std::memory_order_relaxed);
+  rest_until_.store(internal::NowNanos() + rest, std::memory_order_relaxed);
+  rest_ns_.store(std::min(2 * rest, kMaxRestNs), std::memory_order_relaxed);
+}
+
 Ran Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
                       const CbcRequest &request) {
-  // One shard per kCallersPerShard threads that batch, up to one per CPU,
+  // One shard per batch's worth of threads that batch, up to one per CPU,
   // each thread in the shard its ordinal picks.
   if (Lease *lease = ThisThreadLease()) {
     const size_t in_use = std::clamp<size_t>(
-        leases_.load(std::memory_order_relaxed) / kCallersPerShard, 1,
-        num_shards_);
+        (leases_.load(std::memory_order_relaxed) + tier.lanes - 1) /
+            tier.lanes,
+        1, num_shards_);
     const size_t index = lease->ordinal % in_use;
-    if (Slot *slot = SlotIn(*lease, index)) {
-      return shards_[index].Publish(tier, single, request, *slot);
+    if (SlotIn(*lease, index) != nullptr) {
+      internal::Verdict verdict;
+      // Run() drops the lease's slot if it withdraws the request.
+      const Ran ran = shards_[index].Run(tier, single, request,
+                                         lease->slots[index], &verdict);
+      Count(verdict);
+      return ran;
     }
   }
   RunAlone(single, request);
@@ -225,6 +306,10 @@ uint32_t CallerProbe::OtherThreads() {
     combiner_ = combiner;
   }
   return others_;
+}
+
+bool CallerProbe::ThreadsRest() const {
+  return combiner_ != nullptr && combiner_->Resting();
 }
 
 void CallerProbe::LeaveThreads() { combiner_->Leave(); }

@@ -22,10 +22,10 @@
 // without a key on them); then, for CBC encryptions of one segment from
 // mb_min_len to mb_max_len bytes when there is a multi-buffer tier, mb if
 // made in an ASYNC job, or if at least mb_threads_min_len bytes long while
-// more threads than CPUs make such requests (BlockRoute::Choose; the batch
-// layer runs such a request in lanes when concurrent requests are there
-// to batch with, else alone on the single-stream kernel, and says which);
-// then simd. A request the afalg path hands on goes to
+// more threads than CPUs make such requests and thread batching does not
+// rest (BlockRoute::Choose; the batch layer runs such a request in lanes
+// when concurrent requests come to batch with in time, else alone on the
+// single-stream kernel, and says which); then simd. A request the afalg path hands on goes to
 // ChooseCpu() (never to mb).
 #ifndef AESMUX_PROVIDER_ROUTE_ROUTER_H_
 #define AESMUX_PROVIDER_ROUTE_ROUTER_H_
@@ -235,8 +235,9 @@ class BlockRoute {
   // OpenSSL ASYNC job (a call into libcrypto, about a quarter of a 16-byte
   // CBC encryption); if not, and it is long enough for threads to batch,
   // how many other threads make such requests now (batching pays only
-  // when they outnumber the CPUs). kAfalg only when the afalg path admitted
-  // the request (Router::Choose).
+  // when they outnumber the CPUs) and whether thread batching rests
+  // (recent requests waited for peers in vain). kAfalg only when the afalg
+  // path admitted the request (Router::Choose).
   template <typename Caller>
   Path Choose(Direction direction, uint64_t len, bool batchable,
               Caller &caller) {
@@ -249,7 +250,8 @@ class BlockRoute {
         direction == Direction::kEncrypt && batchable) {
       if (caller.InAsyncJob()) return Path::kMb;
       if (len >= mb_threads_min_len_ &&
-          caller.OtherThreads() >= core::UsableCpus()) {
+          caller.OtherThreads() >= core::UsableCpus() &&
+          !caller.ThreadsRest()) {
         return Path::kMb;
       }
     }

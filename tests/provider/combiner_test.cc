@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
+// The thread combiner's promises, on the batch layer itself (the test
+// links aesmux_batch), compared with OpenSSL's default provider:
+// - a combiner that stops while it holds other threads' requests (a
+//   debugger's pause, a thread descheduled for long; here its test hook
+//   parks it) holds nobody hostage: the threads whose requests it took
+//   withdraw them by their deadline and run them alone, get the right
+//   output, and the combiner never writes into their buffers after their
+//   calls have returned;
+// - requests that keep waiting for peers in vain make batching rest: the
+//   router's ThreadsRest() says so.
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "kernels/mb/lane_manager.h"
+#include "kernels/tiers.h"
+#include "provider/batch/cbc_batch.h"
+#include "provider/batch/internal/shard.h"
+
+namespace aesmux::test {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// AES-128-CBC of `in` under `key` and `iv` by the default provider.
+Bytes Expected(const Bytes &key, const Bytes &iv, const Bytes &in) {
+  Bytes out(in.size());
+  EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+  EVP_CIPHER *cipher = EVP_CIPHER_fetch(nullptr, "AES-128-CBC",
+                                        "provider=default");
+  int len = 0;
+  EXPECT_EQ(EVP_EncryptInit_ex2(ctx, cipher, key.data(), iv.data(), nullptr),
+            1);
+  EVP_CIPHER_CTX_set_padding(ctx, 0);
+  EXPECT_EQ(EVP_EncryptUpdate(ctx, out.data(), &len, in.data(),
+                              static_cast<int>(in.size())),
+            1);
+  EVP_CIPHER_free(cipher);
+  EVP_CIPHER_CTX_free(ctx);
+  return out;
+}
+
+// One thread's CBC stream through batch::EncryptCbc, as the router's mb
+// path would send it (outside an ASYNC job, counted among the threads).
+class Stream {
+ public:
+  Stream(const kernels::Tier &single, uint8_t seed, size_t len)
+      : key_(16, seed), iv_(16, static_cast<uint8_t>(seed + 1)),
+        in_(len), out_(len) {
+    for (size_t i = 0; i < len; ++i) in_[i] = static_cast<uint8_t>(i * seed);
+    single.ops.expand_key(&schedule_, key_.data(), key_.size());
+  }
+
+  // Encrypts the next record; true if it equals the default provider's.
+  bool Next(const kernels::mb::MbTier &lanes, const kernels::Tier &single) {
+    const Bytes expected = Expected(key_, iv_, in_);
+    batch::CallerProbe caller;
+    caller.OtherThreads();
+    batch::EncryptCbc(lanes, single,
+                      {core::Alg::kAes128Cbc, &schedule_, iv_.data(),
+                       out_.data(), in_.data(), in_.size()},
+                      caller);
+    const bool right = out_ == expected &&
+                       std::memcmp(iv_.data(),
+                                   expected.data() + expected.size() - 16,
+                                   16) == 0;
+    return right;
+  }
+
+  Bytes &out() { return out_; }
+  Bytes &iv() { return iv_; }
+
+ private:
+  aesmux_aes_key schedule_;
+  Bytes key_, iv_, in_, out_;
+};
+
+std::atomic<bool> g_parked{false};
+std::atomic<bool> g_release{false};
+std::atomic<std::thread::id> g_combiner;
+
+// Parks the first thread that combines two requests or more until the
+// test releases it.
+void ParkCombiner(size_t batch) {
+  if (batch < 2 || g_parked.load()) return;
+  g_combiner = std::this_thread::get_id();
+  g_parked = true;
+  g_release.wait(false);
+}
+
+class Combiner : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const kernels::CpuFeatures cpu = kernels::DetectCpuFeatures();
+    single_ = kernels::BestTier(cpu);
+    lanes_ = kernels::mb::BestMbTier(cpu);
+    if (single_ == nullptr || lanes_ == nullptr) {
+      GTEST_SKIP() << "no kernels or no multi-buffer tier on this CPU";
+    }
+  }
+
+  const kernels::Tier *single_ = nullptr;
+  const kernels::mb::MbTier *lanes_ = nullptr;
+};
+
+TEST_F(Combiner, ARequestWhoseCombinerStopsCompletesAlone) {
+  const kernels::Tier *single = single_;
+  const kernels::mb::MbTier *lanes = lanes_;
+  constexpr size_t kLen = 4096;
+  Stream streams[2] = {{*single, 3, kLen}, {*single, 5, kLen}};
+  // The batch layer times its first requests alone to learn how long a
+  // request takes (its deadlines are from that).
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(streams[0].Next(*lanes, *single));
+
+  // Two threads encrypt until one of them, combining, takes the other's
+  // request with its own and parks; the other must then return.
+  batch::internal::SetCombineHookForTesting(ParkCombiner);
+  std::atomic<int> finished{0};
+  bool right[2] = {true, true};
+  std::thread::id ids[2];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      ids[t] = std::this_thread::get_id();
+      while (!g_parked.load()) right[t] &= streams[t].Next(*lanes, *single);
+      // The caller reuses its buffers at once.
+      std::memset(streams[t].out().data(), 0xee, kLen);
+      std::memset(streams[t].iv().data(), 0xee, 16);
+      ++finished;
+    });
+  }
+  // Not a timing test: a deadline is microseconds; this only keeps a hang
+  // from hanging the suite.
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(g_parked.load() && finished.load() == 1) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(g_parked.load()) << "the two requests never met in one batch";
+  EXPECT_EQ(finished.load(), 1)
+      << "the request of a thread whose combiner stopped did not complete";
+  g_release = true;
+  g_release.notify_all();
+  for (std::thread &thread : threads) thread.join();
+  batch::internal::SetCombineHookForTesting(nullptr);
+
+  EXPECT_TRUE(right[0]);
+  EXPECT_TRUE(right[1]);
+  // The combiner went on, dropped the withdrawn request and left the other
+  // thread's buffers alone.
+  const int other = ids[0] == g_combiner.load() ? 1 : 0;
+  EXPECT_EQ(streams[other].out(), Bytes(kLen, 0xee));
+  EXPECT_EQ(streams[other].iv(), Bytes(16, 0xee));
+  // Both go on batching, the one that withdrew with a new slot.
+  std::thread again([&] { EXPECT_TRUE(streams[0].Next(*lanes, *single)); });
+  EXPECT_TRUE(streams[1].Next(*lanes, *single));
+  again.join();
+}
+
+// One thread publishes request after request into a shard where another
+// thread holds a slot but sends nothing: each waits for its peer until its
+// deadline, runs alone, and after a few the router is told to rest.
+TEST_F(Combiner, WaitingForPeersInVainRestsBatching) {
+  constexpr size_t kLen = 4096;
+  Stream lonely(*single_, 7, kLen), idle(*single_, 9, kLen);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(lonely.Next(*lanes_, *single_));
+  std::atomic<bool> holding{false}, leave{false};
+  std::thread idle_thread([&] {
+    // One request gives this thread its slot in the shard, which it keeps
+    // while it lives.
+    EXPECT_TRUE(idle.Next(*lanes_, *single_));
+    holding = true;
+    holding.notify_all();
+    leave.wait(false);
+  });
+  holding.wait(false);
+  bool rests = false;
+  for (int i = 0; i < 16 && !rests; ++i) {
+    ASSERT_TRUE(lonely.Next(*lanes_, *single_));
+    batch::CallerProbe caller;
+    caller.OtherThreads();
+    rests = caller.ThreadsRest();
+  }
+  leave = true;
+  leave.notify_all();
+  idle_thread.join();
+  EXPECT_TRUE(rests) << "requests that waited in vain did not rest batching";
+}
+
+}  // namespace
+}  // namespace aesmux::test
