@@ -111,57 +111,67 @@ class Combiner;  // combiner.cc
 
 // What the router asks about the caller of one request
 // (route::BlockRoute::Choose), each question at most once, and only of a
-// request the mb path could take:
+// request the mb path could take, and what it decides:
 // - InAsyncJob(): whether the calling thread runs in an OpenSSL ASYNC job
 //   (whose requests batch with the thread's other jobs'). The answer is
 //   kept for EncryptCbc, so that a request asks OpenSSL once (a question
 //   costs about a quarter of a 16-byte CBC encryption: perf, BENCHMARKS.md).
 // - OtherThreads(): how many other threads are making CBC encryptions that
-//   could batch with this one; asking counts the calling thread among them
-//   until the probe goes. Waiting for a batch pays only when threads
-//   outnumber the CPUs: with no more of them than CPUs, each runs at once,
-//   in parallel.
+//   could batch with this one. Asking counts the calling thread among them
+//   until EncryptCbc has served the request, so the router that asks must
+//   send it there (the mb path). Waiting for a batch pays only when
+//   threads outnumber the CPUs: with no more of them than CPUs, each runs
+//   at once, in parallel.
 // - ThreadsRest(): whether batching threads rests: recent requests waited
-//   for peers in vain (found nobody by their deadline, or were withdrawn
-//   from a descheduled combiner), so the next ones run alone for a while.
+//   for peers in vain (found nobody by their deadline, were withdrawn
+//   from a descheduled combiner) or finished late, so the next ones run
+//   alone for a while.
+// - set_batches(): the router's decision for a request it counted: batch
+//   it with other threads', or run it alone.
+// A probe is made for every update of a short request, so it costs one
+// store (callgrind counts it per 16-byte update) and no destructor: the
+// members past job_ are set by OtherThreads() before anything reads them.
 class CallerProbe {
  public:
   CallerProbe() = default;
   CallerProbe(const CallerProbe &) = delete;
   CallerProbe &operator=(const CallerProbe &) = delete;
-  ~CallerProbe() {
-    if (combiner_ != nullptr) LeaveThreads();
-  }
 
   bool InAsyncJob() const {
-    asked_ = true;
     job_ = ASYNC_get_current_job();
     return job_ != nullptr;
   }
   // The calling thread's job (null outside one), asking only if not yet.
-  ASYNC_JOB *job() const { return asked_ ? job_ : ASYNC_get_current_job(); }
+  ASYNC_JOB *job() const {
+    return job_ != NotAsked() ? job_ : ASYNC_get_current_job();
+  }
 
   // 0 if there is no memory for the thread combiner.
   uint32_t OtherThreads();
   bool ThreadsRest() const;
-  // The combiner OtherThreads() counted this thread in (null if not asked).
-  Combiner *combiner() const { return combiner_; }
+  void set_batches(bool batches) { batches_ = batches; }
 
  private:
-  [[gnu::cold]] void LeaveThreads();
+  friend Ran EncryptCbc(const kernels::mb::MbTier &lanes,
+                        const kernels::Tier &single, const CbcRequest &request,
+                        const CallerProbe &caller);
+  static ASYNC_JOB *NotAsked() {
+    return reinterpret_cast<ASYNC_JOB *>(uintptr_t{1});
+  }
 
-  mutable bool asked_ = false;
-  mutable ASYNC_JOB *job_ = nullptr;
-  Combiner *combiner_ = nullptr;
-  uint32_t others_ = 0;
+  mutable ASYNC_JOB *job_ = NotAsked();
+  Combiner *combiner_;  // counted in; null if there is no memory for one
+  uint32_t others_;
+  bool batches_;
 };
 
 // Encrypts `request`, in a multi-buffer batch when other requests are
 // available, else alone with `single`'s CBC kernel. `lanes` is the
 // multi-buffer tier; `caller`, the request's probe: in an ASYNC job the
-// request batches with the thread's other jobs'; outside one, with other
-// threads' (the router asked caller.OtherThreads() and chose the mb path:
-// that is not checked again here).
+// request batches with the thread's other jobs' (request.queued must be
+// set); outside one, the router asked caller.OtherThreads() and decided
+// whether it batches with other threads' (set_batches), which is not
+// checked again here.
 Ran EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
                const CbcRequest &request, const CallerProbe &caller);
 

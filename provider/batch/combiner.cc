@@ -66,8 +66,8 @@ class Combiner {
   // Inherited by a forked child, which makes its own.
   bool Stale() const { return generation_ != core::ProcessGeneration(); }
 
-  // Counts the calling thread in flight (CallerProbe); returns how many
-  // others were.
+  // Counts the calling thread in flight (CallerProbe) until EncryptCbc
+  // has served its request; returns how many others were.
   uint32_t Enter() {
     return callers_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -299,20 +299,14 @@ Combiner *TheCombiner() {
 }  // namespace
 
 uint32_t CallerProbe::OtherThreads() {
-  if (combiner_ == nullptr) {
-    Combiner *combiner = TheCombiner();
-    if (combiner == nullptr) return 0;
-    others_ = combiner->Enter();
-    combiner_ = combiner;
-  }
+  combiner_ = TheCombiner();
+  others_ = combiner_ != nullptr ? combiner_->Enter() : 0;
   return others_;
 }
 
 bool CallerProbe::ThreadsRest() const {
   return combiner_ != nullptr && combiner_->Resting();
 }
-
-void CallerProbe::LeaveThreads() { combiner_->Leave(); }
 
 void Prepare() { (void)core::UsableCpus(); }
 
@@ -329,11 +323,15 @@ Ran EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
   if (ASYNC_JOB *job = caller.job()) {
     return internal::EncryptInJob(job, lanes, single, request);
   }
-  if (Combiner *combiner = caller.combiner()) {
-    return combiner->Encrypt(lanes, single, request);
+  Combiner *combiner = caller.combiner_;
+  Ran ran = Ran::kAlone;
+  if (combiner != nullptr && caller.batches_) {
+    ran = combiner->Encrypt(lanes, single, request);
+  } else {
+    RunAlone(single, request);
   }
-  RunAlone(single, request);
-  return Ran::kAlone;
+  if (combiner != nullptr) combiner->Leave();
+  return ran;
 }
 
 }  // namespace aesmux::batch

@@ -157,16 +157,22 @@ class BlockEngine {
   // there are any, else alone on the kernels; counted as what it was.
   bool EncryptCbcBatched(uint8_t *iv, uint8_t *out, const uint8_t *in,
                          size_t len, const batch::CallerProbe &caller) {
-    BatchState *batch = batch_.GetOrMake();
-    if (batch == nullptr) [[unlikely]] {  // nowhere to hold a queued request
-      simd_.CbcEncrypt(iv, out, in, len);
-      route_.Served(Path::kSimd, len);
-      return true;
+    // A request of a paused ASYNC job may be left queued: the context
+    // holds it, to cancel it if the job is abandoned. Threads' requests
+    // never are.
+    batch::QueuedRequest *queued = nullptr;
+    if (caller.job() != nullptr) {
+      BatchState *batch = batch_.GetOrMake();
+      if (batch == nullptr) [[unlikely]] {  // nowhere to hold it
+        simd_.CbcEncrypt(iv, out, in, len);
+        route_.Served(Path::kSimd, len);
+        return true;
+      }
+      queued = &batch->queued;
     }
     const batch::Ran ran = batch::EncryptCbc(
         *route_.mb_tier(), *simd_.tier(),
-        {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len,
-         &batch->queued},
+        {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len, queued},
         caller);
     if (ran == batch::Ran::kNot) return false;
     route_.Served(ran == batch::Ran::kInLanes ? Path::kMb : Path::kSimd, len);

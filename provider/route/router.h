@@ -21,11 +21,12 @@
 // for requests of at most fallback_max_len (or always, without kernels, or
 // without a key on them); then, for CBC encryptions of one segment from
 // mb_min_len to mb_max_len bytes when there is a multi-buffer tier, mb if
-// made in an ASYNC job, or if at least mb_threads_min_len bytes long while
-// more threads than CPUs make such requests and thread batching does not
-// rest (BlockRoute::Choose; the batch layer runs such a request in lanes
-// when concurrent requests come to batch with in time, else alone on the
-// single-stream kernel, and says which); then simd. A request the afalg path hands on goes to
+// made in an ASYNC job or at least mb_threads_min_len bytes long, told to
+// batch with other threads' only while more threads than CPUs make such
+// requests and thread batching does not rest (BlockRoute::Choose; the
+// batch layer runs such a request in lanes when concurrent requests come
+// to batch with in time, else alone on the single-stream kernel, and says
+// which); then simd. A request the afalg path hands on goes to
 // ChooseCpu() (never to mb).
 #ifndef AESMUX_PROVIDER_ROUTE_ROUTER_H_
 #define AESMUX_PROVIDER_ROUTE_ROUTER_H_
@@ -234,10 +235,12 @@ class BlockRoute {
   // range (a request outside it asks nothing): whether it runs in an
   // OpenSSL ASYNC job (a call into libcrypto, about a quarter of a 16-byte
   // CBC encryption); if not, and it is long enough for threads to batch,
-  // how many other threads make such requests now (batching pays only
-  // when they outnumber the CPUs) and whether thread batching rests
-  // (recent requests waited for peers in vain). kAfalg only when the afalg
-  // path admitted the request (Router::Choose).
+  // how many other threads make such requests now, which counts it among
+  // them until the mb path has served it (so it goes there, in lanes or
+  // alone). It batches with them only when they outnumber the CPUs and
+  // thread batching does not rest (recent requests waited for peers in
+  // vain or finished late). kAfalg only when the afalg path admitted the
+  // request (Router::Choose).
   template <typename Caller>
   Path Choose(Direction direction, uint64_t len, bool batchable,
               Caller &caller) {
@@ -249,9 +252,9 @@ class BlockRoute {
     if (len >= mb_min_len_ && len <= mb_max_len_ &&
         direction == Direction::kEncrypt && batchable) {
       if (caller.InAsyncJob()) return Path::kMb;
-      if (len >= mb_threads_min_len_ &&
-          caller.OtherThreads() >= core::UsableCpus() &&
-          !caller.ThreadsRest()) {
+      if (len >= mb_threads_min_len_) {
+        caller.set_batches(caller.OtherThreads() >= core::UsableCpus() &&
+                           !caller.ThreadsRest());
         return Path::kMb;
       }
     }
