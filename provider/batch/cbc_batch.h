@@ -122,10 +122,10 @@ class Combiner;  // combiner.cc
 //   send it there (the mb path). Waiting for a batch pays only when
 //   threads outnumber the CPUs: with no more of them than CPUs, each runs
 //   at once, in parallel.
-// - ThreadsRest(): whether batching threads rests: recent requests waited
-//   for peers in vain (found nobody by their deadline, were withdrawn
-//   from a descheduled combiner) or finished late, so the next ones run
-//   alone for a while.
+// - ThreadsRest(len): whether batching threads' requests of about `len`
+//   bytes rests: recent ones waited for peers in vain (found nobody by
+//   their deadline, were withdrawn from a descheduled combiner) or
+//   finished late, so the next ones run alone for a while.
 // - set_batches(): the router's decision for a request it counted: batch
 //   it with other threads', or run it alone.
 // A probe is made for every update of a short request, so it costs one
@@ -148,7 +148,7 @@ class CallerProbe {
 
   // 0 if there is no memory for the thread combiner.
   uint32_t OtherThreads();
-  bool ThreadsRest() const;
+  bool ThreadsRest(uint64_t len) const;
   void set_batches(bool batches) { batches_ = batches; }
 
  private:

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -30,18 +31,20 @@ namespace {
 
 constexpr size_t kMaxShards = 64;
 
-// Batching threads rests (the router's ThreadsRest(): their requests run
-// alone) for kRestNs when kVainBeforeRest requests in a row waited for
-// peers in vain, or when more than kLateInWindow of kWindow batched
-// requests finished past their latency budget (at once if more than
-// kLateAtOnce did): a machine loaded with other work gives the CPU a
-// waiting thread yields to other processes for whole time slices, and the
-// promise is about the 99th percentile. The first kGrace batched requests
-// after a rest are not judged: they meet threads still finishing a
-// request they run alone. Each rest is twice as long as the one before,
-// up to kMaxRestNs, so that trying again (a handful of late requests)
-// costs well under a percent of the threads' time however long batching
-// keeps losing; a window without a late request halves it again.
+// Batching threads' requests of one size class (of the same bit width, so
+// that 8 KiB records that lose do not stop 64 KiB ones that win) rests
+// (the router's ThreadsRest(): they run alone) for kRestNs when
+// kVainBeforeRest requests in a row waited for peers in vain, or when more
+// than kLateInWindow of kWindow batched requests finished past their
+// latency budget (at once if more than kLateAtOnce did): on a machine
+// loaded with other work, a waiting thread yields the CPU to other
+// processes for whole time slices, and the promise is about the 99th
+// percentile. The first kGrace batched requests after a rest are not
+// judged: they meet threads still finishing a request they run alone.
+// Each rest is twice as long as the one before, up to kMaxRestNs, so that
+// trying again (a handful of late requests) costs well under a percent of
+// the threads' time however long batching keeps losing; a window without a
+// late request halves it again.
 constexpr uint32_t kVainBeforeRest = 4;
 constexpr uint32_t kWindow = 256;
 constexpr uint32_t kLateInWindow = 2;
@@ -49,6 +52,34 @@ constexpr uint32_t kLateAtOnce = 4;
 constexpr uint32_t kGrace = 8;
 constexpr uint64_t kRestNs = 2000000;
 constexpr uint64_t kMaxRestNs = 1000000000;
+constexpr size_t kSizeClasses = 24;  // bit widths 0 .. 23, and above
+
+// Whether batching threads' requests of one size class rests, and the
+// verdicts it rests on.
+class Health {
+ public:
+  bool Rests() const {
+    const uint64_t until = rest_until_.load(std::memory_order_relaxed);
+    return until != 0 && internal::NowNanos() < until;
+  }
+  void Count(internal::Verdict verdict);
+
+ private:
+  void Rest();
+
+  // kVain verdicts in a row; batched requests and late ones in this
+  // window; batched requests after a rest not to judge.
+  std::atomic<uint32_t> vain_{0};
+  std::atomic<uint32_t> window_{0};
+  std::atomic<uint32_t> window_late_{0};
+  std::atomic<int32_t> grace_{0};
+  std::atomic<uint64_t> rest_until_{0};     // NowNanos(); 0: no rest yet
+  std::atomic<uint64_t> rest_ns_{kRestNs};  // the next rest's length
+};
+
+Health &HealthFor(std::array<Health, kSizeClasses> &health, uint64_t len) {
+  return health[std::min<size_t>(std::bit_width(len), kSizeClasses - 1)];
+}
 
 }  // namespace
 
@@ -73,10 +104,8 @@ class Combiner {
   }
   void Leave() { callers_.fetch_sub(1, std::memory_order_relaxed); }
 
-  bool Resting() const {
-    const uint64_t until = rest_until_.load(std::memory_order_relaxed);
-    return until != 0 && internal::NowNanos() < until;
-  }
+  // Whether batching requests of `len` bytes rests.
+  bool Resting(uint64_t len) { return HealthFor(health_, len).Rests(); }
 
   Ran Encrypt(const MbTier &tier, const kernels::Tier &single,
               const CbcRequest &request);
@@ -90,23 +119,13 @@ class Combiner {
   // The calling thread's slot in shard `index`; null if there is no memory
   // for a new one.
   Slot *SlotIn(Lease &lease, size_t index);
-  // Counts a request's verdict on batching; rests batching on it.
-  void Count(internal::Verdict verdict);
-  void Rest();
 
   explicit Combiner(Combiner *inherited) : inherited_(inherited) {}
 
   std::atomic<uint32_t> callers_{0};  // threads counted in flight
   std::atomic<uint32_t> next_ordinal_{0};
   std::atomic<uint32_t> leases_{0};  // living threads that have batched
-  // Verdicts (internal::Verdict): kVain ones in a row; batched requests
-  // and late ones in this window.
-  std::atomic<uint32_t> vain_{0};
-  std::atomic<uint32_t> window_{0};
-  std::atomic<uint32_t> window_late_{0};
-  std::atomic<int32_t> grace_{0};  // batched requests not to judge
-  std::atomic<uint64_t> rest_until_{0};   // NowNanos(); 0: no rest yet
-  std::atomic<uint64_t> rest_ns_{kRestNs};  // the next rest's length
+  std::array<Health, kSizeClasses> health_;
   std::unique_ptr<Shard[]> shards_;
   size_t num_shards_ = 0;
   const uint64_t generation_ = core::ProcessGeneration();
@@ -189,7 +208,7 @@ Slot *Combiner::SlotIn(Lease &lease, size_t index) {
   return slot;
 }
 
-void Combiner::Count(internal::Verdict verdict) {
+void Health::Count(internal::Verdict verdict) {
   using internal::Verdict;
   if (verdict == Verdict::kNone) return;
   if (verdict == Verdict::kVain) {
@@ -222,7 +241,7 @@ void Combiner::Count(internal::Verdict verdict) {
   }
 }
 
-void Combiner::Rest() {
+void Health::Rest() {
   vain_.store(0, std::memory_order_relaxed);
   window_.store(0, std::memory_order_relaxed);
   window_late_.store(0, std::memory_order_relaxed);
@@ -247,7 +266,7 @@ Ran Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
       // Run() drops the lease's slot if it withdraws the request.
       const Ran ran = shards_[index].Run(tier, single, request,
                                          lease->slots[index], &verdict);
-      Count(verdict);
+      HealthFor(health_, request.len).Count(verdict);
       return ran;
     }
   }
@@ -304,8 +323,8 @@ uint32_t CallerProbe::OtherThreads() {
   return others_;
 }
 
-bool CallerProbe::ThreadsRest() const {
-  return combiner_ != nullptr && combiner_->Resting();
+bool CallerProbe::ThreadsRest(uint64_t len) const {
+  return combiner_ != nullptr && combiner_->Resting(len);
 }
 
 void Prepare() { (void)core::UsableCpus(); }

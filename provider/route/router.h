@@ -254,7 +254,7 @@ class BlockRoute {
       if (caller.InAsyncJob()) return Path::kMb;
       if (len >= mb_threads_min_len_) {
         caller.set_batches(caller.OtherThreads() >= core::UsableCpus() &&
-                           !caller.ThreadsRest());
+                           !caller.ThreadsRest(len));
         return Path::kMb;
       }
     }

@@ -8,8 +8,8 @@
 //   withdraw them by their deadline and run them alone, get the right
 //   output, and the combiner never writes into their buffers after their
 //   calls have returned;
-// - requests that keep waiting for peers in vain make batching rest: the
-//   router's ThreadsRest() says so.
+// - requests that keep waiting for peers in vain make batching rest (the
+//   router's ThreadsRest() says so), for requests of their size only.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -65,7 +65,7 @@ class Stream {
     // run the request alone while batching rests (noted for the test).
     batch::CallerProbe caller;
     caller.OtherThreads();
-    rested_ = caller.ThreadsRest();
+    rested_ = caller.ThreadsRest(in_.size());
     caller.set_batches(true);
     batch::EncryptCbc(lanes, single,
                       {core::Alg::kAes128Cbc, &schedule_, iv_.data(),
@@ -174,7 +174,8 @@ TEST_F(Combiner, ARequestWhoseCombinerStopsCompletesAlone) {
 
 // One thread publishes request after request into a shard where another
 // thread holds a slot but sends nothing: each waits for its peer until its
-// deadline, runs alone, and after a few the router is told to rest.
+// deadline, runs alone, and after a few the router is told to rest
+// batching requests of that size.
 TEST_F(Combiner, WaitingForPeersInVainRestsBatching) {
   constexpr size_t kLen = 4096;
   Stream lonely(*single_, 7, kLen), idle(*single_, 9, kLen);
@@ -198,6 +199,10 @@ TEST_F(Combiner, WaitingForPeersInVainRestsBatching) {
   leave.notify_all();
   idle_thread.join();
   EXPECT_TRUE(rests) << "requests that waited in vain did not rest batching";
+  // Requests of another size go on batching.
+  Stream larger(*single_, 11, 16 * kLen);
+  ASSERT_TRUE(larger.Next(*lanes_, *single_));
+  EXPECT_FALSE(larger.rested()) << "a rest of 4 KiB requests held 64 KiB ones";
 }
 
 }  // namespace
