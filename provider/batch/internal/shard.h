@@ -163,7 +163,7 @@ class SoloTime {
 // CLOCK_MONOTONIC, in nanoseconds (no system call: the vDSO).
 uint64_t NowNanos();
 
-// Test hook (tests/provider/combiner_stall_test.cc): called by a thread
+// Test hook (tests/provider/combiner_test.cc): called by a thread
 // that combines, with the number of requests it took, after taking them
 // and before running them. Null in production.
 using CombineHook = void (*)(size_t batch);
