@@ -193,7 +193,7 @@ stage "ThreadSanitizer build" \
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   stage "threaded suites under TSan" \
   run_ctest "$tsan_build" --timeout 1800 \
-  -R 'BatchTest|RoutingTest|ForkTest|ForkAfterUnload|AbandonedJobTest' "$@"
+  -R 'BatchTest|Combiner\.|RoutingTest|ForkTest|ForkAfterUnload|AbandonedJobTest' "$@"
 
 # The fuzzers (tests/fuzz/: differential, and aesmux's configuration
 # parsers), built with clang in a directory of their own: the seed corpus,

@@ -1,29 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// Batching of CBC encryptions into multi-buffer lanes, fed without timers:
+// Batching of CBC encryptions into multi-buffer lanes:
 //
 // - Inside an OpenSSL ASYNC job (`openssl speed -async_jobs N`, async-mode
 //   servers) a request is queued, the job pauses with a wait fd that is
 //   already readable, and when it resumes it flushes whatever has queued by
-//   then; the other jobs' requests complete in that flush.
-// - From synchronous callers on more threads than the process has CPUs,
-//   for requests of at least cbc.mb_threads_min_len bytes (shorter ones
-//   lose more waiting than lanes win them: the router keeps them off),
-//   flat combining: a caller publishes its request and, if it gets the
-//   combiner, runs every request published at that moment in one batch;
-//   the others sleep until their request is done or the combiner is free
-//   again. With no more callers than CPUs each runs its own at once, in
-//   parallel; with more threads, they form up to one group (shard) per CPU,
-//   one per 4 threads that batch, each combining on its own.
-// - A lone request (nothing else queued or published) runs at once on the
-//   single-stream kernel, so batching never costs a request that has
-//   nobody to batch with.
+//   then; the other jobs' requests complete in that flush. No clock.
+// - From synchronous callers, when the router says so (more threads than
+//   CPUs making CBC encryptions of at least cbc.mb_threads_min_len bytes,
+//   batching not resting: route/router.h), flat combining with bounds
+//   (internal/shard.h): a caller stages its request in its slot and
+//   publishes it; the arrival that completes a batch runs it; no caller
+//   waits for peers much longer than its request takes alone, and one
+//   whose combiner was descheduled takes its request back and runs it
+//   alone. The threads form up to one group (shard) per CPU, one per
+//   batch's worth of threads.
+// - A lone request in an ASYNC job (nothing else queued) completes in its
+//   own flush, and after a few such flushes the thread's next requests run
+//   at once on the single-stream kernel.
 //
-// Nothing here waits on a clock, and nothing throws: without memory for
-// lanes or slots, requests run alone. Which CBC encryptions come here is
-// the router's decision (route/router.h), and it counts each request on the
-// path EncryptCbc says it took; the kernel calls are counted here (batches
-// and lanes filled per algorithm).
+// Nothing here throws: without memory for lanes, slots or staging,
+// requests run alone. Which CBC encryptions come here is the router's
+// decision, and it counts each request on the path EncryptCbc says it
+// took; the kernel calls are counted here (batches and lanes filled per
+// algorithm).
 //
 // Three parts sharing one sequence (internal/lanes.h): async_jobs.cc
 // (ASYNC jobs), combiner.cc with shard.cc (threads; EncryptCbc() itself),
@@ -107,34 +107,73 @@ enum class Ran : uint8_t {
   kNot,
 };
 
-// Whether the calling thread runs in an OpenSSL ASYNC job: the router's
-// input (route::BlockRoute::Choose), since a job batches at lengths where
-// threads do not. One per request: the answer, once asked, is kept for
-// EncryptCbc, so that a request asks OpenSSL at most once (a question
-// costs about a quarter of a 16-byte CBC encryption: perf, BENCHMARKS.md).
-class AsyncJobProbe {
+class Combiner;  // combiner.cc
+
+// What the router asks about the caller of one request
+// (route::BlockRoute::Choose), each question at most once, and only of a
+// request the mb path could take, and what it decides:
+// - InAsyncJob(): whether the calling thread runs in an OpenSSL ASYNC job
+//   (whose requests batch with the thread's other jobs'). The answer is
+//   kept for EncryptCbc, so that a request asks OpenSSL once (a question
+//   costs about a quarter of a 16-byte CBC encryption: perf, BENCHMARKS.md).
+// - OtherThreads(): how many other threads are making CBC encryptions that
+//   could batch with this one. Asking counts the calling thread among them
+//   until EncryptCbc has served the request, so the router that asks must
+//   send it there (the mb path). Waiting for a batch pays only when
+//   threads outnumber the CPUs: with no more of them than CPUs, each runs
+//   at once, in parallel.
+// - ThreadsRest(len): whether batching threads' requests of about `len`
+//   bytes rests: recent ones waited for peers in vain (found nobody by
+//   their deadline, were withdrawn from a descheduled combiner) or
+//   finished late, so the next ones run alone for a while.
+// - set_batches(): the router's decision for a request it counted: batch
+//   it with other threads', or run it alone.
+// A probe is made for every update of a short request, so it costs one
+// store (callgrind counts it per 16-byte update) and no destructor: the
+// members past job_ are set by OtherThreads() before anything reads them.
+class CallerProbe {
  public:
-  bool operator()() const {
-    asked_ = true;
+  CallerProbe() = default;
+  CallerProbe(const CallerProbe &) = delete;
+  CallerProbe &operator=(const CallerProbe &) = delete;
+
+  bool InAsyncJob() const {
     job_ = ASYNC_get_current_job();
     return job_ != nullptr;
   }
   // The calling thread's job (null outside one), asking only if not yet.
-  ASYNC_JOB *job() const { return asked_ ? job_ : ASYNC_get_current_job(); }
+  ASYNC_JOB *job() const {
+    return job_ != NotAsked() ? job_ : ASYNC_get_current_job();
+  }
+
+  // 0 if there is no memory for the thread combiner.
+  uint32_t OtherThreads();
+  bool ThreadsRest(uint64_t len) const;
+  void set_batches(bool batches) { batches_ = batches; }
 
  private:
-  mutable bool asked_ = false;
-  mutable ASYNC_JOB *job_ = nullptr;
+  friend Ran EncryptCbc(const kernels::mb::MbTier &lanes,
+                        const kernels::Tier &single, const CbcRequest &request,
+                        const CallerProbe &caller);
+  static ASYNC_JOB *NotAsked() {
+    return reinterpret_cast<ASYNC_JOB *>(uintptr_t{1});
+  }
+
+  mutable ASYNC_JOB *job_ = NotAsked();
+  Combiner *combiner_;  // counted in; null if there is no memory for one
+  uint32_t others_;
+  bool batches_;
 };
 
 // Encrypts `request`, in a multi-buffer batch when other requests are
-// available, else at once with `single`'s CBC kernel. `lanes` is the
-// multi-buffer tier; `in_job`, the request's probe (asked or not). Only
-// the router's mb path comes here: outside an ASYNC job, a request long
-// enough for threads to batch (cbc.mb_threads_min_len), which is not
+// available, else alone with `single`'s CBC kernel. `lanes` is the
+// multi-buffer tier; `caller`, the request's probe: in an ASYNC job the
+// request batches with the thread's other jobs' (request.queued must be
+// set); outside one, the router asked caller.OtherThreads() and decided
+// whether it batches with other threads' (set_batches), which is not
 // checked again here.
 Ran EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
-               const CbcRequest &request, const AsyncJobProbe &in_job);
+               const CbcRequest &request, const CallerProbe &caller);
 
 // At provider init: reads what batching threads needs from the system
 // (the CPU count), so that no request later makes a system call of a kind

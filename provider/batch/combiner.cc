@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// Flat combining of CBC encryptions from synchronous callers on more
-// threads than the process has CPUs (cbc_batch.h): which threads batch, in
-// which shard (the protocol within a shard: internal/shard.h), the
-// process's combiner and its life; and EncryptCbc(), which sends a request
-// here or, inside an ASYNC job, to async_jobs.cc.
+// Combining of CBC encryptions from synchronous callers (cbc_batch.h): the
+// threads in flight that the router asks about, when batching threads
+// rests, which shard a thread uses (the protocol within a shard:
+// internal/shard.h), the process's combiner and its life; and
+// EncryptCbc(), which sends a request here or, inside an ASYNC job, to
+// async_jobs.cc.
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -19,45 +21,97 @@
 #include "provider/core/thread_exit.h"
 
 namespace aesmux::batch {
-namespace {
 
 using internal::RunAlone;
 using internal::Shard;
 using internal::Slot;
-using core::UsableCpus;
 using kernels::mb::MbTier;
 
-// Threads per shard in use: the shards used grow with the callers, up to
-// one per CPU, so that a few threads still share one batch.
-constexpr uint32_t kCallersPerShard = 4;
+namespace {
+
 constexpr size_t kMaxShards = 64;
 
+// Batching threads' requests of one size class (of the same bit width, so
+// that 8 KiB records that lose do not stop 64 KiB ones that win) rests
+// (the router's ThreadsRest(): they run alone) for kRestNs when
+// kVainBeforeRest requests in a row waited for peers in vain, or when more
+// than kLateInWindow of kWindow batched requests finished past their
+// latency budget (at once if more than kLateAtOnce did): on a machine
+// loaded with other work, a waiting thread yields the CPU to other
+// processes for whole time slices, and the promise is about the 99th
+// percentile. The first kGrace batched requests after a rest are not
+// judged: they meet threads still finishing a request they run alone.
+// Each rest is twice as long as the one before, up to kMaxRestNs, so that
+// trying again (a handful of late requests) costs well under a percent of
+// the threads' time however long batching keeps losing; a window without a
+// late request halves it again.
+constexpr uint32_t kVainBeforeRest = 4;
+constexpr uint32_t kWindow = 256;
+constexpr uint32_t kLateInWindow = 2;
+constexpr uint32_t kLateAtOnce = 4;
+constexpr uint32_t kGrace = 8;
+constexpr uint64_t kRestNs = 2000000;
+constexpr uint64_t kMaxRestNs = 1000000000;
+constexpr size_t kSizeClasses = 24;  // bit widths 0 .. 23, and above
+
+// Whether batching threads' requests of one size class rests, and the
+// verdicts it rests on.
+class Health {
+ public:
+  bool Rests() const {
+    const uint64_t until = rest_until_.load(std::memory_order_relaxed);
+    return until != 0 && internal::NowNanos() < until;
+  }
+  void Count(internal::Verdict verdict);
+
+ private:
+  void Rest();
+
+  // kVain verdicts in a row; batched requests and late ones in this
+  // window; batched requests after a rest not to judge.
+  std::atomic<uint32_t> vain_{0};
+  std::atomic<uint32_t> window_{0};
+  std::atomic<uint32_t> window_late_{0};
+  std::atomic<int32_t> grace_{0};
+  std::atomic<uint64_t> rest_until_{0};     // NowNanos(); 0: no rest yet
+  std::atomic<uint64_t> rest_ns_{kRestNs};  // the next rest's length
+};
+
+Health &HealthFor(std::array<Health, kSizeClasses> &health, uint64_t len) {
+  return health[std::min<size_t>(std::bit_width(len), kSizeClasses - 1)];
+}
+
+}  // namespace
+
 // The process's combiner. A forked child replaces the one it inherits the
-// first time it would batch (its state is the parent's threads': a
-// combiner that never leaves, callers and published requests that never
-// come back); before that, the inherited one only counts callers.
+// first time it would batch (its state is the parent's threads': requests
+// published that never come back, threads counted that are not there).
 class Combiner {
  public:
   // Null if there is no memory for it.
   static Combiner *Create(Combiner *inherited = nullptr);
 
-  // No thread combines now and none holds a slot.
+  // No thread holds a slot in it or is counted in flight.
   bool Idle() const;
 
-  // Inlined into the engine's CBC path: 6 instructions fewer per 16-byte
-  // update than the call LTO chose (callgrind).
-  [[gnu::always_inline]] inline Ran Encrypt(const MbTier &tier,
-                                            const kernels::Tier &single,
-                                            const CbcRequest &request);
+  // Inherited by a forked child, which makes its own.
+  bool Stale() const { return generation_ != core::ProcessGeneration(); }
+
+  // Counts the calling thread in flight (CallerProbe) until EncryptCbc
+  // has served its request; returns how many others were.
+  uint32_t Enter() {
+    return callers_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void Leave() { callers_.fetch_sub(1, std::memory_order_relaxed); }
+
+  // Whether batching requests of `len` bytes rests.
+  bool Resting(uint64_t len) { return HealthFor(health_, len).Rests(); }
+
+  Ran Encrypt(const MbTier &tier, const kernels::Tier &single,
+              const CbcRequest &request);
 
  private:
   struct Lease;
-  // Encrypt() for a caller beyond the CPUs: in this process's combiner's
-  // shards. Out of line, with the fork check, so that the lone caller's
-  // path, inlined into the engine's, stays as short as it can be (see
-  // route::BlockEngine::RunWholeBlocks).
-  [[gnu::noinline]] Ran Batch(const MbTier &tier, const kernels::Tier &single,
-                              const CbcRequest &request);
   // Null if there is no memory for a new lease.
   Lease *ThisThreadLease();
   // A thread's lease, released when the thread exits (core/thread_exit.h).
@@ -68,9 +122,10 @@ class Combiner {
 
   explicit Combiner(Combiner *inherited) : inherited_(inherited) {}
 
-  std::atomic<uint32_t> callers_{0};  // threads inside Encrypt()
+  std::atomic<uint32_t> callers_{0};  // threads counted in flight
   std::atomic<uint32_t> next_ordinal_{0};
   std::atomic<uint32_t> leases_{0};  // living threads that have batched
+  std::array<Health, kSizeClasses> health_;
   std::unique_ptr<Shard[]> shards_;
   size_t num_shards_ = 0;
   const uint64_t generation_ = core::ProcessGeneration();
@@ -82,18 +137,14 @@ class Combiner {
 Combiner *Combiner::Create(Combiner *inherited) {
   std::unique_ptr<Combiner> combiner(new (std::nothrow) Combiner(inherited));
   if (combiner == nullptr) return nullptr;
-  combiner->num_shards_ = std::min<size_t>(UsableCpus(), kMaxShards);
+  combiner->num_shards_ = std::min<size_t>(core::UsableCpus(), kMaxShards);
   combiner->shards_.reset(new (std::nothrow) Shard[combiner->num_shards_]);
   return combiner->shards_ != nullptr ? combiner.release() : nullptr;
 }
 
-// In a forked child: the combiner to use instead of `inherited`; null if
-// there is no memory for one.
-Combiner *ReplaceInherited(Combiner *inherited);
-
 // The calling thread's place: its ordinal, which picks its shard among
 // those in use, and its slot in each shard it has used; counted in
-// leases_, and its slots freed for reuse, until the thread exits.
+// leases_, and its slots given back for reuse, until the thread exits.
 struct Combiner::Lease {
   explicit Lease(Combiner &combiner)
       : owner(combiner),
@@ -105,10 +156,8 @@ struct Combiner::Lease {
   Lease &operator=(const Lease &) = delete;
   ~Lease() {
     owner.leases_.fetch_sub(1, std::memory_order_relaxed);
-    for (Slot *slot : slots) {
-      if (slot != nullptr) {
-        slot->in_use.store(false, std::memory_order_release);
-      }
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i] != nullptr) owner.shards_[i].Release(*slots[i]);
     }
   }
 
@@ -118,7 +167,8 @@ struct Combiner::Lease {
 };
 
 bool Combiner::Idle() const {
-  return std::all_of(shards_.get(), shards_.get() + num_shards_,
+  return callers_.load(std::memory_order_acquire) == 0 &&
+         std::all_of(shards_.get(), shards_.get() + num_shards_,
                      [](const Shard &shard) { return shard.Idle(); });
 }
 
@@ -158,46 +208,73 @@ Slot *Combiner::SlotIn(Lease &lease, size_t index) {
   return slot;
 }
 
-Ran Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
-                      const CbcRequest &request) {
-  // While callers are no more than the CPUs, each runs its own request on
-  // its own CPU, in parallel: waiting for a combiner would only serialise
-  // them. Beyond that, the ones that would wait for a CPU anyway are
-  // better served in lanes, in one shard per kCallersPerShard threads that
-  // batch (at most one per CPU), each thread in the shard its ordinal
-  // picks.
-  const uint32_t others = callers_.fetch_add(1, std::memory_order_relaxed);
-  Ran ran = Ran::kAlone;
-  if (others < UsableCpus()) {
-    RunAlone(single, request);
-  } else {
-    ran = Batch(tier, single, request);
+void Health::Count(internal::Verdict verdict) {
+  using internal::Verdict;
+  if (verdict == Verdict::kNone) return;
+  if (verdict == Verdict::kVain) {
+    if (vain_.fetch_add(1, std::memory_order_relaxed) + 1 >= kVainBeforeRest) {
+      Rest();
+    }
+    return;
   }
-  callers_.fetch_sub(1, std::memory_order_relaxed);
-  return ran;
+  if (vain_.load(std::memory_order_relaxed) != 0) {
+    vain_.store(0, std::memory_order_relaxed);
+  }
+  if (grace_.load(std::memory_order_relaxed) > 0 &&
+      grace_.fetch_sub(1, std::memory_order_relaxed) > 0) {
+    return;
+  }
+  if (verdict == Verdict::kLate &&
+      window_late_.fetch_add(1, std::memory_order_relaxed) + 1 > kLateAtOnce) {
+    Rest();
+    return;
+  }
+  if (window_.fetch_add(1, std::memory_order_relaxed) + 1 < kWindow) return;
+  window_.store(0, std::memory_order_relaxed);
+  const uint32_t late = window_late_.exchange(0, std::memory_order_relaxed);
+  if (late > kLateInWindow) {
+    Rest();
+  } else if (late == 0) {
+    rest_ns_.store(
+        std::max(kRestNs, rest_ns_.load(std::memory_order_relaxed) / 2),
+        std::memory_order_relaxed);
+  }
 }
 
-Ran Combiner::Batch(const MbTier &tier, const kernels::Tier &single,
-                    const CbcRequest &request) {
-  if (generation_ != core::ProcessGeneration()) {
-    if (Combiner *replacement = ReplaceInherited(this)) {
-      return replacement->Encrypt(tier, single, request);
-    }
-    RunAlone(single, request);
-    return Ran::kAlone;
-  }
+void Health::Rest() {
+  vain_.store(0, std::memory_order_relaxed);
+  window_.store(0, std::memory_order_relaxed);
+  window_late_.store(0, std::memory_order_relaxed);
+  grace_.store(kGrace, std::memory_order_relaxed);
+  const uint64_t rest = rest_ns_.load(std::memory_order_relaxed);
+  rest_until_.store(internal::NowNanos() + rest, std::memory_order_relaxed);
+  rest_ns_.store(std::min(2 * rest, kMaxRestNs), std::memory_order_relaxed);
+}
+
+Ran Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
+                      const CbcRequest &request) {
+  // One shard per batch's worth of threads that batch, up to one per CPU,
+  // each thread in the shard its ordinal picks.
   if (Lease *lease = ThisThreadLease()) {
     const size_t in_use = std::clamp<size_t>(
-        leases_.load(std::memory_order_relaxed) / kCallersPerShard, 1,
-        num_shards_);
+        (leases_.load(std::memory_order_relaxed) + tier.lanes - 1) /
+            tier.lanes,
+        1, num_shards_);
     const size_t index = lease->ordinal % in_use;
-    if (Slot *slot = SlotIn(*lease, index)) {
-      return shards_[index].Publish(tier, single, request, *slot);
+    if (SlotIn(*lease, index) != nullptr) {
+      internal::Verdict verdict;
+      // Run() drops the lease's slot if it withdraws the request.
+      const Ran ran = shards_[index].Run(tier, single, request,
+                                         lease->slots[index], &verdict);
+      HealthFor(health_, request.len).Count(verdict);
+      return ran;
     }
   }
   RunAlone(single, request);
   return Ran::kAlone;
 }
+
+namespace {
 
 // Made on first use; freed by ReleaseIdleCombiner(), never at exit, when
 // other threads may still be inside it. Made and replaced without a lock,
@@ -220,25 +297,37 @@ Combiner *Install(Combiner *expected, Combiner *fresh) {
   return expected;
 }
 
-[[gnu::noinline]] Combiner *MakeCombiner() {
-  return Install(nullptr, Combiner::Create());
+// The process's combiner, made or (in a forked child) replaced on first
+// use; null if there is no memory for it.
+[[gnu::noinline]] Combiner *MakeCombiner(Combiner *inherited) {
+  if (inherited == nullptr) return Install(nullptr, Combiner::Create());
+  Combiner *current = g_combiner.load(std::memory_order_acquire);
+  if (current != inherited) return current;
+  return Install(inherited, Combiner::Create(inherited));
 }
 
-// Null if there is no memory for it.
 Combiner *TheCombiner() {
   Combiner *combiner = g_combiner.load(std::memory_order_acquire);
-  return combiner != nullptr ? combiner : MakeCombiner();
-}
-
-Combiner *ReplaceInherited(Combiner *inherited) {
-  Combiner *current = g_combiner.load(std::memory_order_acquire);
-  if (current != inherited) return current != nullptr ? current : TheCombiner();
-  return Install(inherited, Combiner::Create(inherited));
+  if (combiner != nullptr && !combiner->Stale()) [[likely]] {
+    return combiner;
+  }
+  combiner = MakeCombiner(combiner);
+  return combiner != nullptr && !combiner->Stale() ? combiner : nullptr;
 }
 
 }  // namespace
 
-void Prepare() { (void)UsableCpus(); }
+uint32_t CallerProbe::OtherThreads() {
+  combiner_ = TheCombiner();
+  others_ = combiner_ != nullptr ? combiner_->Enter() : 0;
+  return others_;
+}
+
+bool CallerProbe::ThreadsRest(uint64_t len) const {
+  return combiner_ != nullptr && combiner_->Resting(len);
+}
+
+void Prepare() { (void)core::UsableCpus(); }
 
 void ReleaseIdleCombiner() {
   std::lock_guard lock(g_release_mutex);
@@ -249,15 +338,19 @@ void ReleaseIdleCombiner() {
 }
 
 Ran EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
-               const CbcRequest &request, const AsyncJobProbe &in_job) {
-  if (ASYNC_JOB *job = in_job.job()) {
+               const CbcRequest &request, const CallerProbe &caller) {
+  if (ASYNC_JOB *job = caller.job()) {
     return internal::EncryptInJob(job, lanes, single, request);
   }
-  if (Combiner *combiner = TheCombiner()) {
-    return combiner->Encrypt(lanes, single, request);
+  Combiner *combiner = caller.combiner_;
+  Ran ran = Ran::kAlone;
+  if (combiner != nullptr && caller.batches_) {
+    ran = combiner->Encrypt(lanes, single, request);
+  } else {
+    RunAlone(single, request);
   }
-  RunAlone(single, request);
-  return Ran::kAlone;
+  if (combiner != nullptr) combiner->Leave();
+  return ran;
 }
 
 }  // namespace aesmux::batch

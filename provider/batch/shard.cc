@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
 // The thread combiner's shards (internal/shard.h): publishing a request,
-// waiting for a combiner, combining.
+// waiting for it within its deadline, combining, withdrawing.
 #include "provider/batch/internal/shard.h"
 
+#include <openssl/crypto.h>
 #include <sched.h>
+#include <time.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <new>
 #include <span>
+
+#include "provider/batch/internal/lanes.h"
 
 namespace aesmux::batch::internal {
 namespace {
@@ -15,14 +24,127 @@ namespace {
 using kernels::mb::CbcJob;
 using kernels::mb::MbTier;
 
-// How many times a combiner with a small batch gives the CPU to callers on
-// their way back before it runs what it has.
-constexpr int kYieldsForCompany = 4;
-// How many times a caller waiting for a combiner gives the CPU away
-// before it sleeps.
-constexpr int kYieldsBeforeSleep = 64;
+// The most requests one batch takes: the widest tier's lanes. More would
+// make the batch's own requests wait for a second round of the kernel.
+constexpr size_t kMaxBatch = 16;
+
+// A caller waits for peers for its request's solo time and this long: a
+// few turns of the scheduler, for the threads just served to come back
+// with their next request.
+constexpr uint64_t kPeerSlackNs = 25000;
+
+// A request a combiner took has this many times its solo time past its
+// caller's deadline before the caller withdraws it: a batch of the widest
+// kernel takes about one request's solo time (it runs one block of every
+// lane per step of the chain of one).
+constexpr uint64_t kWithdrawAfterSolos = 2;
+
+// A batched request finishes late, past its latency budget, when it took
+// more than twice its solo time plus this long from its publication to its
+// result: the promise is twice the solo time plus 50 us for the whole
+// call, of which copying, waking and returning take some.
+constexpr uint64_t kLatencyBudgetSolos = 2;
+constexpr uint64_t kLatencySlackNs = 45000;
+
+constinit std::atomic<CombineHook> g_combine_hook{nullptr};
 
 }  // namespace
+
+uint64_t NowNanos() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(now.tv_nsec);
+}
+
+void SetCombineHookForTesting(CombineHook hook) {
+  g_combine_hook.store(hook, std::memory_order_release);
+}
+
+// ---------------------------------------------------------------------------
+// SoloTime: picoseconds per byte per round of key, learnt from timed runs.
+
+namespace {
+
+// The first this many requests run alone and are timed; the estimate is
+// their fastest. After that one request in kSampleEvery runs alone, and
+// moves the estimate by an eighth of the way (a sample at most twice the
+// estimate: a run the scheduler interrupted says little).
+constexpr uint32_t kFirstSamples = 4;
+constexpr uint32_t kSampleEvery = 1024;
+
+constinit std::atomic<uint32_t> g_solo_ps{0};
+constinit std::atomic<uint32_t> g_solo_samples{0};
+constinit std::atomic<uint32_t> g_solo_requests{0};
+
+}  // namespace
+
+bool SoloTime::WantSample() {
+  if (g_solo_samples.load(std::memory_order_relaxed) < kFirstSamples) {
+    return true;
+  }
+  return g_solo_requests.fetch_add(1, std::memory_order_relaxed) %
+             kSampleEvery ==
+         0;
+}
+
+uint64_t SoloTime::Nanos(size_t len, uint32_t rounds) {
+  return uint64_t{g_solo_ps.load(std::memory_order_relaxed)} * len * rounds /
+         1000;
+}
+
+void SoloTime::Learn(uint64_t nanos, size_t len, uint32_t rounds) {
+  if (len == 0) return;
+  const uint64_t sample = std::clamp<uint64_t>(
+      nanos * 1000 / (uint64_t{len} * rounds), 1, UINT32_MAX);
+  const uint32_t seen = g_solo_samples.fetch_add(1, std::memory_order_relaxed);
+  uint32_t old = g_solo_ps.load(std::memory_order_relaxed);
+  uint32_t next;
+  do {
+    if (old == 0) {
+      next = static_cast<uint32_t>(sample);
+    } else if (seen < kFirstSamples) {
+      next = static_cast<uint32_t>(std::min<uint64_t>(old, sample));
+    } else {
+      next = static_cast<uint32_t>(
+          (7 * uint64_t{old} + std::min<uint64_t>(sample, 2 * uint64_t{old})) /
+          8);
+    }
+  } while (!g_solo_ps.compare_exchange_weak(old, next,
+                                            std::memory_order_relaxed));
+}
+
+// ---------------------------------------------------------------------------
+// Slot
+
+Slot::~Slot() {
+  Wipe(true);
+  std::free(data);
+}
+
+bool Slot::Reserve(size_t bytes) {
+  if (bytes <= capacity) return true;
+  // Whole cache lines, and room to grow a little without reallocating.
+  const size_t size = (std::max(bytes, 2 * capacity) + 63) & ~size_t{63};
+  void *fresh = std::aligned_alloc(64, size);
+  if (fresh == nullptr) return false;
+  if (data != nullptr) {
+    OPENSSL_cleanse(data, capacity);
+    std::free(data);
+  }
+  data = static_cast<uint8_t *>(fresh);
+  capacity = size;
+  return true;
+}
+
+void Slot::Wipe(bool whole) {
+  OPENSSL_cleanse(&key, sizeof(key));
+  OPENSSL_cleanse(iv, sizeof(iv));
+  if (whole && data != nullptr) OPENSSL_cleanse(data, capacity);
+}
+
+// ---------------------------------------------------------------------------
+// Shard
 
 Shard::~Shard() {
   for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;) {
@@ -33,7 +155,6 @@ Shard::~Shard() {
 }
 
 bool Shard::Idle() const {
-  if (busy_.test(std::memory_order_acquire)) return false;
   for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
        slot = slot->next) {
     if (slot->in_use.load(std::memory_order_acquire)) return false;
@@ -45,7 +166,11 @@ Slot *Shard::Reuse() {
   for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
        slot = slot->next) {
     bool free = false;
-    if (slot->in_use.compare_exchange_strong(free, true)) return slot;
+    if (slot->in_use.compare_exchange_strong(free, true,
+                                             std::memory_order_acquire)) {
+      threads_.fetch_add(1, std::memory_order_relaxed);
+      return slot;
+    }
   }
   return nullptr;
 }
@@ -59,146 +184,176 @@ Slot *Shard::Add() {
                                        std::memory_order_release,
                                        std::memory_order_relaxed)) {
   }
+  threads_.fetch_add(1, std::memory_order_relaxed);
   return slot;
 }
 
-Ran Shard::Publish(const MbTier &tier, const kernels::Tier &single,
-                   const CbcRequest &request, Slot &mine) {
-  members_.fetch_add(1, std::memory_order_relaxed);
-  const Ran ran = WaitOrCombine(tier, single, request, mine);
-  members_.fetch_sub(1, std::memory_order_relaxed);
-  return ran;
-}
-
-Ran Shard::WaitOrCombine(const MbTier &tier, const kernels::Tier &single,
-                         const CbcRequest &request, Slot &mine) {
-  mine.request = &request;
-  mine.state.store(kPublished, std::memory_order_release);
-  for (;;) {
-    if (!busy_.test_and_set(std::memory_order_acquire)) {
-      // The combiners before us have left; one of them may have served
-      // our request since we published it.
-      if (mine.state.load(std::memory_order_acquire) == kDone) {
-        mine.state.store(kIdle, std::memory_order_relaxed);
-        Leave();
-        return mine.ran;
-      }
-      return Combine(tier, single, mine);
-    }
-    // Someone is combining: sleep until served, or asked to take over.
-    if (!AwaitTurn(mine)) return mine.ran;
-  }
-}
-
-bool Shard::AwaitTurn(Slot &mine) {
-  uint32_t state = mine.state.load(std::memory_order_acquire);
-  for (;;) {
-    switch (state) {
-      case kPublished:
-      case kTaken: {
-        // Give the CPU away a few times before sleeping: waking a sleeper
-        // costs the combiner a system call and, in a VM, an interrupt to
-        // another CPU, often more than the batch's own work.
-        const uint32_t seen = state;
-        for (int i = 0; i < kYieldsBeforeSleep && state == seen; ++i) {
-          sched_yield();
-          state = mine.state.load(std::memory_order_acquire);
-        }
-        if (state != seen) break;
-        mine.state.wait(state, std::memory_order_acquire);
-        state = mine.state.load(std::memory_order_acquire);
-        break;
-      }
-      case kDone:
-        mine.state.store(kIdle, std::memory_order_relaxed);
-        return false;
-      case kWake:
-        // The last combiner left with our request pending: try to take
-        // over, unless a new combiner takes the request first.
-        if (mine.state.compare_exchange_strong(state, kPublished,
-                                               std::memory_order_acq_rel)) {
-          return true;
-        }
-        break;  // `state` holds what the exchange found
-      default:
-        return false;  // kIdle: not reached while a request is pending
-    }
-  }
-}
-
-void Shard::TakePending(const Slot &mine) {
-  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
-       slot = slot->next) {
-    if (batch_size_ == kMaxBatch) return;
-    if (slot != &mine && Take(*slot)) batch_[batch_size_++] = slot;
-  }
+void Shard::Release(Slot &slot) {
+  threads_.fetch_sub(1, std::memory_order_relaxed);
+  slot.in_use.store(false, std::memory_order_release);
 }
 
 bool Shard::Take(Slot &slot) {
-  uint32_t state = slot.state.load(std::memory_order_acquire);
-  while (state == kPublished || state == kWake) {
-    if (slot.state.compare_exchange_weak(state, kTaken,
-                                         std::memory_order_acq_rel)) {
-      return true;
-    }
+  uint32_t published = kPublished;
+  if (!slot.state.compare_exchange_strong(published, kTaken,
+                                          std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
+    return false;
   }
-  return false;
+  pending_.fetch_sub(1, std::memory_order_relaxed);
+  return true;
+}
+
+uint32_t Shard::Quorum(const MbTier &tier) const {
+  const uint32_t cap = static_cast<uint32_t>(std::min<size_t>(
+      {tier.lanes, kMaxBatch,
+       std::max<uint32_t>(threads_.load(std::memory_order_relaxed), 1)}));
+  const uint32_t quorum = quorum_.load(std::memory_order_relaxed);
+  return quorum == 0 ? cap : std::min(quorum, cap);
+}
+
+void Shard::Wait() {
+  // The CPU to the next thread that can run: with more threads than CPUs
+  // (the router sends nothing here otherwise), often a peer coming back
+  // with its next request. Sleeping on a futex would cost the combiner a
+  // system call to wake each waiter and, in a VM, an interrupt to another
+  // CPU, more than a batch's own work (BENCHMARKS.md). A yield that hands
+  // the CPU to another process for a whole time slice (a busy machine)
+  // makes its caller late, which rests batching (combiner.cc).
+  sched_yield();
+}
+
+bool Shard::Adapt(const MbTier &tier, bool reached, size_t taken) {
+  if (reached) {
+    // Try one more next time: more lanes per kernel call, and fewer calls
+    // for the scheduler's round of the waiting threads to wait for.
+    quorum_.store(Quorum(tier) + 1, std::memory_order_relaxed);
+    return true;
+  }
+  // The deadline came first: what came by then is the batch to wait for.
+  quorum_.store(static_cast<uint32_t>(std::max<size_t>(taken, 2)),
+                std::memory_order_relaxed);
+  return taken > 1;
+}
+
+Ran Shard::Run(const MbTier &tier, const kernels::Tier &single,
+               const CbcRequest &request, Slot *&mine, Verdict *verdict) {
+  *verdict = Verdict::kNone;
+  const uint32_t rounds = request.key->rounds;
+  if (SoloTime::WantSample() || !mine->Reserve(request.len)) {
+    const uint64_t start = NowNanos();
+    RunAlone(single, request);
+    SoloTime::Learn(NowNanos() - start, request.len, rounds);
+    return Ran::kAlone;
+  }
+  Slot &slot = *mine;
+  slot.key = *request.key;
+  std::memcpy(slot.iv, request.iv, sizeof(slot.iv));
+  std::memcpy(slot.data, request.in, request.len);
+  slot.len = request.len;
+  const uint64_t solo = SoloTime::Nanos(request.len, rounds);
+  const uint64_t published = NowNanos();
+  const uint64_t deadline = published + solo + kPeerSlackNs;
+  const uint64_t withdraw_at = deadline + kWithdrawAfterSolos * solo;
+  slot.state.store(kPublished, std::memory_order_release);
+  pending_.fetch_add(1, std::memory_order_acq_rel);
+
+  bool batched = true;  // with others (not alone after waiting)
+  for (uint64_t now = published;;) {
+    const uint32_t state = slot.state.load(std::memory_order_acquire);
+    if (state == kDone) break;
+    if (state == kPublished) {
+      const bool reached =
+          pending_.load(std::memory_order_acquire) >= Quorum(tier);
+      if (reached || now >= deadline) {
+        if (!Take(slot)) continue;  // a combiner took it first
+        size_t taken = 0;
+        slot.ran = Combine(tier, single, slot, &taken);
+        batched = Adapt(tier, reached, taken);
+        break;
+      }
+      Wait();
+    } else if (state == kTaken) {
+      if (now >= withdraw_at) {
+        uint32_t taken = kTaken;
+        if (slot.state.compare_exchange_strong(taken, kAbandoned,
+                                               std::memory_order_acq_rel)) {
+          // The combiner frees the slot; we never touch it again.
+          threads_.fetch_sub(1, std::memory_order_relaxed);
+          mine = nullptr;
+          *verdict = Verdict::kVain;
+          RunAlone(single, request);
+          return Ran::kAlone;
+        }
+        continue;  // done meanwhile
+      }
+      Wait();
+    }
+    now = NowNanos();
+  }
+  if (!batched) {
+    *verdict = Verdict::kVain;
+  } else if (NowNanos() - published >
+             kLatencyBudgetSolos * solo + kLatencySlackNs) {
+    *verdict = Verdict::kLate;
+  } else {
+    *verdict = Verdict::kOnTime;
+  }
+  std::memcpy(request.out, slot.data, request.len);
+  std::memcpy(request.iv, slot.iv, sizeof(slot.iv));
+  slot.Wipe(false);
+  slot.state.store(kIdle, std::memory_order_relaxed);
+  return slot.ran;
 }
 
 Ran Shard::Combine(const MbTier &tier, const kernels::Tier &single,
-                   Slot &mine) {
-  // Our own request first (a departing combiner may just have marked it
-  // kWake); then every other request pending now.
-  mine.state.store(kTaken, std::memory_order_relaxed);
-  batch_[0] = &mine;
-  batch_size_ = 1;
-  TakePending(mine);
-  // Callers just served by the last batch are still on their way back
-  // with their next request: while the batch is small and such callers
-  // exist, give them the CPU a few times (no clock involved: nothing
-  // waits once they are all here, and a caller alone never gets here).
-  for (int i = 0; i < kYieldsForCompany && batch_size_ < tier.lanes &&
-                  members_.load(std::memory_order_relaxed) > batch_size_;
-       ++i) {
-    sched_yield();
-    TakePending(mine);
+                   Slot &mine, size_t *taken) {
+  std::array<Slot *, kMaxBatch> batch;
+  size_t count = 0;
+  batch[count++] = &mine;
+  const size_t limit = std::min(tier.lanes, kMaxBatch);
+  for (Slot *slot = slots_.load(std::memory_order_acquire);
+       slot != nullptr && count < limit; slot = slot->next) {
+    if (slot != &mine && Take(*slot)) batch[count++] = slot;
   }
-  const std::span<Slot *const> batch(batch_.data(), batch_size_);
-  const std::span<CbcJob> jobs(jobs_.data(), batch.size());
-  for (size_t i = 0; i < batch.size(); ++i) {
-    jobs[i] = JobFor(*batch[i]->request);
+  *taken = count;
+  if (CombineHook hook = g_combine_hook.load(std::memory_order_acquire)) {
+    hook(count);
   }
-  // One request, or no memory for lanes: each alone.
-  const bool in_lanes =
-      batch.size() > 1 && RunInLanes(managers_, tier, jobs);
-  if (!in_lanes) {
-    for (Slot *slot : batch) RunAlone(single, *slot->request);
+  std::array<CbcJob, kMaxBatch> jobs;
+  for (size_t i = 0; i < count; ++i) {
+    Slot &slot = *batch[i];
+    jobs[i] = {&slot.key, slot.iv, slot.data, slot.data, slot.len};
   }
-  const Ran ran = in_lanes ? Ran::kInLanes : Ran::kAlone;
-  // Hand results back, then leave.
-  for (Slot *slot : batch) {
-    if (slot == &mine) continue;
-    slot->ran = ran;
-    slot->state.store(kDone, std::memory_order_release);
-    slot->state.notify_one();
-  }
-  mine.state.store(kIdle, std::memory_order_relaxed);
-  Leave();
-  return ran;
-}
-
-void Shard::Leave() {
-  busy_.clear(std::memory_order_release);
-  // Wake one request that arrived meanwhile so that it takes over.
-  for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
-       slot = slot->next) {
-    uint32_t published = kPublished;
-    if (slot->state.compare_exchange_strong(published, kWake,
-                                            std::memory_order_acq_rel)) {
-      slot->state.notify_one();
-      break;
+  bool in_lanes = false;
+  if (count > 1) {
+    if (const QueueRef queue = ThisThreadQueue()) {
+      std::lock_guard lock(queue->mutex);
+      in_lanes = RunInLanes(queue->managers, tier, std::span(jobs.data(), count));
     }
   }
+  if (!in_lanes) {
+    for (size_t i = 0; i < count; ++i) {
+      Slot &slot = *batch[i];
+      single.ops.cbc_encrypt(&slot.key, slot.iv, slot.data, slot.data,
+                             slot.len);
+    }
+  }
+  const Ran ran = in_lanes ? Ran::kInLanes : Ran::kAlone;
+  // Hand the results back; a request withdrawn meanwhile leaves its slot
+  // to us to free.
+  for (size_t i = 1; i < count; ++i) {
+    Slot &slot = *batch[i];
+    slot.ran = ran;
+    uint32_t state = kTaken;
+    if (!slot.state.compare_exchange_strong(state, kDone,
+                                            std::memory_order_acq_rel)) {
+      slot.Wipe(true);
+      slot.state.store(kIdle, std::memory_order_relaxed);
+      slot.in_use.store(false, std::memory_order_release);
+    }
+  }
+  return ran;
 }
 
 }  // namespace aesmux::batch::internal

@@ -47,7 +47,7 @@ std::span<const OptionSpec> CalibrateOptionSpecs();
 
 // The request sizes measured, ascending: every fourfold step from 16 B to
 // 64 KiB (quick) or two per doubling, and every length where a threshold's
-// default sits (cbc.mb_min_len's 384, cbc.mb_threads_min_len's 8K, the
+// default sits (cbc.mb_min_len's 512, cbc.mb_threads_min_len's 8K, the
 // afalg_min_len defaults), so that a default the measurements bear out is
 // written back as it is.
 std::vector<size_t> CalibrationSizes(bool quick);

@@ -111,12 +111,12 @@ bool BlockEngine::Run(Direction direction, uint8_t *iv,
                       std::span<const Segment> segments, uint8_t *keystream) {
   uint64_t total = 0;
   for (const Segment &segment : segments) total += segment.len;
-  const batch::AsyncJobProbe in_job;
+  batch::CallerProbe caller;
   const Path path =
-      route_.Choose(direction, total, segments.size() == 1, in_job);
+      route_.Choose(direction, total, segments.size() == 1, caller);
   if (path == Path::kMb) {
     const Segment &s = segments[0];
-    return EncryptCbcBatched(iv, s.out, s.in, s.len, in_job);
+    return EncryptCbcBatched(iv, s.out, s.in, s.len, caller);
   }
   if (path != Path::kSimd) [[unlikely]] {
     return Run(path, direction, iv, segments, keystream, total);

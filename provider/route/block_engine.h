@@ -94,10 +94,10 @@ class BlockEngine {
   // path take Run().
   bool RunWholeBlocks(Direction direction, uint8_t *iv, uint8_t *out,
                       const uint8_t *in, size_t len) {
-    const batch::AsyncJobProbe in_job;
+    batch::CallerProbe caller;
     const Path path =
-        route_.Choose(direction, len, /*batchable=*/true, in_job);
-    if (path == Path::kMb) return EncryptCbcBatched(iv, out, in, len, in_job);
+        route_.Choose(direction, len, /*batchable=*/true, caller);
+    if (path == Path::kMb) return EncryptCbcBatched(iv, out, in, len, caller);
     if (path != Path::kSimd) [[unlikely]] {
       return RunOn(path, direction, iv, out, in, len);
     }
@@ -118,9 +118,9 @@ class BlockEngine {
   // fallback path take Run().
   bool RunDataUnit(Direction direction, uint8_t *tweak, uint8_t *out,
                    const uint8_t *in, size_t len) {
-    const batch::AsyncJobProbe in_job;  // never asked: XTS is not batched
+    batch::CallerProbe caller;  // never asked: XTS is not batched
     const Path path =
-        route_.Choose(direction, len, /*batchable=*/false, in_job);
+        route_.Choose(direction, len, /*batchable=*/false, caller);
     if (path != Path::kSimd) [[unlikely]] {
       return RunOn(path, direction, tweak, out, in, len);
     }
@@ -134,7 +134,7 @@ class BlockEngine {
 
  private:
   // Runs a request on `path`, the router's choice for it (not mb: the
-  // callers run that themselves, with their AsyncJobProbe).
+  // callers run that themselves, with their CallerProbe).
   [[gnu::noinline]] bool Run(Path path, Direction direction, uint8_t *iv,
                              std::span<const Segment> segments,
                              uint8_t *keystream, uint64_t total);
@@ -156,18 +156,24 @@ class BlockEngine {
   // A CBC encryption on the mb path: in lanes with concurrent streams when
   // there are any, else alone on the kernels; counted as what it was.
   bool EncryptCbcBatched(uint8_t *iv, uint8_t *out, const uint8_t *in,
-                         size_t len, const batch::AsyncJobProbe &in_job) {
-    BatchState *batch = batch_.GetOrMake();
-    if (batch == nullptr) [[unlikely]] {  // nowhere to hold a queued request
-      simd_.CbcEncrypt(iv, out, in, len);
-      route_.Served(Path::kSimd, len);
-      return true;
+                         size_t len, const batch::CallerProbe &caller) {
+    // A request of a paused ASYNC job may be left queued: the context
+    // holds it, to cancel it if the job is abandoned. Threads' requests
+    // never are.
+    batch::QueuedRequest *queued = nullptr;
+    if (caller.job() != nullptr) {
+      BatchState *batch = batch_.GetOrMake();
+      if (batch == nullptr) [[unlikely]] {  // nowhere to hold it
+        simd_.CbcEncrypt(iv, out, in, len);
+        route_.Served(Path::kSimd, len);
+        return true;
+      }
+      queued = &batch->queued;
     }
     const batch::Ran ran = batch::EncryptCbc(
         *route_.mb_tier(), *simd_.tier(),
-        {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len,
-         &batch->queued},
-        in_job);
+        {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len, queued},
+        caller);
     if (ran == batch::Ran::kNot) return false;
     route_.Served(ran == batch::Ran::kInLanes ? Path::kMb : Path::kSimd, len);
     return true;

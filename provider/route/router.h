@@ -20,11 +20,13 @@
 // afalg_min_len when the path is on for the family; then the fallback path
 // for requests of at most fallback_max_len (or always, without kernels, or
 // without a key on them); then, for CBC encryptions of one segment from
-// mb_min_len to mb_max_len bytes when there is a multi-buffer tier, made
-// in an ASYNC job or of at least mb_threads_min_len bytes, mb (the batch
-// layer runs such a request in lanes when concurrent requests are there to
-// batch with, else alone on the single-stream kernel, and says which);
-// then simd. A request the afalg path hands on goes to
+// mb_min_len to mb_max_len bytes when there is a multi-buffer tier, mb if
+// made in an ASYNC job or at least mb_threads_min_len bytes long, told to
+// batch with other threads' only while more threads than CPUs make such
+// requests and thread batching does not rest (BlockRoute::Choose; the
+// batch layer runs such a request in lanes when concurrent requests come
+// to batch with in time, else alone on the single-stream kernel, and says
+// which); then simd. A request the afalg path hands on goes to
 // ChooseCpu() (never to mb).
 #ifndef AESMUX_PROVIDER_ROUTE_ROUTER_H_
 #define AESMUX_PROVIDER_ROUTE_ROUTER_H_
@@ -44,6 +46,7 @@
 #include <string>
 
 #include "provider/core/algorithm.h"
+#include "provider/core/process.h"
 #include "provider/core/stats.h"
 #include "provider/fallback/fallback.h"
 #include "provider/route/settings.h"
@@ -227,25 +230,33 @@ class BlockRoute {
   }
 
   // The path for a request of `len` bytes in `direction`. `batchable`: the
-  // request is one segment (a multi-buffer batch takes no more).
-  // `in_async_job()`: whether the caller runs in an OpenSSL ASYNC job,
-  // asked only of a request that could batch there but is too short to
-  // batch with other threads (it costs a call into libcrypto, about a
-  // quarter of a 16-byte CBC encryption; a request outside the mb range
-  // asks nothing). kAfalg only when the afalg path admitted the request
-  // (Router::Choose).
-  template <typename InAsyncJob>
+  // request is one segment (a multi-buffer batch takes no more). `caller`
+  // (batch::CallerProbe) answers, asked only of a CBC encryption in the mb
+  // range (a request outside it asks nothing): whether it runs in an
+  // OpenSSL ASYNC job (a call into libcrypto, about a quarter of a 16-byte
+  // CBC encryption); if not, and it is long enough for threads to batch,
+  // how many other threads make such requests now, which counts it among
+  // them until the mb path has served it (so it goes there, in lanes or
+  // alone). It batches with them only when they outnumber the CPUs and
+  // thread batching does not rest (recent requests waited for peers in
+  // vain or finished late). kAfalg only when the afalg path admitted the
+  // request (Router::Choose).
+  template <typename Caller>
   Path Choose(Direction direction, uint64_t len, bool batchable,
-              const InAsyncJob &in_async_job) {
+              Caller &caller) {
     if (len >= afalg_min_len_) [[unlikely]] {
       const Path path = router_->Choose(alg_, len);
       if (path == Path::kAfalg || !AfalgTurnedOff(len)) return path;
     }
     if (len < simd_min_len_) return Path::kFallback;
     if (len >= mb_min_len_ && len <= mb_max_len_ &&
-        direction == Direction::kEncrypt && batchable &&
-        (len >= mb_threads_min_len_ || in_async_job())) {
-      return Path::kMb;
+        direction == Direction::kEncrypt && batchable) {
+      if (caller.InAsyncJob()) return Path::kMb;
+      if (len >= mb_threads_min_len_) {
+        caller.set_batches(caller.OtherThreads() >= core::UsableCpus() &&
+                           !caller.ThreadsRest(len));
+        return Path::kMb;
+      }
     }
     return Path::kSimd;
   }

@@ -152,7 +152,7 @@ constexpr SettingKey kSettingKeys[] = {
        settings->afalg_max_fds = *count;
        return "";
      }},
-    {"mb_min_len", kCbcOnly, "384", "", "512", true,
+    {"mb_min_len", kCbcOnly, "512", "", "1K", true,
      ApplyFamilyBytes<&FamilySettings::mb_min_len>},
     {"mb_max_len", kCbcOnly, "64K", "", "16K", true,
      ApplyFamilyBytes<&FamilySettings::mb_max_len>},

@@ -202,7 +202,7 @@ fi
 # (its thresholds in force, from the calibration, in `aesmux info`), and
 # a well-formed SVG with one curve per path in every panel that rsvg-convert
 # renders, every path in its own colour, no text over another; the sizes
-# include where the defaults sit (cbc.mb_min_len's 384, 8K); the time is
+# include where the defaults sit (cbc.mb_min_len's 512, 8K); the time is
 # estimated from a trial and compared with what it took.
 start=$SECONDS
 if aesmux calibrate --quick --module "$build/provider/aesmux.so" \
@@ -215,8 +215,8 @@ fi
 grep -q '^cbc.fallback_max_len = ' "$work/cal.conf" &&
   pass "the calibration file has the thresholds" ||
   fail "calibration file: $(cat "$work/cal.conf")"
-grep -qE '^# Sizes measured: 16 64 256 384 1K 2K 4K 8K 16K 64K$' "$work/cal.conf" &&
-  pass "calibrate --quick measures where the defaults sit (384, 2K, 8K, 16K)" ||
+grep -qE '^# Sizes measured: 16 64 256 512 1K 2K 4K 8K 16K 64K$' "$work/cal.conf" &&
+  pass "calibrate --quick measures where the defaults sit (512, 2K, 8K, 16K)" ||
   fail "sizes measured: $(grep Sizes "$work/cal.conf")"
 grep -qE '^about [0-9]+:[0-9]{2}, from a trial of every path' "$work/calibrate" &&
   grep -qE '^measured in [0-9]+:[0-9]{2} \(estimated [0-9]+:[0-9]{2}\)$' "$work/calibrate" &&

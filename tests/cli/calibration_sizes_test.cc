@@ -3,7 +3,7 @@
 // The request sizes `aesmux calibrate` measures include every length where
 // a threshold's default sits, so that a default the measurements bear out
 // is written back as it is (a quick run that measured 256 and 1K but not
-// 384 could only move cbc.mb_min_len's 384 to 1K).
+// 512 could only move cbc.mb_min_len's 512 to 1K).
 #include <gtest/gtest.h>
 
 #include <algorithm>

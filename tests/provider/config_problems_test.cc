@@ -217,7 +217,7 @@ TEST(LoadSettings, ACalibrationFileThatIsNoRegularFileIsIgnored) {
               std::string::npos)
         << problems.warnings[0];
     EXPECT_EQ(settings->family(core::Family::kCbc).fallback_max_len, 16u);
-    EXPECT_EQ(settings->family(core::Family::kCbc).mb_min_len, 384u);
+    EXPECT_EQ(settings->family(core::Family::kCbc).mb_min_len, 512u);
   }
   unlink(fifo.c_str());
   rmdir(dir);

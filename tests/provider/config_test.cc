@@ -144,7 +144,7 @@ TEST(LoadSettings, CbcThreadsBatchFrom8KibByDefaultAndConfigurable) {
   auto settings = LoadSettings(From(none), From(none), kAllFeatures, &error);
   ASSERT_TRUE(settings) << error.Text();
   EXPECT_EQ(settings->family(Family::kCbc).mb_threads_min_len, 8u * 1024);
-  EXPECT_EQ(settings->family(Family::kCbc).mb_min_len, 384u)
+  EXPECT_EQ(settings->family(Family::kCbc).mb_min_len, 512u)
       << "ASYNC jobs batch from where pausing a job costs less than lanes "
          "save (BENCHMARKS.md)";
 
@@ -863,7 +863,7 @@ TEST(ProviderLoad, DescribesEachAlgorithmsRoute) {
   EXPECT_EQ(env.ProviderParam("route.AES-256-CTR"), simd + " at every length");
   const std::string cbc = env.ProviderParam("route.AES-192-CBC");
   EXPECT_TRUE(cbc.starts_with("fallback up to 64 B, " + simd +
-                              " above; encryption from 384 B up to 65536 B in "
+                              " above; encryption from 512 B up to 65536 B in "
                               "multi-buffer lanes (mb, "))
       << cbc;
   EXPECT_NE(env.ProviderParam("mb-tier").find(" lanes)"), std::string::npos);
