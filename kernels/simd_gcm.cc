@@ -3,6 +3,7 @@
 #include "kernels/simd_gcm.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <new>
 
@@ -179,6 +180,11 @@ void SimdGcm::Clear() {
 // use, and SetKey and Clear wipe it.
 void SimdGcm::Start(std::span<const uint8_t> iv) {
   msg_.aad_len = msg_.data_len = 0;
+  BeginJ0(iv);
+  EncryptBlock(msg_.j0_keystream, msg_.j0_keystream);  // in place: E(K, J0)
+}
+
+void SimdGcm::BeginJ0(std::span<const uint8_t> iv) {
   std::memset(msg_.xi, 0, sizeof(msg_.xi));
   if (iv.size() == 12) [[likely]] {
     // J0 = IV || 0^31 || 1, and the first counter block, J0 + 1, made with
@@ -205,7 +211,6 @@ void SimdGcm::Start(std::span<const uint8_t> iv) {
     std::memcpy(msg_.counter, msg_.j0_keystream, 16);
     IncrementCounter32(msg_.counter);
   }
-  EncryptBlock(msg_.j0_keystream, msg_.j0_keystream);  // in place: E(K, J0)
 }
 
 SimdGcm::Status SimdGcm::Aad(std::span<const uint8_t> aad) {
@@ -334,6 +339,95 @@ bool SimdGcm::Verify(const uint8_t tag[16], size_t tag_len) {
   std::memcpy(&folded, &diff, 16);
   SecureZero(computed, sizeof(computed));
   return (folded[0] | folded[1]) == 0;
+}
+
+// The message's parts are all here, so nothing is staged across calls: the
+// AAD's partial block is padded and hashed at once, E(K, J0) and the last
+// partial block's keystream are one kernel call (J0 and the counter lie
+// side by side), and the last partial block and the lengths go to the
+// kernel in one call, through the J0 and counter slots, whose values are
+// used up by then. Four kernel calls for a TLS record of whole blocks
+// (AAD, payload, E(K, J0), lengths), four with a partial block too, where
+// Start, Aad, Encrypt and Finish make five.
+template <bool kEncrypt>
+[[gnu::always_inline]] inline void SimdGcm::Record(
+    std::span<const uint8_t> iv, std::span<const uint8_t> aad, uint8_t *out,
+    const uint8_t *in, size_t len) {
+  static_assert(offsetof(Message, counter) ==
+                offsetof(Message, j0_keystream) + 16);
+  const auto &ops = tier_->ops;
+  aesmux_gcm_key *const gkey = gkey_.get();
+  BeginJ0(iv);
+  msg_.aad_len = aad.size();
+  msg_.data_len = len;
+
+  const size_t aad_whole = aad.size() & ~size_t{15};
+  if (aad_whole != 0) ops.ghash(gkey, msg_.xi, aad.data(), aad_whole);
+  if (aad_whole != aad.size()) {
+    StoreBlock(msg_.pending, 0, 0);
+    CopyShort(msg_.pending, aad.data() + aad_whole, aad.size() - aad_whole);
+    ops.ghash(gkey, msg_.xi, msg_.pending, 16);
+  }
+  const size_t whole = len & ~size_t{15};
+  if (whole != 0) {
+    const auto bulk = kEncrypt ? ops.gcm_encrypt : ops.gcm_decrypt;
+    bulk(&enc_, gkey, msg_.counter, msg_.xi, out, in, whole);
+  }
+  const size_t rest = len - whole;
+  // In place: E(K, J0), and after it the last partial block's keystream.
+  ops.ecb_encrypt(&enc_, msg_.j0_keystream, msg_.j0_keystream,
+                  rest != 0 ? 32 : 16);
+  Block8x16 j0_keystream;
+  std::memcpy(&j0_keystream, msg_.j0_keystream, 16);
+  uint8_t *last = msg_.counter;  // what goes to GHASH last: 1 or 2 blocks
+  if (rest != 0) {
+    // The input's partial block, zero padded, in the J0 slot (no read
+    // past `in`), XORed with the keystream in the counter slot; the block
+    // GHASH takes (the ciphertext) is left in the J0 slot.
+    uint8_t *staged = msg_.j0_keystream;
+    StoreBlock(staged, 0, 0);
+    CopyShort(staged, in + whole, rest);
+    Block8x16 input, keystream;
+    std::memcpy(&input, staged, 16);
+    std::memcpy(&keystream, msg_.counter, 16);
+    const Block8x16 output = (input ^ keystream) & LeadingBytesMask(rest);
+    std::memcpy(msg_.counter, &output, 16);
+    CopyShort(out + whole, msg_.counter, rest);
+    if (kEncrypt) std::memcpy(staged, &output, 16);
+    last = staged;
+  }
+  StoreBlock(msg_.counter, __builtin_bswap64(uint64_t{aad.size()} * 8),
+             __builtin_bswap64(uint64_t{len} * 8));
+  ops.ghash(gkey, msg_.xi, last, rest != 0 ? 32 : 16);
+  Block8x16 tag;
+  std::memcpy(&tag, msg_.xi, 16);
+  tag ^= j0_keystream;
+  std::memcpy(msg_.xi, &tag, 16);
+}
+
+SimdGcm::Status SimdGcm::Seal(std::span<const uint8_t> iv,
+                              std::span<const uint8_t> aad, uint8_t *out,
+                              const uint8_t *in, size_t len, uint8_t tag[16]) {
+  Record<true>(iv, aad, out, in, len);
+  std::memcpy(tag, msg_.xi, 16);
+  return Status::kOk;
+}
+
+// Compared as Verify compares, then the computed tag is wiped: what a
+// forger would want is not left in the context.
+SimdGcm::Status SimdGcm::Open(std::span<const uint8_t> iv,
+                              std::span<const uint8_t> aad, uint8_t *out,
+                              const uint8_t *in, size_t len,
+                              const uint8_t tag[16]) {
+  Record<false>(iv, aad, out, in, len);
+  Block8x16 computed, given;
+  std::memcpy(&computed, msg_.xi, 16);
+  std::memcpy(&given, tag, 16);
+  const Block8x16 diff = computed ^ given;
+  Block64x2 folded;
+  std::memcpy(&folded, &diff, 16);
+  StoreBlock(msg_.xi, 0, 0);
+  return (folded[0] | folded[1]) == 0 ? Status::kOk : Status::kBadTag;
 }
 
 }  // namespace aesmux::kernels

@@ -6,9 +6,11 @@
 // the length block and the tag.
 //
 // Usage per message: Start(iv), any number of Aad() calls, then any number of
-// Encrypt()/Decrypt() calls, then Finish(tag). The key survives messages; its
-// schedule and powers of H are wiped on Clear() and destruction, and the
-// message state (derived from the key) also by SetKey().
+// Encrypt()/Decrypt() calls, then Finish(tag); or, for a message whose parts
+// are all at hand (a TLS 1.2 record), Seal() or Open() alone. The key
+// survives messages; its schedule and powers of H are wiped on Clear() and
+// destruction, and the message state (derived from the key) also by
+// SetKey().
 #ifndef AESMUX_KERNELS_SIMD_GCM_H_
 #define AESMUX_KERNELS_SIMD_GCM_H_
 
@@ -29,11 +31,12 @@ namespace aesmux::kernels {
 
 class SimdGcm {
  public:
-  // Outcomes of feeding a message. GCM's limits on a message's length
-  // (SP 800-38D) are the caller's to keep: the provider checks them once
-  // for every path (provider/route/gcm_engine.h); beyond them the 32-bit
-  // counter would wrap.
-  enum class Status { kOk, kAadAfterData };
+  // Outcomes of feeding a message, and Open's tag that does not match.
+  // GCM's limits on a message's length (SP 800-38D) are the caller's to
+  // keep: the provider checks them once for every path
+  // (provider/route/gcm_engine.h); beyond them the 32-bit counter would
+  // wrap.
+  enum class Status { kOk, kAadAfterData, kBadTag };
 
   SimdGcm() = default;
   // A copy whose GHASH key cannot be allocated is not set (is_set()).
@@ -79,12 +82,33 @@ class SimdGcm {
   // time. The message stays open as after Finish.
   bool Verify(const uint8_t tag[16], size_t tag_len);
 
+  // A whole message in one call: what Start(iv), Aad(aad), Encrypt(out, in,
+  // len) and Finish(tag) do, with fewer calls into the kernels and no state
+  // kept between them. The message under way, if any, is given up; so is
+  // this one when the call returns: the next is begun by Start, Seal or
+  // Open (Finish and Verify have no message to end).
+  Status Seal(std::span<const uint8_t> iv, std::span<const uint8_t> aad,
+              uint8_t *out, const uint8_t *in, size_t len, uint8_t tag[16]);
+  // The same, decrypting, with the 16-byte `tag` compared in constant time:
+  // kBadTag if it does not match, and then `out` holds the unauthenticated
+  // plaintext, which the caller wipes.
+  Status Open(std::span<const uint8_t> iv, std::span<const uint8_t> aad,
+              uint8_t *out, const uint8_t *in, size_t len,
+              const uint8_t tag[16]);
+
  private:
   void EncryptBlock(uint8_t out[16], const uint8_t in[16]) const {
     tier_->ops.ecb_encrypt(&enc_, out, in, 16);
   }
   template <bool kEncrypt>
   Status Crypt(uint8_t *out, const uint8_t *in, size_t len);
+  // J0 of `iv` into msg_.j0_keystream (not yet encrypted) and the first
+  // counter block into msg_.counter, the accumulator zeroed.
+  void BeginJ0(std::span<const uint8_t> iv);
+  // Seal and Open: the whole message, its tag left in msg_.xi.
+  template <bool kEncrypt>
+  void Record(std::span<const uint8_t> iv, std::span<const uint8_t> aad,
+              uint8_t *out, const uint8_t *in, size_t len);
   template <bool kEncrypt>
   void XorPartial(uint8_t *out, const uint8_t *in, size_t len, size_t offset);
   // The schedule and powers of H of `key` on `tier`, into the GHASH key's

@@ -20,11 +20,17 @@ libcrypto, whose internal functions have no symbols in Debian's build, so
 only its total is shown.
 
 valgrind cannot run VAES or AVX-512 instructions: aesmux runs on its aesni
-tier here (--kernels aesni), and OpenSSL's own assembly on whatever its
+tier here (--kernels aesni; none runs its fallback path, the default
+provider behind aesmux's dispatch), and OpenSSL's own assembly on whatever its
 capability check finds under valgrind.
 
+With --tls the records are TLS 1.2 ones as libssl sends them (the
+provider's tlsaad and one EVP_Cipher per record) rather than IV, AAD,
+update, final and tag.
+
   scripts/record_cost.py [--build build] [--records 2000]
-                         [--bytes 16,1344] [--alg AES-128-GCM]
+                         [--bytes 16,1344] [--alg AES-128-GCM] [--tls]
+                         [--kernels aesni|none]
 """
 import argparse
 import os
@@ -114,9 +120,11 @@ def run(args, provider, size, decrypt, asm):
                '--compress-strings=no', '--compress-pos=no',
                '--callgrind-out-file=' + out, bench,
                '--provider', provider, '--alg', args.alg, '--bytes', str(size),
-               '--records', str(args.records), '--kernels', 'aesni']
+               '--records', str(args.records), '--kernels', args.kernels]
         if decrypt:
             cmd.append('--decrypt')
+        if args.tls:
+            cmd.append('--tls')
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         return split(*parse(out), provider, asm)
@@ -128,9 +136,12 @@ def main():
     parser.add_argument('--records', type=int, default=2000)
     parser.add_argument('--bytes', default='16,1344')
     parser.add_argument('--alg', default='AES-128-GCM')
+    parser.add_argument('--tls', action='store_true')
+    parser.add_argument('--kernels', default='aesni')
     args = parser.parse_args()
-    print(f'{args.alg}, instructions per record ({args.records} records, '
-          'callgrind; aesmux on its aesni tier)\n')
+    kind = 'TLS 1.2 record' if args.tls else 'record'
+    print(f'{args.alg}, instructions per {kind} ({args.records} records, '
+          f'callgrind; aesmux on its {args.kernels} tier)\n')
     print('| bytes | direction | side | total | provider | kernel |')
     print('|---|---|---|---|---|---|')
     asm = asm_symbols(args.build)

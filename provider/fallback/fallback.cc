@@ -277,32 +277,12 @@ bool FallbackContext::GcmStart(const EVP_CIPHER *cipher,
                                Direction direction,
                                std::span<const uint8_t> iv) {
   DropErrors drop;
-  if (!Prepare(cipher, key, direction)) return false;
-  size_t iv_len = iv.size();
-  OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_size_t(OSSL_CIPHER_PARAM_AEAD_IVLEN, &iv_len),
-      OSSL_PARAM_construct_end()};
-  return functions_->set_ctx_params(ctx_, params) == 1 &&
-         SetIv(iv.data(), iv.size());
+  return StartGcm(cipher, key, direction, iv);
 }
 
 bool FallbackContext::GcmAad(std::span<const uint8_t> aad) {
   DropErrors drop;
-  // The cipher function (EVP_Cipher's), unlike update, takes empty AAD to
-  // GCM, which refuses it after the payload, as GCM in OpenSSL does.
-  static constexpr uint8_t kNone[1] = {};
-  const uint8_t *in = aad.empty() ? kNone : aad.data();
-  size_t len = aad.size();
-  do {
-    const size_t chunk = std::min(len, kMaxChunk);
-    size_t out_len = 0;
-    if (functions_->cipher(ctx_, nullptr, &out_len, chunk, in, chunk) != 1) {
-      return false;
-    }
-    in += chunk;
-    len -= chunk;
-  } while (len != 0);
-  return true;
+  return AadGcm(aad);
 }
 
 bool FallbackContext::GcmCrypt(uint8_t *out, const uint8_t *in, size_t len) {
@@ -322,6 +302,54 @@ bool FallbackContext::GcmSwitchDirection(Direction direction) {
 bool FallbackContext::GcmFinish(Direction direction, uint8_t tag[16],
                                 size_t tag_len) {
   DropErrors drop;
+  return FinishGcm(direction, tag, tag_len);
+}
+
+bool FallbackContext::GcmRecord(const EVP_CIPHER *cipher,
+                                std::span<const uint8_t> key,
+                                Direction direction,
+                                std::span<const uint8_t> iv,
+                                std::span<const uint8_t> aad, uint8_t *out,
+                                const uint8_t *in, size_t len,
+                                uint8_t tag[16]) {
+  DropErrors drop;
+  return StartGcm(cipher, key, direction, iv) && AadGcm(aad) &&
+         Feed(out, in, len, kMaxChunk) && FinishGcm(direction, tag, 16);
+}
+
+bool FallbackContext::StartGcm(const EVP_CIPHER *cipher,
+                               std::span<const uint8_t> key,
+                               Direction direction,
+                               std::span<const uint8_t> iv) {
+  if (!Prepare(cipher, key, direction)) return false;
+  size_t iv_len = iv.size();
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_size_t(OSSL_CIPHER_PARAM_AEAD_IVLEN, &iv_len),
+      OSSL_PARAM_construct_end()};
+  return functions_->set_ctx_params(ctx_, params) == 1 &&
+         SetIv(iv.data(), iv.size());
+}
+
+bool FallbackContext::AadGcm(std::span<const uint8_t> aad) {
+  // The cipher function (EVP_Cipher's), unlike update, takes empty AAD to
+  // GCM, which refuses it after the payload, as GCM in OpenSSL does.
+  static constexpr uint8_t kNone[1] = {};
+  const uint8_t *in = aad.empty() ? kNone : aad.data();
+  size_t len = aad.size();
+  do {
+    const size_t chunk = std::min(len, kMaxChunk);
+    size_t out_len = 0;
+    if (functions_->cipher(ctx_, nullptr, &out_len, chunk, in, chunk) != 1) {
+      return false;
+    }
+    in += chunk;
+    len -= chunk;
+  } while (len != 0);
+  return true;
+}
+
+bool FallbackContext::FinishGcm(Direction direction, uint8_t tag[16],
+                                size_t tag_len) {
   size_t out_len = 0;
   uint8_t unused[16];
   if (direction == Direction::kDecrypt) {

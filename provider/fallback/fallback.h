@@ -114,6 +114,13 @@ class FallbackContext {
   bool GcmFinish(core::Direction direction, uint8_t tag[16], size_t tag_len);
   // Goes on with the message in `direction` (GCM's schedule serves both).
   bool GcmSwitchDirection(core::Direction direction);
+  // A whole GCM message (a TLS 1.2 record) in one sequence of the
+  // provider's calls: GcmStart, GcmAad, GcmCrypt and GcmFinish with a
+  // 16-byte tag, under one error-queue mark.
+  bool GcmRecord(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
+                 core::Direction direction, std::span<const uint8_t> iv,
+                 std::span<const uint8_t> aad, uint8_t *out,
+                 const uint8_t *in, size_t len, uint8_t tag[16]);
 
  private:
   bool Prepare(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
@@ -123,6 +130,11 @@ class FallbackContext {
   bool Feed(uint8_t *out, const uint8_t *in, size_t len, size_t max_chunk);
   // Sets the IV (key and direction unchanged).
   bool SetIv(const uint8_t *iv, size_t iv_len);
+  // The Gcm* calls without their error-queue mark.
+  bool StartGcm(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
+                core::Direction direction, std::span<const uint8_t> iv);
+  bool AadGcm(std::span<const uint8_t> aad);
+  bool FinishGcm(core::Direction direction, uint8_t tag[16], size_t tag_len);
   void Free();
 
   const CipherFunctions *functions_ = nullptr;

@@ -21,6 +21,18 @@ void IncrementInvocationField(GcmCtx *ctx) {
   }
 }
 
+// tlsivgen's checks: an IV shortened below the 8-byte invocation field
+// after tlsivfixed is refused (OpenSSL 3.0 increments the bytes in front
+// of its IV).
+bool CanGenerateIv(const GcmCtx *ctx) {
+  return ctx->iv_gen && ctx->key_set && ctx->iv_len >= kTlsExplicitIvLen;
+}
+
+// tlsivinv's checks.
+bool CanSetIvInv(const GcmCtx *ctx, size_t len) {
+  return ctx->iv_gen && ctx->key_set && !ctx->encrypt && len <= ctx->iv_len;
+}
+
 }  // namespace
 
 // SP 800-38D 8.2.2: a random IV of at least 96 bits.
@@ -35,14 +47,9 @@ bool GenerateIv(GcmCtx *ctx) {
 
 // tlsivgen: starts a message on the current IV, hands out its last
 // `out_len` bytes (all of it for 0 or more than the IV) and advances the
-// invocation field for the next record. An IV shortened below that 8-byte
-// field after tlsivfixed is refused (OpenSSL 3.0 increments the bytes in
-// front of its IV).
+// invocation field for the next record.
 bool GetIvGen(GcmCtx *ctx, uint8_t *out, size_t out_len) {
-  if (!ctx->iv_gen || !ctx->key_set || ctx->iv_len < kTlsExplicitIvLen ||
-      !StartMessage(ctx)) {
-    return false;
-  }
+  if (!CanGenerateIv(ctx) || !StartMessage(ctx)) return false;
   if (out_len == 0 || out_len > ctx->iv_len) out_len = ctx->iv_len;
   std::memcpy(out, ctx->iv.data() + ctx->iv_len - out_len, out_len);
   IncrementInvocationField(ctx);
@@ -52,9 +59,7 @@ bool GetIvGen(GcmCtx *ctx, uint8_t *out, size_t out_len) {
 
 // tlsivinv: the peer's explicit IV replaces the IV's last `len` bytes.
 bool SetIvInv(GcmCtx *ctx, const uint8_t *in, size_t len) {
-  if (!ctx->iv_gen || !ctx->key_set || ctx->encrypt || len > ctx->iv_len) {
-    return false;
-  }
+  if (!CanSetIvInv(ctx, len)) return false;
   std::memcpy(ctx->iv.data() + ctx->iv_len - len, in, len);
   if (!StartMessage(ctx)) return false;
   ctx->iv_state = IvState::kCopied;
@@ -103,7 +108,10 @@ bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
   return true;
 }
 
-// One TLS 1.2 record, in place: explicit IV ‖ payload ‖ tag.
+// One TLS 1.2 record, in place: explicit IV ‖ payload ‖ tag, in one call
+// of the engine. The IV steps are tlsivgen's (encrypting: the IV's last 8
+// bytes go out as the explicit IV, then the invocation field advances) and
+// tlsivinv's (decrypting: the record's explicit IV comes in).
 int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
               size_t len) {
   size_t produced = 0;
@@ -117,20 +125,27 @@ int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
     ERR_raise(ERR_LIB_PROV, PROV_R_TOO_MANY_RECORDS);
     goto done;
   }
-  if (ctx->encrypt ? !GetIvGen(ctx, out, kTlsExplicitIvLen)
-                   : !SetIvInv(ctx, out, kTlsExplicitIvLen)) {
-    goto done;
+  if (ctx->encrypt) {
+    if (!CanGenerateIv(ctx)) goto done;
+    std::memcpy(out, ctx->iv.data() + ctx->iv_len - kTlsExplicitIvLen,
+                kTlsExplicitIvLen);
+  } else {
+    if (!CanSetIvInv(ctx, kTlsExplicitIvLen)) goto done;
+    std::memcpy(ctx->iv.data() + ctx->iv_len - kTlsExplicitIvLen, out,
+                kTlsExplicitIvLen);
   }
+  BeginIvMessage(ctx);
   {
     uint8_t *payload = out + kTlsExplicitIvLen;
     const size_t payload_len = len - kTlsExplicitIvLen - kTagLen;
-    uint8_t *record_tag = payload + payload_len;
-    if (!ctx->encrypt) ctx->engine.ExpectTag({record_tag, kTagLen});
-    bool sealed = ctx->engine.Aad({ctx->buf, kTlsAadLen}) &&
-                  ctx->engine.Crypt(payload, payload, payload_len);
-    // The default provider sets the tag length here, before its final.
-    if (sealed) ctx->tag_len = kTagLen;
-    sealed = sealed && ctx->engine.Finish(record_tag, kTagLen);
+    const bool sealed = ctx->engine.Record(
+        ctx->direction(), {ctx->iv.data(), ctx->iv_len},
+        {ctx->buf, kTlsAadLen}, payload, payload, payload_len,
+        payload + payload_len);
+    // The record's IV is used: the next one's invocation field.
+    if (ctx->encrypt) IncrementInvocationField(ctx);
+    // The default provider sets the tag length before its final.
+    ctx->tag_len = kTagLen;
     if (!sealed) {
       if (!ctx->encrypt) OPENSSL_cleanse(payload, payload_len);
       goto done;

@@ -97,13 +97,18 @@ struct GcmCtx : GcmState {
   route::GcmEngine engine;
 };
 
-// Starts the engine's message on the current IV ("setiv"); the IV state is
-// the caller's to advance.
-inline bool StartMessage(GcmCtx *ctx) {
+// A message begins on the current IV ("setiv"): the contract's state for
+// it. The IV state is the caller's to advance.
+inline void BeginIvMessage(GcmCtx *ctx) {
   ctx->tag_failed = false;
   if (ctx->iv_state == IvState::kInterrupted) {
     ctx->iv_state = IvState::kFinished;
   }
+}
+
+// Starts the engine's message on the current IV, as BeginIvMessage.
+inline bool StartMessage(GcmCtx *ctx) {
+  BeginIvMessage(ctx);
   return ctx->engine.Start(ctx->direction(), {ctx->iv.data(), ctx->iv_len});
 }
 

@@ -356,4 +356,74 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
   return ok;
 }
 
+bool GcmEngine::Record(Direction direction, std::span<const uint8_t> iv,
+                       std::span<const uint8_t> aad, uint8_t *out,
+                       const uint8_t *in, size_t len, uint8_t tag[16]) {
+  if (len > kMaxDataLen || aad.size() > kMaxAadLen) return TooLong();
+  value_.direction = direction;
+  cpu_ = nullptr;
+  const uint64_t total = uint64_t{aad.size()} + len;
+  Path path;
+  if (value_.start_path) [[likely]] {
+    path = *value_.start_path;
+  } else {
+    Late *late = LateState();
+    if (late == nullptr) return false;
+    late->afalg.CancelQueued();  // a message whose ASYNC job never came back
+    late->EndMessage();
+    late->value.expected_tag.reset();
+    path = value_.router->Choose(value_.alg, total);
+    if (path == Path::kAfalg) {
+      if (RecordAfalg(iv, aad, out, in, len, tag, &path)) return true;
+      if (!late->afalg_input.empty()) in = late->afalg_input.data();
+    }
+  }
+  CpuGcm *cpu = CpuPath(path);
+  bool ok = false;
+  if (cpu != nullptr) {
+    ok = OnPath(cpu, [&](auto &on) {
+      return on.Record(direction, iv, aad, out, in, len, tag);
+    });
+    Router::Served(value_.alg, path, total);
+  }
+  if (late_ != nullptr) late_->afalg_input.Clear();
+  return ok;
+}
+
+bool GcmEngine::RecordAfalg(std::span<const uint8_t> iv,
+                            std::span<const uint8_t> aad, uint8_t *out,
+                            const uint8_t *in, size_t len, uint8_t tag[16],
+                            Path *path) {
+  Late &late = *late_;
+  const uint64_t total = uint64_t{aad.size()} + len;
+  const bool encrypt = value_.direction == Direction::kEncrypt;
+  afalg::Outcome outcome;
+  if (iv.size() != kAfalgIvLen) {
+    outcome = afalg::Outcome::Fail(Handoff::kUnsupported, -EOPNOTSUPP);
+  } else if (!afalg::Service::Get().GcmFits(aad.size(), len)) {
+    outcome = afalg::Outcome::Fail(Handoff::kTooLong, -EMSGSIZE);
+  } else if (!late.afalg_input.Append({in, len})) {
+    // Copied so that an in-place record keeps its input if the kernel
+    // fails it after writing.
+    outcome = afalg::Outcome::Fail(Handoff::kSetup, -ENOMEM);
+  } else {
+    if (!encrypt) std::memcpy(late.value.afalg_tag.data(), tag, 16);
+    outcome = late.afalg.Gcm(value_.alg, value_.key.bytes(),
+                             value_.direction, iv, aad, out,
+                             late.afalg_input.data(), len,
+                             late.value.afalg_tag.data());
+    afalg::Service::Get().Report(value_.alg, outcome);
+  }
+  if (outcome.ok()) {
+    if (encrypt) std::memcpy(tag, late.value.afalg_tag.data(), 16);
+    late.afalg_input.Clear();
+    Router::Served(value_.alg, Path::kAfalg, total);
+    return true;
+  }
+  // Run on a CPU path from the copy: for a rejected tag (EBADMSG) too,
+  // where that path gives the same verdict.
+  *path = value_.router->HandedOff(value_.alg, outcome.reason, total);
+  return false;
+}
+
 }  // namespace aesmux::route

@@ -115,6 +115,20 @@ class GcmEngine {
   // called again.
   bool Finish(uint8_t tag[16], size_t tag_len);
 
+  // A whole message whose parts are all at hand (a TLS 1.2 record): IV,
+  // AAD, `len` bytes of payload and a 16-byte tag, in one call. The router
+  // decides once for the message (its AAD and payload), the path runs it
+  // in one call (the afalg path as one whole-message request) and it is
+  // counted once. Encrypting writes the tag; decrypting returns false if
+  // `tag` does not match, and `out` then holds the unauthenticated
+  // plaintext for the caller to wipe. False too when no path could serve
+  // it (with the error on OpenSSL's queue). The message under way, if
+  // any, ends, and none is left under way; unless the message is beyond
+  // GCM's limits, which fails it as Aad and Crypt do, before anything.
+  bool Record(Direction direction, std::span<const uint8_t> iv,
+              std::span<const uint8_t> aad, uint8_t *out, const uint8_t *in,
+              size_t len, uint8_t tag[16]);
+
  private:
   // A message routed late: what it needs until the router has its length,
   // and the afalg path's state. Made on first need, only when the router's
@@ -160,8 +174,13 @@ class GcmEngine {
   // times per record.
   template <typename Call>
   decltype(auto) OnCpu(Call call) {
-    if (cpu_ == simd_.get()) return call(*static_cast<SimdGcmPath *>(cpu_));
-    return call(*cpu_);
+    return OnPath(cpu_, call);
+  }
+  // The same on `cpu`, either of the paths (not null).
+  template <typename Call>
+  decltype(auto) OnPath(CpuGcm *cpu, Call call) {
+    if (cpu == simd_.get()) return call(*static_cast<SimdGcmPath *>(cpu));
+    return call(*cpu);
   }
   // late_, made on first use; null as CpuPath.
   Late *LateState();
@@ -171,6 +190,12 @@ class GcmEngine {
   bool StartCpu(Path path);
   // The message's first payload (or none, from Finish) on the kernel.
   bool CryptAfalg(uint8_t *out, const uint8_t *in, size_t len);
+  // Record() on the kernel. False if the kernel did not serve it: `*path`
+  // is then the path the router hands it to, and the input, if it was
+  // copied before the kernel could write over it, is in late_->afalg_input.
+  bool RecordAfalg(std::span<const uint8_t> iv, std::span<const uint8_t> aad,
+                   uint8_t *out, const uint8_t *in, size_t len,
+                   uint8_t tag[16], Path *path);
   // Moves a message the kernel has served so far to the CPU path `path`:
   // AAD and the first payload (from its copy) replayed there.
   bool ReplayOnCpu(Path path);

@@ -18,6 +18,12 @@
 //   compared in constant time.
 //   Either way the message stays open, as in the default provider: after a
 //   tag that did not verify more payload continues it.
+// - Record runs a whole message in one call (a TLS 1.2 record: the simd
+//   path in one SimdGcm call, the fallback path in one sequence of the
+//   default provider's calls) with a 16-byte tag, written when encrypting,
+//   checked when decrypting (false if it does not match; `out` then holds
+//   the unauthenticated plaintext for the caller to wipe). It ends the
+//   message under way, if any, and leaves none.
 // Copies (the provider's dupctx) are deep: Clone() returns null if that
 // fails (with ERR_R_MALLOC_FAILURE on OpenSSL's error queue when the copy
 // itself could not be allocated). Keys are wiped when replaced and on
@@ -61,6 +67,9 @@ class CpuGcm {
                      const uint8_t *in, size_t len) = 0;
   virtual bool Finish(core::Direction direction, uint8_t tag[16],
                       size_t tag_len) = 0;
+  virtual bool Record(core::Direction direction, std::span<const uint8_t> iv,
+                      std::span<const uint8_t> aad, uint8_t *out,
+                      const uint8_t *in, size_t len, uint8_t tag[16]) = 0;
 };
 
 // Made only where the router has a tier, with its GHASH key in one heap
@@ -113,6 +122,14 @@ class SimdGcmPath final : public CpuGcm {
       return true;
     }
     return gcm_.Verify(tag, tag_len);
+  }
+  bool Record(core::Direction direction, std::span<const uint8_t> iv,
+              std::span<const uint8_t> aad, uint8_t *out, const uint8_t *in,
+              size_t len, uint8_t tag[16]) override {
+    const auto status = direction == core::Direction::kEncrypt
+                            ? gcm_.Seal(iv, aad, out, in, len, tag)
+                            : gcm_.Open(iv, aad, out, in, len, tag);
+    return status == kernels::SimdGcm::Status::kOk;
   }
 
  private:
@@ -167,6 +184,12 @@ class FallbackGcmPath final : public CpuGcm {
   bool Finish(core::Direction direction, uint8_t tag[16],
               size_t tag_len) override {
     return context_.GcmFinish(direction, tag, tag_len);
+  }
+  bool Record(core::Direction direction, std::span<const uint8_t> iv,
+              std::span<const uint8_t> aad, uint8_t *out, const uint8_t *in,
+              size_t len, uint8_t tag[16]) override {
+    return context_.GcmRecord(library_->cipher(alg_), key_.bytes(), direction,
+                              iv, aad, out, in, len, tag);
   }
 
  private:

@@ -240,6 +240,46 @@ TEST_F(AfalgFaultTest, GcmFailureInPlaceLosesNothing) {
   EXPECT_EQ(Count(Alg::kAes128Gcm, Handoff::kBusy), busy + 1);
 }
 
+// A whole record (GcmEngine::Record, TLS 1.2's) the kernel fails, in
+// place: sealed and opened again on the CPU's path from the copy made for
+// the kernel, each counted once as a hand-off and once where it was
+// served; a tag the kernel rejects is rejected there too.
+TEST_F(AfalgFaultTest, GcmRecordFailureInPlaceLosesNothing) {
+  std::mt19937_64 rng(16);
+  const Bytes key = RandomBytes(rng, 16), iv = RandomBytes(rng, 12),
+              aad = RandomBytes(rng, 13), plain = RandomBytes(rng, 1000);
+  const Bytes expected = ReferenceGcm(key, iv, aad, plain);
+  route::GcmEngine engine(*router_, Alg::kAes128Gcm);
+  engine.SetKey(key);
+  const uint64_t busy = Count(Alg::kAes128Gcm, Handoff::kBusy);
+  const uint64_t simd = Count(Alg::kAes128Gcm, core::Path::kSimd);
+  Bytes data = plain;
+  uint8_t tag[16];
+  afalg::InjectFault(Fault::kCompletionError, 1, -EBUSY);
+  ASSERT_TRUE(engine.Record(Direction::kEncrypt, iv, aad, data.data(),
+                            data.data(), data.size(), tag));
+  Bytes sealed = data;
+  sealed.insert(sealed.end(), tag, tag + 16);
+  EXPECT_EQ(ToHex(sealed), ToHex(expected));
+
+  afalg::InjectFault(Fault::kCompletionError, 1, -EBUSY);
+  ASSERT_TRUE(engine.Record(Direction::kDecrypt, iv, aad, data.data(),
+                            data.data(), data.size(), tag));
+  EXPECT_EQ(ToHex(data), ToHex(plain));
+  EXPECT_EQ(Count(Alg::kAes128Gcm, Handoff::kBusy), busy + 2);
+  EXPECT_EQ(Count(Alg::kAes128Gcm, core::Path::kSimd), simd + 2);
+
+  // On the kernel itself, then a tag it rejects (EBADMSG): the CPU's path
+  // refuses it too.
+  const uint64_t afalg = Count(Alg::kAes128Gcm, core::Path::kAfalg);
+  ASSERT_TRUE(engine.Record(Direction::kEncrypt, iv, aad, data.data(),
+                            data.data(), data.size(), tag));
+  EXPECT_EQ(Count(Alg::kAes128Gcm, core::Path::kAfalg), afalg + 1);
+  tag[0] ^= 1;
+  EXPECT_FALSE(engine.Record(Direction::kDecrypt, iv, aad, data.data(),
+                             data.data(), data.size(), tag));
+}
+
 TEST_F(AfalgFaultTest, OneIoUringEnterPerSynchronousRequest) {
   EncryptInPlace(4096, 7);  // the thread's ring and the key's sockets exist
   std::mt19937_64 rng(15);

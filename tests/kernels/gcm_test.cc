@@ -4,7 +4,8 @@
 // the tier's primitives (J0 for any IV length, AAD through ghash, whole blocks
 // through gcm_encrypt/gcm_decrypt, the partial last block and the length
 // block on the test side) and compares ciphertext and tag with OpenSSL's
-// AES-GCM. GHASH is also checked against a bit-serial software model.
+// AES-GCM; every such case also goes through SimdGcm's one-call Seal and
+// Open. GHASH is also checked against a bit-serial software model.
 #include <cstring>
 
 #include "kernels/simd_gcm.h"
@@ -158,6 +159,29 @@ class GcmTest : public TierTest {
     ASSERT_TRUE(SameBytes(decrypt.output(), plaintext));
     ASSERT_EQ(Hex(back_tag), Hex(expected.tag));
     ASSERT_TRUE(decrypt.GuardsIntact());
+
+    // The same message whole through SimdGcm: Seal, then Open with the
+    // right tag and with its last byte changed.
+    SimdGcm one_call;
+    ASSERT_TRUE(one_call.SetKey(GetParam(), key));
+    CallBuffers seal(plaintext, placement);
+    uint8_t seal_tag[16];
+    ASSERT_EQ(one_call.Seal(iv, aad, seal.out(), seal.in(), plaintext.size(),
+                            seal_tag),
+              SimdGcm::Status::kOk);
+    ASSERT_TRUE(SameBytes(seal.output(), expected.ciphertext));
+    ASSERT_EQ(Hex(std::span<const uint8_t>(seal_tag, 16)), Hex(expected.tag));
+    ASSERT_TRUE(seal.GuardsIntact());
+    for (const bool forged : {false, true}) {
+      CallBuffers open(expected.ciphertext, placement);
+      Block given = expected.tag;
+      if (forged) given[15] ^= 1;
+      ASSERT_EQ(one_call.Open(iv, aad, open.out(), open.in(),
+                              plaintext.size(), given.data()),
+                forged ? SimdGcm::Status::kBadTag : SimdGcm::Status::kOk);
+      ASSERT_TRUE(SameBytes(open.output(), plaintext));
+      ASSERT_TRUE(open.GuardsIntact());
+    }
   }
 
   void CheckRandom(size_t key_len, size_t iv_len, size_t aad_len, size_t len,
@@ -491,6 +515,52 @@ TEST_P(GcmTest, SimdGcmTagsAndVerifiesLikeOpenSsl) {
       }
     }
   }
+}
+
+// Seal and Open give up a message under way and leave none: after
+// Start, AAD and a partial block, a Seal is still the whole message's
+// own; a Start after Seal or Open begins a message as on a new object;
+// each tag byte changed fails Open.
+TEST_P(GcmTest, SealAndOpenStandAlone) {
+  const Bytes key = rng_.RandomBytes(32), iv = rng_.RandomBytes(12),
+              aad = rng_.RandomBytes(13), plain = rng_.RandomBytes(100);
+  const Reference::GcmResult expected =
+      Reference::Get().GcmEncrypt(key, iv, aad, plain);
+  SimdGcm gcm;
+  ASSERT_TRUE(gcm.SetKey(GetParam(), key));
+  Bytes out(plain.size());
+  uint8_t tag[16];
+  gcm.Start(rng_.RandomBytes(12));
+  ASSERT_EQ(gcm.Aad(rng_.RandomBytes(5)), SimdGcm::Status::kOk);
+  ASSERT_EQ(gcm.Encrypt(out.data(), plain.data(), 7), SimdGcm::Status::kOk);
+  ASSERT_EQ(gcm.Seal(iv, aad, out.data(), plain.data(), plain.size(), tag),
+            SimdGcm::Status::kOk);
+  EXPECT_EQ(Hex(out), Hex(expected.ciphertext));
+  EXPECT_EQ(Hex(std::span<const uint8_t>(tag, 16)), Hex(expected.tag));
+
+  // Streaming after the one call.
+  gcm.Start(iv);
+  ASSERT_EQ(gcm.Aad(aad), SimdGcm::Status::kOk);
+  ASSERT_EQ(gcm.Encrypt(out.data(), plain.data(), plain.size()),
+            SimdGcm::Status::kOk);
+  gcm.Finish(tag);
+  EXPECT_EQ(Hex(out), Hex(expected.ciphertext));
+  EXPECT_EQ(Hex(std::span<const uint8_t>(tag, 16)), Hex(expected.tag));
+
+  for (size_t i = 0; i < 16; ++i) {
+    Block given = expected.tag;
+    given[i] ^= 0x80;
+    EXPECT_EQ(gcm.Open(iv, aad, out.data(), expected.ciphertext.data(),
+                       out.size(), given.data()),
+              SimdGcm::Status::kBadTag)
+        << "byte " << i;
+  }
+  gcm.Start(iv);
+  ASSERT_EQ(gcm.Aad(aad), SimdGcm::Status::kOk);
+  ASSERT_EQ(gcm.Decrypt(out.data(), expected.ciphertext.data(), out.size()),
+            SimdGcm::Status::kOk);
+  EXPECT_TRUE(gcm.Verify(expected.tag.data(), 16));
+  EXPECT_EQ(Hex(out), Hex(plain));
 }
 
 AESMUX_INSTANTIATE_FOR_ALL_TIERS(GcmTest);

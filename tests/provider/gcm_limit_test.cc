@@ -13,9 +13,10 @@
 // own state is left alone), and the calls that would cross the limit get
 // buffers of inaccessible memory (PROT_NONE) as large as OpenSSL's
 // largest update: a single byte read or written there would kill the test.
-// Each kernel configuration, the fallback path (kernels none, and a
-// message routed there by fallback_max_len after the engine routed it
-// late) and the afalg path where the kernel has AF_ALG.
+// The same for a whole message in one call (Record). Each kernel
+// configuration, the fallback path (kernels none, and a message routed
+// there by fallback_max_len after the engine routed it late) and the afalg
+// path where the kernel has AF_ALG.
 #include <gtest/gtest.h>
 #include <openssl/err.h>
 #include <sys/mman.h>
@@ -138,6 +139,18 @@ void CheckLimits(const std::vector<std::string> &lines, core::Path expected) {
     EXPECT_TRUE(engine.Aad({aad.data(), 5}));
     EXPECT_FALSE(engine.Aad({aad.data(), 1}));
     ERR_clear_error();
+
+    // A whole message in one call (a TLS 1.2 record) one byte past either
+    // limit: refused unread.
+    uint8_t record_tag[16] = {};
+    EXPECT_FALSE(engine.Record(direction, iv, aad, huge.data(), huge.data(),
+                               GcmEngine::kMaxDataLen + 1, record_tag));
+    EXPECT_FALSE(engine.Record(direction, iv,
+                               {huge.data(), GcmEngine::kMaxAadLen + 1},
+                               out.data(), data.data(), 16, record_tag));
+    EXPECT_NE(ERR_peek_error(), 0u) << "refused without a reason";
+    ERR_clear_error();
+    EXPECT_EQ(Bytes(record_tag, record_tag + 16), Bytes(16, 0));
   }
 }
 

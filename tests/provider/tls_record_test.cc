@@ -369,6 +369,58 @@ TEST_P(TlsRecordTest, Tls12GcmRecordsMatchTheDefaultProvider) {
   }
 }
 
+// A TLS 1.2 GCM record is one request, routed once by its AAD and payload
+// together and counted once on the path that served it (the fallback path
+// under `none` and, with fallback_max_len, up to 64 bytes in all), sealed
+// or opened, authentic or not.
+TEST_P(TlsRecordTest, Tls12GcmRecordIsOneRequestOnItsPath) {
+  const KernelConfig &config = GetParam();
+  const char *name = "AES-128-GCM";
+  CipherPtr cipher = env_->Aesmux(name);
+  const Bytes key = RandomBytes(rng_, 16), fixed = RandomBytes(rng_, 4);
+  CipherCtxPtr seal = NewCipherCtx(), open = NewCipherCtx();
+  ASSERT_TRUE(EVP_EncryptInit_ex2(seal.get(), cipher.get(), key.data(),
+                                  nullptr, nullptr));
+  ASSERT_TRUE(EVP_DecryptInit_ex2(open.get(), cipher.get(), key.data(),
+                                  nullptr, nullptr));
+  for (EVP_CIPHER_CTX *ctx : {seal.get(), open.get()}) {
+    ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IV_FIXED, 4,
+                                    const_cast<uint8_t *>(fixed.data())));
+  }
+  for (size_t payload : {0, 16, 51, 52, 1000}) {
+    SCOPED_TRACE(::testing::Message() << "payload " << payload);
+    const uint64_t bytes = 13 + payload;
+    const bool on_fallback = config.kernels == "none" ||
+                             (config.routes() && bytes <= config.fallback_max_len);
+    const char *path = on_fallback ? "fallback" : "simd";
+    const char *other = on_fallback ? "simd" : "fallback";
+    Bytes record = RandomBytes(rng_, 8 + payload + 16);
+    uint8_t header[13] = {0, 0, 0, 0, 0, 0, 0, 1, 23, 3, 3};
+    for (int way = 0; way < 3; ++way) {  // seal, open, open tampered
+      EVP_CIPHER_CTX *ctx = way == 0 ? seal.get() : open.get();
+      const size_t declared = way == 0 ? 8 + payload : 8 + payload + 16;
+      header[11] = static_cast<uint8_t>(declared >> 8);
+      header[12] = static_cast<uint8_t>(declared);
+      if (way == 2) record[8] ^= 1;
+      const uint64_t requests = env_->Stat(name, path, "requests");
+      const uint64_t served = env_->Stat(name, path, "bytes");
+      const uint64_t elsewhere = env_->Stat(name, other, "requests");
+      ASSERT_EQ(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_TLS1_AAD, 13, header),
+                16);
+      const int result = EVP_Cipher(ctx, record.data(), record.data(),
+                                    static_cast<unsigned>(record.size()));
+      ERR_clear_error();
+      EXPECT_EQ(result > 0, way != 2) << "way " << way;
+      EXPECT_EQ(env_->Stat(name, path, "requests"), requests + 1)
+          << "way " << way;
+      EXPECT_EQ(env_->Stat(name, path, "bytes"), served + bytes)
+          << "way " << way;
+      EXPECT_EQ(env_->Stat(name, other, "requests"), elsewhere)
+          << "way " << way;
+    }
+  }
+}
+
 // OpenSSH's aes*-gcm@openssh.com: whole IV once, then per packet
 // GCM_IV_GEN, 4 bytes of AAD through EVP_Cipher, the payload, and
 // EVP_Cipher(NULL, NULL, 0) to finish (negative on a bad tag).
