@@ -5,6 +5,7 @@
 #include <openssl/core.h>
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/params.h>
 #include <openssl/proverr.h>
@@ -421,6 +422,15 @@ void RaiseProblems(int reason, const route::Problems &problems) {
 
 int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
          const OSSL_DISPATCH **out, void **provctx) {
+  // A program linked with libcrypto statically loads aesmux.so's libcrypto
+  // beside its own, and aesmux is the first to use it: initialised without
+  // an exit handler (as OpenSSL's dynamic ENGINE loader initialises an
+  // ENGINE's copy), it is not torn down at exit before the program's own
+  // clean-up, which still calls into aesmux and into modules sharing that
+  // copy (OpenSSL 3.5's sslapitest crashed in its dasync ENGINE's destroy).
+  // Where aesmux's libcrypto is the program's, it is initialised already
+  // and this changes nothing.
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
   OSSL_FUNC_core_get_params_fn *core_get_params = nullptr;
   for (; in->function_id != 0; ++in) {
     if (in->function_id == OSSL_FUNC_CORE_GET_PARAMS) {
