@@ -24,6 +24,7 @@
 #include "provider/openssl/openssl_cnf.h"
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
+#include "provider/openssl/skey.h"
 #include "provider/core/algorithm.h"
 #include "provider/core/process.h"
 #include "provider/route/settings.h"
@@ -355,9 +356,10 @@ int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
 const OSSL_ALGORITHM *QueryOperation(void *provctx, int operation_id,
                                      int *no_cache) noexcept {
   *no_cache = 0;
-  const bool off =
-      !static_cast<ProviderContext *>(provctx)->router.settings().off.empty();
-  return operation_id == OSSL_OP_CIPHER && !off ? Algorithms() : nullptr;
+  if (!static_cast<ProviderContext *>(provctx)->router.settings().off.empty())
+    return nullptr;
+  if (operation_id == SkeyOperation()) return SkeyManagers();
+  return operation_id == OSSL_OP_CIPHER ? Algorithms() : nullptr;
 }
 
 const OSSL_DISPATCH kProviderDispatch[] = {
