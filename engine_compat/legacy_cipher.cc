@@ -114,13 +114,17 @@ struct Legacy {
   }
 
   // The provider context's running IV, which stays where it is for the
-  // context's life; GCM has none before its first IV.
+  // context's life; GCM has none before its first IV. Asking leaves no
+  // error behind (OpenSSL 3.2 and later raise one for the octet string
+  // tried before the pointer): the caller never asked.
   static void FindIv(CipherData *d) {
     void *iv = nullptr;
+    ERR_set_mark();
     if (GetParam(d, OSSL_PARAM_construct_octet_ptr(
                         OSSL_CIPHER_PARAM_UPDATED_IV, &iv, kMaxProviderIv))) {
       d->iv = static_cast<const uint8_t *>(iv);
     }
+    ERR_pop_to_mark();
   }
 
   // Makes the provider context on first use.

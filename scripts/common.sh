@@ -138,3 +138,195 @@ bench_header() {
   echo "# $(date -u +%Y-%m-%d) · $cpu · $(nproc) cores · $(openssl version)"
   echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$AESMUX_BUILD/provider" "$AESMUX_BUILD/provider/aesmux" info | sed -n 's/^tier in use *//p')"
 }
+
+# ---------------------------------------------------------------------------
+# OpenSSL versions other than the system's (scripts/openssl-build.sh,
+# scripts/test-openssl.sh): each built from Debian's source package, once
+# per machine, into a cache outside the clone keyed by the package version.
+
+# The OpenSSL series CI tests besides the system's 3.0, each from one Debian
+# source package: 3.5 LTS from Debian 13 (trixie), 3.6 from unstable (sid).
+# Where the mirror no longer serves the pinned version, the newest of the
+# series it does serve is used, and said.
+AESMUX_OPENSSL_SERIES=(3.5 3.6)
+declare -A AESMUX_OPENSSL_PIN=([3.5]=3.5.7-1~deb13u2 [3.6]=3.6.3-1)
+# (~ is the home directory from the user database where HOME is unset.)
+AESMUX_OPENSSL_CACHE=${AESMUX_OPENSSL_CACHE:-${XDG_CACHE_HOME:-~/.cache}/aesmux}
+
+# apt-get and apt-cache on a private list of Debian source suites (in the
+# cache, not in /etc/apt: the system's package lists stay as they are).
+# Debian 12's debian-archive-keyring holds the keys that sign trixie and
+# (with trixie's) sid.
+openssl_apt() {
+  local tool=$1 dir=$AESMUX_OPENSSL_CACHE/apt
+  shift
+  "$tool" -o Dir::Etc::SourceList="$dir/sources.sources" \
+    -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists="$dir/lists" \
+    -o Dir::Cache="$dir/cache" -o APT::Sandbox::User="$(id -un)" "$@"
+}
+
+# Writes the private source list and fetches its indexes (once a day).
+openssl_apt_update() {
+  local dir=$AESMUX_OPENSSL_CACHE/apt suite uri
+  mkdir -p "$dir/lists/partial" "$dir/cache"
+  {
+    for suite in "trixie trixie-updates|debian" "trixie-security|debian-security" \
+                 "sid|debian"; do
+      uri=${suite#*|}
+      printf 'Types: deb-src\nURIs: http://deb.debian.org/%s\nSuites: %s\n' \
+        "$uri" "${suite%|*}"
+      printf 'Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n'
+    done
+  } >"$dir/sources.sources.new"
+  if ! cmp -s "$dir/sources.sources.new" "$dir/sources.sources" ||
+     [ -z "$(find "$dir/lists" -maxdepth 1 -name '*Sources*' -mtime -1)" ]; then
+    mv "$dir/sources.sources.new" "$dir/sources.sources"
+    log "fetching Debian's source indexes (trixie, sid) into $dir" >&2
+    openssl_apt apt-get -q update >/dev/null
+  else
+    rm -f "$dir/sources.sources.new"
+  fi
+}
+
+# The directory of a built OpenSSL package version: src/ (the unpacked and
+# built source tree, its test programs in src/test/) and prefix/ (headers,
+# libraries and pkg-config files, for aesmux's build). Its file `complete`
+# holds the recipe it was built with (openssl_recipe).
+openssl_dir() { echo "$AESMUX_OPENSSL_CACHE/openssl-$1"; }
+openssl_built() {
+  [ "$(cat "$(openssl_dir "$1")/complete" 2>/dev/null)" = "$(openssl_recipe)" ]
+}
+
+# Prints the Debian package version of SERIES to use: the pinned one when
+# it is built or can be fetched, else the newest of the series that the
+# mirror serves (fetching it into the cache's sources/).
+openssl_pick_version() {
+  local series=$1 pin=${AESMUX_OPENSSL_PIN[$1]} version
+  if openssl_built "$pin"; then echo "$pin"; return 0; fi
+  openssl_apt_update
+  for version in "$pin" $(openssl_apt apt-cache showsrc openssl |
+      sed -n 's/^Version: //p' | grep "^$series\." | sort -urV); do
+    if openssl_built "$version" || openssl_fetch "$version"; then
+      [ "$version" = "$pin" ] ||
+        echo "note: the mirror does not serve openssl $pin; using $version" >&2
+      echo "$version"
+      return 0
+    fi
+  done
+  echo "no source package of OpenSSL $series could be fetched" >&2
+  return 1
+}
+
+# Downloads the source package VERSION into the cache (apt checks it
+# against the signed index); fails if the mirror does not serve all of it.
+openssl_fetch() {
+  local version=$1 dir=$AESMUX_OPENSSL_CACHE/sources/$1
+  [ -f "$dir/fetched" ] && return 0
+  mkdir -p "$dir"
+  (cd "$dir" && openssl_apt apt-get -q source --download-only \
+     "openssl=$version" >/dev/null 2>"$dir/fetch.log") || return 1
+  touch "$dir/fetched"
+}
+
+# What openssl_build_tree builds: the test programs aesmux's OpenSSL stages
+# run (and what they link), and the ENGINE sslapitest's pipelining test
+# loads.
+AESMUX_OPENSSL_TARGETS=(apps/openssl test/evp_test test/ssl_test
+                        test/sslapitest test/recordlentest engines/dasync.so)
+
+# Debian's configuration (debian/rules) without FIPS, zlib, zstd and the
+# legacy provider, none of which the stages test; a run path to prefix/lib,
+# so that the programs and anything linked against prefix/lib load these
+# libraries. `./Configure` gets these and --prefix and --openssldir.
+AESMUX_OPENSSL_CONFIGURE=(debian-amd64 shared no-legacy no-idea no-mdc2
+  no-rc5 no-ssl3 no-ssl3-method enable-rfc3779 enable-cms no-capieng
+  no-rdrand enable-ec_nistp_64_gcc_128 --libdir=lib)
+
+# What a build's `complete` file must hold for the build to be reused: a
+# change of configuration builds the tree again from its source, a change of
+# targets only makes what is missing.
+openssl_recipe() {
+  echo "configure ${AESMUX_OPENSSL_CONFIGURE[*]}; make ${AESMUX_OPENSSL_TARGETS[*]}"
+}
+
+# Unpacks (with Debian's patches) and configures VERSION into openssl_dir,
+# unless it is configured the same way already, then builds libcrypto and
+# libssl (shared, and static for sslapitest) and the targets above, and
+# installs the headers and libraries into prefix/: compiled as Debian
+# compiles its package (its configuration target and build flags, without
+# debug information).
+openssl_build_tree() {
+  local version=$1 dir configure
+  dir=$(openssl_dir "$version")
+  configure="${AESMUX_OPENSSL_CONFIGURE[*]}"
+  rm -f "$dir/complete"
+  if [ "$(cat "$dir/configured" 2>/dev/null)" != "$configure" ]; then
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    log "building OpenSSL $version in $dir" >&2
+    dpkg-source --no-check -x "$AESMUX_OPENSSL_CACHE/sources/$version"/openssl_*.dsc \
+      "$dir/src" >/dev/null || return 1
+  else
+    log "building what is missing of OpenSSL $version in $dir" >&2
+  fi
+  local jobs
+  jobs=$(nproc)
+  # (Each step chained with &&: set -e does not apply in a subshell whose
+  # status is tested.)
+  (
+    cd "$dir/src" &&
+    if [ ! -f "$dir/configured" ]; then
+      CFLAGS=$(DEB_CFLAGS_MAINT_STRIP=-g dpkg-buildflags --get CFLAGS) \
+      LDFLAGS="$(dpkg-buildflags --get LDFLAGS) -Wl,-rpath,$dir/prefix/lib" \
+        ./Configure "${AESMUX_OPENSSL_CONFIGURE[@]}" --prefix="$dir/prefix" \
+          --openssldir="$dir/prefix/ssl" >"$dir/configure.log" 2>&1 &&
+      echo "$configure" >"$dir/configured"
+    fi &&
+    make -j"$jobs" build_generated >>"$dir/build.log" 2>&1 &&
+    make -j"$jobs" libcrypto.so libssl.so >>"$dir/build.log" 2>&1 &&
+    openssl_reuse_shared_objects &&
+    make -j"$jobs" libcrypto.a libssl.a "${AESMUX_OPENSSL_TARGETS[@]}" \
+      >>"$dir/build.log" 2>&1 &&
+    make install_dev >>"$dir/build.log" 2>&1
+  ) || { echo "building OpenSSL $version failed: see $dir/*.log" >&2; return 1; }
+  openssl_recipe >"$dir/complete"
+}
+
+# OpenSSL compiles every library source twice, once for the shared library
+# (lib*-shlib-*.o) and once for the static one (lib*-lib-*.o). Where the
+# Makefile gives both the same command (on Linux both are position
+# independent), the static library's object is made a link to the shared
+# library's, which is newer than its source: make compiles only the rest.
+openssl_reuse_shared_objects() {
+  local shared static
+  while read -r shared static; do
+    [ -e "$static" ] || [ ! -e "$shared" ] || ln "$shared" "$static"
+  done < <(awk '
+    /^[^ \t#]+lib(crypto|ssl)-(sh)?lib-[^ ]+\.o:/ {
+      target = $1; sub(/:$/, "", target)
+      getline command; gsub(/-shlib-/, "-lib-", command)
+      if (target ~ /-shlib-/) shared[target] = command
+      else static[target] = command
+    }
+    END {
+      for (o in static) {
+        s = o; sub(/-lib-/, "-shlib-", s)
+        if ((s in shared) && shared[s] == static[o]) print s, o
+      }
+    }' Makefile)
+}
+
+# Builds OpenSSL SERIES unless it is cached (under a lock: CI runs on the
+# same machine share the cache); prints its directory.
+openssl_build() {
+  local series=$1 version dir lock
+  mkdir -p "$AESMUX_OPENSSL_CACHE"
+  exec {lock}>"$AESMUX_OPENSSL_CACHE/openssl-$series.lock"
+  flock "$lock"
+  version=$(openssl_pick_version "$series") &&
+    { openssl_built "$version" || openssl_build_tree "$version" >&2; } &&
+    dir=$(openssl_dir "$version")
+  local status=$?
+  exec {lock}>&-
+  [ $status -eq 0 ] && echo "$dir"
+}

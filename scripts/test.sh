@@ -3,12 +3,14 @@
 # Copyright 2026 The aesmux Authors
 # Installs what is missing, builds aesmux and runs every test: the unit,
 # EVP, command-line and integration suites on the normal build, the
-# provider's core suites in a build without ENGINE support, the
-# constant-time checks under valgrind, the afalg suite on Debian's kernel
-# under qemu, the arm64 cross build's suites under qemu (user emulation,
-# and Debian's arm64 kernel for the afalg suite), the unit and EVP suites
-# again under AddressSanitizer and UBSan, the threaded suites under
-# ThreadSanitizer, and the fuzzers for a bounded time.
+# provider's core suites in a build without ENGINE support, aesmux's
+# suites and OpenSSL's own TLS and EVP test programs on OpenSSL 3.5 and 3.6
+# (built from Debian's sources), the constant-time checks under valgrind,
+# the afalg suite on Debian's kernel under qemu, the arm64 cross build's
+# suites under qemu (user emulation, and Debian's arm64 kernel for the afalg
+# suite), the unit and EVP suites again under AddressSanitizer and UBSan,
+# the threaded suites under ThreadSanitizer, and the fuzzers for a bounded
+# time.
 # Ends by printing how long each stage took and which kernel tiers the
 # suites tested (and which they skipped because this CPU lacks them); fails
 # if a tier this CPU runs was not tested (unless ctest options given as
@@ -164,6 +166,24 @@ noengine_suites() {
     -R '^(Kernels/(KatTest|PipelineTest)|LoadSettings|ParseByteCount|SettingNames|ProviderLoad)'
 }
 stage "the provider without ENGINE support" noengine_suites
+
+# OpenSSL 3.5 and 3.6 (scripts/test-openssl.sh; README, "OpenSSL
+# versions"), each built once per machine from Debian's source package into
+# ~/.cache/aesmux: aesmux built against it, its suites labelled `versions`
+# on that libcrypto, then that version's own test programs (evp_test's AES
+# files, ssl_test, sslapitest, recordlentest) with aesmux, at parity with
+# the default provider alone.
+for series in "${AESMUX_OPENSSL_SERIES[@]}"; do
+  stage "OpenSSL $series: build (cached after the first run)" \
+    "$(dirname "$0")/test-openssl.sh" "$series" openssl
+  stage "OpenSSL $series: aesmux build" \
+    "$(dirname "$0")/test-openssl.sh" "$series" aesmux
+  junit_files+=("$AESMUX_ROOT/build-ossl${series/./}/ctest-junit.xml")
+  stage "OpenSSL $series: aesmux's suites" \
+    "$(dirname "$0")/test-openssl.sh" "$series" suites -- "$@"
+  stage "OpenSSL $series: its own tests with aesmux" \
+    "$(dirname "$0")/test-openssl.sh" "$series" programs
+done
 
 # The afalg path on a real kernel (this machine's may have no AF_ALG: the
 # host suite skips there), booted under qemu.

@@ -250,13 +250,12 @@ int GcmCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
 // The IV as "iv" and "updated-iv": a copy first, else a pointer.
 bool GetIv(GcmCtx *ctx, OSSL_PARAM *p) {
   if (ctx->iv_state == IvState::kUninitialised) return false;
-  if (ctx->iv_len > p->data_size) {
+  if (ctx->iv_len > p->data_size &&
+      (p->data != nullptr || !AnswersGcmSizeQueries())) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
     return false;
   }
-  uint8_t *iv = ctx->iv.data();
-  if (!OSSL_PARAM_set_octet_string(p, iv, ctx->iv_len) &&
-      !OSSL_PARAM_set_octet_ptr(p, iv, ctx->iv_len)) {
+  if (!SetIvOctets(p, ctx->iv.data(), ctx->iv_len, false)) {
     ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
     return false;
   }
@@ -265,8 +264,11 @@ bool GetIv(GcmCtx *ctx, OSSL_PARAM *p) {
 
 bool GetTag(GcmCtx *ctx, OSSL_PARAM *p) {
   const size_t size = p->data_size;
-  // The tag exists only after an encryption has finished.
-  if (size == 0 || size > kTagLen || !ctx->encrypt || !ctx->tag_len) {
+  // The tag exists only after an encryption has finished. Asked for
+  // without a buffer, 3.6 reports the size asked for.
+  if (((size == 0 || size > kTagLen) &&
+       (p->data != nullptr || !AnswersGcmSizeQueries())) ||
+      !ctx->encrypt || !ctx->tag_len) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_TAG);
     return false;
   }
@@ -287,12 +289,13 @@ bool GetTag(GcmCtx *ctx, OSSL_PARAM *p) {
 
 // The keys get_ctx_params serves, in the default provider's order.
 enum GetKey { kGetIvLen, kGetKeyLen, kGetTagLen, kGetIv, kGetUpdatedIv,
-              kGetTlsAadPad, kGetTag, kGetTlsIvGen };
-constexpr std::array<const char *, 8> kGetKeys = {
+              kGetTlsAadPad, kGetTag, kGetTlsIvGen, kGetIvGenerated };
+constexpr std::array<const char *, 9> kGetKeys = {
     OSSL_CIPHER_PARAM_IVLEN,          OSSL_CIPHER_PARAM_KEYLEN,
     OSSL_CIPHER_PARAM_AEAD_TAGLEN,    OSSL_CIPHER_PARAM_IV,
     OSSL_CIPHER_PARAM_UPDATED_IV,     OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD,
-    OSSL_CIPHER_PARAM_AEAD_TAG,       OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN};
+    OSSL_CIPHER_PARAM_AEAD_TAG,       OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN,
+    kIvGeneratedKey};
 
 bool GetOne(GcmCtx *ctx, size_t key, OSSL_PARAM *p) {
   switch (key) {
@@ -307,13 +310,16 @@ bool GetOne(GcmCtx *ctx, size_t key, OSSL_PARAM *p) {
     case kGetTlsIvGen:
       return p->data != nullptr && p->data_type == OSSL_PARAM_OCTET_STRING &&
              GetIvGen(ctx, static_cast<uint8_t *>(p->data), p->data_size);
+    case kGetIvGenerated:
+      return !ReportsIvGenerated() ||
+             OSSL_PARAM_set_uint(p, ctx->iv_generated ? 1 : 0);
   }
   return true;
 }
 
 int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
-  return ForEachParam<kGetKeys>(params,
+  return ForEachParam<kGetKeys, GcmParamWalk>(params,
                                 [ctx](size_t key, OSSL_PARAM *p) {
                                   return GetOne(ctx, key, p);
                                 })
@@ -413,7 +419,7 @@ bool SetOne(GcmCtx *ctx, size_t key, const OSSL_PARAM *p) {
 
 int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
-  return ForEachParam<kSetKeys>(params,
+  return ForEachParam<kSetKeys, GcmParamWalk>(params,
                                 [ctx](size_t key, const OSSL_PARAM *p) {
                                   return SetOne(ctx, key, p);
                                 })
@@ -421,19 +427,25 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
              : 0;
 }
 
+// "iv-generated" is listed where the running libcrypto's default provider
+// reports it.
+constexpr std::array<OSSL_PARAM, 10> kGettableWithIvGenerated = {{
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, nullptr),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, nullptr),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TAGLEN, nullptr),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_IV, nullptr, 0),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_UPDATED_IV, nullptr, 0),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, nullptr, 0),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD, nullptr),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN, nullptr,
+                            0),
+    OSSL_PARAM_uint(kIvGeneratedKey, nullptr),
+    OSSL_PARAM_END}};
+constexpr auto kGettable = FirstParams<8>(kGettableWithIvGenerated);
+
 const OSSL_PARAM *GcmGettableCtxParams(void *, void *) noexcept {
-  static const OSSL_PARAM kGettable[] = {
-      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, nullptr),
-      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, nullptr),
-      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TAGLEN, nullptr),
-      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_IV, nullptr, 0),
-      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_UPDATED_IV, nullptr, 0),
-      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, nullptr, 0),
-      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD, nullptr),
-      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN, nullptr,
-                              0),
-      OSSL_PARAM_END};
-  return kGettable;
+  return ReportsIvGenerated() ? kGettableWithIvGenerated.data()
+                              : kGettable.data();
 }
 
 const OSSL_PARAM *GcmSettableCtxParams(void *, void *) noexcept {

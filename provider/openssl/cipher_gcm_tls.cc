@@ -42,6 +42,7 @@ bool GenerateIv(GcmCtx *ctx) {
     return false;
   }
   ctx->iv_state = IvState::kBuffered;
+  ctx->iv_generated = true;
   return true;
 }
 
@@ -98,9 +99,12 @@ bool SetTlsIvFixed(GcmCtx *ctx, const uint8_t *iv, size_t len) {
       return false;
     }
     std::memcpy(buffer, iv, len);
-    if (ctx->encrypt && !ctx->provider->fallback->RandomBytes(
-                            buffer + len, ctx->iv_len - len)) {
-      return false;
+    if (ctx->encrypt) {
+      if (!ctx->provider->fallback->RandomBytes(buffer + len,
+                                                ctx->iv_len - len)) {
+        return false;
+      }
+      ctx->iv_generated = true;
     }
   }
   ctx->iv_gen = true;

@@ -72,6 +72,9 @@ struct GcmState {
   static_assert(kMaxIvLen <= UINT8_MAX);
   IvState iv_state = IvState::kUninitialised;
   bool iv_gen = false;  // TLS: the IV's last 8 bytes are a counter
+  // An IV was ever drawn at random ("iv-generated"): never cleared, as in
+  // the default provider.
+  bool iv_generated = false;
   // Set by a decryption's settag or an encryption's final; until then
   // get_ctx_params reports 16.
   std::optional<uint8_t> tag_len;

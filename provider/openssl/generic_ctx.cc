@@ -7,6 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/proverr.h>
 
+#include <array>
 #include <cstring>
 #include <new>
 
@@ -106,10 +107,23 @@ bool SetTlsMacParam(OSSL_PARAM params[], GenericCtx *ctx) {
   return false;
 }
 
+// The keys get_ctx_params and set_ctx_params serve (3.6 refuses an array
+// naming one twice).
+constexpr std::array<const char *, 7> kGetKeys = {
+    OSSL_CIPHER_PARAM_KEYLEN, OSSL_CIPHER_PARAM_IVLEN,
+    OSSL_CIPHER_PARAM_PADDING, OSSL_CIPHER_PARAM_NUM,
+    OSSL_CIPHER_PARAM_IV, OSSL_CIPHER_PARAM_UPDATED_IV,
+    OSSL_CIPHER_PARAM_TLS_MAC};
+constexpr std::array<const char *, 5> kSetKeys = {
+    OSSL_CIPHER_PARAM_PADDING, OSSL_CIPHER_PARAM_NUM,
+    OSSL_CIPHER_PARAM_USE_BITS, OSSL_CIPHER_PARAM_TLS_VERSION,
+    OSSL_CIPHER_PARAM_TLS_MAC_SIZE};
+
 }  // namespace
 
 int GenericGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GenericCtx *>(vctx);
+  if (RefusedAsRepeated<kGetKeys>(params)) return 0;
   return SetSizeParam(params, OSSL_CIPHER_PARAM_IVLEN, ctx->iv_len) &&
          SetUintParam(params, OSSL_CIPHER_PARAM_PADDING, ctx->pad) &&
          SetIvParam(params, OSSL_CIPHER_PARAM_IV, ctx->oiv, ctx->iv_len) &&
@@ -120,18 +134,31 @@ int GenericGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
          SetTlsMacParam(params, ctx);
 }
 
+namespace {
+
+// tls-mac is listed as an octet pointer, or from 3.6 as an octet string (it
+// is served as a pointer either way).
+constexpr std::array<OSSL_PARAM, 8> kGettable = {{
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, nullptr),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, nullptr),
+    OSSL_PARAM_uint(OSSL_CIPHER_PARAM_PADDING, nullptr),
+    OSSL_PARAM_uint(OSSL_CIPHER_PARAM_NUM, nullptr),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_IV, nullptr, 0),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_UPDATED_IV, nullptr, 0),
+    {OSSL_CIPHER_PARAM_TLS_MAC, OSSL_PARAM_OCTET_PTR, nullptr, 0,
+     OSSL_PARAM_UNMODIFIED},
+    OSSL_PARAM_END}};
+constexpr std::array<OSSL_PARAM, 8> kGettable36 = [] {
+  std::array<OSSL_PARAM, 8> list = kGettable;
+  list[6].data_type = OSSL_PARAM_OCTET_STRING;
+  return list;
+}();
+
+}  // namespace
+
 const OSSL_PARAM *GenericGettableCtxParams(void *, void *) noexcept {
-  static const OSSL_PARAM kGettable[] = {
-      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, nullptr),
-      OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, nullptr),
-      OSSL_PARAM_uint(OSSL_CIPHER_PARAM_PADDING, nullptr),
-      OSSL_PARAM_uint(OSSL_CIPHER_PARAM_NUM, nullptr),
-      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_IV, nullptr, 0),
-      OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_UPDATED_IV, nullptr, 0),
-      {OSSL_CIPHER_PARAM_TLS_MAC, OSSL_PARAM_OCTET_PTR, nullptr, 0,
-       OSSL_PARAM_UNMODIFIED},
-      OSSL_PARAM_END};
-  return kGettable;
+  return GenericParamWalk() == ParamWalk::kRefuseRepeats ? kGettable36.data()
+                                                          : kGettable.data();
 }
 
 namespace {
@@ -192,6 +219,7 @@ bool SetTls(GenericCtx *ctx, Set set) {
 int GenericSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GenericCtx *>(vctx);
   if (params == nullptr) return 1;
+  if (RefusedAsRepeated<kSetKeys>(params)) return 0;
   bool found = false;
   unsigned int value = 0;
   if (!GetUintParam(params, OSSL_CIPHER_PARAM_PADDING, &value, &found)) {

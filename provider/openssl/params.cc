@@ -7,6 +7,8 @@
 #include <openssl/evp.h>
 #include <openssl/proverr.h>
 
+#include <array>
+
 namespace aesmux::openssl {
 namespace {
 
@@ -18,7 +20,9 @@ bool Failed() {
   return false;
 }
 
-const OSSL_PARAM kAlgorithmGettable[] = {
+// The algorithm constants' list: 3.6's, and before 3.6 the same without
+// "encrypt-then-mac".
+constexpr std::array<OSSL_PARAM, 11> kAlgorithmGettableWithEtm = {{
     OSSL_PARAM_uint(OSSL_CIPHER_PARAM_MODE, nullptr),
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, nullptr),
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, nullptr),
@@ -28,7 +32,16 @@ const OSSL_PARAM kAlgorithmGettable[] = {
     OSSL_PARAM_int(OSSL_CIPHER_PARAM_CTS, nullptr),
     OSSL_PARAM_int(OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK, nullptr),
     OSSL_PARAM_int(OSSL_CIPHER_PARAM_HAS_RAND_KEY, nullptr),
-    OSSL_PARAM_END};
+    OSSL_PARAM_int(kEncryptThenMacKey, nullptr),
+    OSSL_PARAM_END}};
+constexpr auto kAlgorithmGettable = FirstParams<9>(kAlgorithmGettableWithEtm);
+
+constexpr std::array<const char *, 10> kAlgorithmKeys = {
+    OSSL_CIPHER_PARAM_MODE,       OSSL_CIPHER_PARAM_KEYLEN,
+    OSSL_CIPHER_PARAM_IVLEN,      OSSL_CIPHER_PARAM_BLOCK_SIZE,
+    OSSL_CIPHER_PARAM_AEAD,       OSSL_CIPHER_PARAM_CUSTOM_IV,
+    OSSL_CIPHER_PARAM_CTS,        OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK,
+    OSSL_CIPHER_PARAM_HAS_RAND_KEY, kEncryptThenMacKey};
 
 }  // namespace
 
@@ -62,11 +75,25 @@ bool SetIntParam(OSSL_PARAM params[], const char *key, int value) {
   return p == nullptr || OSSL_PARAM_set_int(p, value) || Failed();
 }
 
+bool SetIvOctets(OSSL_PARAM *p, const uint8_t *iv, size_t len,
+                 bool pointer_first) {
+  if (RunningAtLeast(0x30600000UL)) {
+    if (p->data_type == OSSL_PARAM_OCTET_STRING) {
+      return OSSL_PARAM_set_octet_string(p, iv, len);
+    }
+    return p->data_type == OSSL_PARAM_OCTET_PTR &&
+           OSSL_PARAM_set_octet_ptr(p, iv, len);
+  }
+  return pointer_first ? OSSL_PARAM_set_octet_ptr(p, iv, len) ||
+                             OSSL_PARAM_set_octet_string(p, iv, len)
+                       : OSSL_PARAM_set_octet_string(p, iv, len) ||
+                             OSSL_PARAM_set_octet_ptr(p, iv, len);
+}
+
 bool SetIvParam(OSSL_PARAM params[], const char *key, const uint8_t *iv,
                 size_t len) {
   OSSL_PARAM *p = FindParam(params, key);
-  return p == nullptr || OSSL_PARAM_set_octet_ptr(p, iv, len) ||
-         OSSL_PARAM_set_octet_string(p, iv, len) || Failed();
+  return p == nullptr || SetIvOctets(p, iv, len, true) || Failed();
 }
 
 bool GetUintParam(const OSSL_PARAM params[], const char *key,
@@ -90,17 +117,23 @@ bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
 bool SetAlgorithmParams(Alg alg, OSSL_PARAM params[]) {
   const core::AlgInfo &info = core::Info(alg);
   const FamilyConstants c = ConstantsOf(info.family);
+  if (RefusedAsRepeated<kAlgorithmKeys>(params)) return false;
   return SetUintParam(params, OSSL_CIPHER_PARAM_MODE, c.mode) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_AEAD, c.aead) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_CUSTOM_IV, c.custom_iv) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_CTS, 0) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK, 0) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_HAS_RAND_KEY, 0) &&
+         (!ReportsEncryptThenMac() ||
+          SetIntParam(params, kEncryptThenMacKey, 0)) &&
          SetSizeParam(params, OSSL_CIPHER_PARAM_KEYLEN, info.key_len) &&
          SetSizeParam(params, OSSL_CIPHER_PARAM_BLOCK_SIZE, c.block_size) &&
          SetSizeParam(params, OSSL_CIPHER_PARAM_IVLEN, c.iv_len);
 }
 
-const OSSL_PARAM *AlgorithmGettableParams(void *) { return kAlgorithmGettable; }
+const OSSL_PARAM *AlgorithmGettableParams(void *) {
+  return ReportsEncryptThenMac() ? kAlgorithmGettableWithEtm.data()
+                                 : kAlgorithmGettable.data();
+}
 
 }  // namespace aesmux::openssl

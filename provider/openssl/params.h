@@ -15,6 +15,7 @@
 #endif
 
 #include <openssl/core.h>
+#include <openssl/err.h>
 #include <openssl/params.h>
 
 #include <array>
@@ -27,6 +28,7 @@
 #include <utility>
 
 #include "provider/core/algorithm.h"
+#include "provider/openssl/contract.h"
 
 namespace aesmux::openssl {
 
@@ -94,11 +96,59 @@ Param *FindKey(Param *params) {
   return nullptr;
 }
 
-// ForEachParam's array of several parameters. Out of line, so that the
-// common single parameter's lookup saves no registers for this loop.
-template <const auto &kKeys, typename Param, typename Handle>
-[[gnu::noinline]] bool ForEachKey(Param *params, Handle handle) {
+// Whether `params` names one of kKeys more than once (keys it does not know
+// may repeat).
+template <const auto &kKeys, typename Param>
+bool HasRepeatedKey(Param *params) {
   constexpr size_t kN = std::tuple_size_v<std::remove_cvref_t<decltype(kKeys)>>;
+  if (params == nullptr || params[0].key == nullptr ||
+      params[1].key == nullptr) {
+    return false;
+  }
+  bool seen[kN] = {};
+  for (Param *p = params; p->key != nullptr; ++p) {
+    const size_t i = KeyIndex<kKeys>(p->key, std::make_index_sequence<kN>());
+    if (i == kN) continue;
+    if (seen[i]) return true;
+    seen[i] = true;
+  }
+  return false;
+}
+
+// 3.6's refusal of an array naming one of kKeys twice, for a function
+// whose default provider twin walks its keys as GenericParamWalk says:
+// raises PROV_R_REPEATED_PARAMETER and returns true when `params` is
+// refused.
+template <const auto &kKeys, typename Param>
+bool RefusedAsRepeated(Param *params) {
+  if (params == nullptr || params[0].key == nullptr ||
+      params[1].key == nullptr ||
+      GenericParamWalk() != ParamWalk::kRefuseRepeats ||
+      !HasRepeatedKey<kKeys>(params)) {
+    return false;
+  }
+  ERR_raise(ERR_LIB_PROV, kRepeatedParameterReason);
+  return true;
+}
+
+// ForEachParam's array of several parameters, walked as `walk` says
+// (contract.h). Out of line, so that the common single parameter's lookup
+// saves no registers for this loop.
+template <const auto &kKeys, typename Param, typename Handle>
+[[gnu::noinline]] bool ForEachKey(Param *params, Handle handle,
+                                  ParamWalk walk) {
+  constexpr size_t kN = std::tuple_size_v<std::remove_cvref_t<decltype(kKeys)>>;
+  if (walk == ParamWalk::kArrayOrder) {
+    for (Param *p = params; p->key != nullptr; ++p) {
+      const size_t i = KeyIndex<kKeys>(p->key, std::make_index_sequence<kN>());
+      if (i != kN && !handle(i, p)) return false;
+    }
+    return true;
+  }
+  if (walk == ParamWalk::kRefuseRepeats && HasRepeatedKey<kKeys>(params)) {
+    ERR_raise(ERR_LIB_PROV, kRepeatedParameterReason);
+    return false;
+  }
   return [&]<size_t... I>(std::index_sequence<I...>) {
     return ([&] {
       Param *p = FindKey<kKeys, I>(params);
@@ -112,12 +162,15 @@ template <const auto &kKeys, typename Param, typename Handle>
 // it), until a call returns false; returns false then, else true. kKeys
 // (a constexpr std::array of string literals) is in the order the default
 // provider looks its keys up, so that the side effects of an array of
-// several keys happen in its order.
+// several keys happen in its order. kWalk says how the running libcrypto's
+// default provider walks such an array (contract.h), where that changed
+// after 3.0.
 //
 // EVP's controls and EVP_CIPHER_CTX_get_iv_length pass one parameter at a
 // time: such an array is served by one lookup of its key, not one scan of
 // it per key.
-template <const auto &kKeys, typename Param, typename Handle>
+template <const auto &kKeys, ParamWalk (*kWalk)() = nullptr, typename Param,
+          typename Handle>
 bool ForEachParam(Param *params, Handle handle) {
   constexpr size_t kN = std::tuple_size_v<std::remove_cvref_t<decltype(kKeys)>>;
   if (params == nullptr || params[0].key == nullptr) return true;
@@ -126,7 +179,9 @@ bool ForEachParam(Param *params, Handle handle) {
         KeyIndex<kKeys>(params[0].key, std::make_index_sequence<kN>());
     return i == kN || handle(i, &params[0]);
   }
-  return ForEachKey<kKeys>(params, handle);
+  return ForEachKey<kKeys>(params, handle,
+                           kWalk != nullptr ? kWalk()
+                                            : ParamWalk::kFirstOfEachKey);
 }
 
 // OSSL_PARAM_set_size_t, with its common case (a size_t parameter) inline:
@@ -145,10 +200,16 @@ bool SetSizeParam(OSSL_PARAM params[], const char *key, size_t value);
 // The same for a parameter already found: raises
 // PROV_R_FAILED_TO_SET_PARAMETER when it cannot hold `value`.
 bool SetSize(OSSL_PARAM *p, size_t value);
+// An IV into `p` as a copy or as a pointer (into the context, which
+// outlives the call: deprecated EVP_CIPHER_CTX_iv() and friends). From 3.6
+// the parameter's type chooses; before, the default provider tries one and
+// then the other (`pointer_first`: the generic ciphers' order, else GCM's),
+// and from 3.2 the try that fails leaves an error on the queue.
+bool SetIvOctets(OSSL_PARAM *p, const uint8_t *iv, size_t len,
+                 bool pointer_first);
 bool SetUintParam(OSSL_PARAM params[], const char *key, unsigned int value);
 bool SetIntParam(OSSL_PARAM params[], const char *key, int value);
-// An IV is offered as an octet pointer (into the context, which outlives
-// the call: deprecated EVP_CIPHER_CTX_iv() and friends) or as a copy.
+// SetIvOctets for the parameter named `key`, in the generic ciphers' order.
 bool SetIvParam(OSSL_PARAM params[], const char *key, const uint8_t *iv,
                 size_t len);
 
@@ -178,6 +239,18 @@ const OSSL_PARAM *AlgorithmGettableParams(void *provctx);
 template <core::Alg kAlg>
 int GetAlgorithmParams(OSSL_PARAM params[]) noexcept {
   return SetAlgorithmParams(kAlg, params) ? 1 : 0;
+}
+
+// A parameter list with the first `kKeep` entries of `list`, terminated:
+// the shorter list an older default provider reports.
+template <size_t kKeep, size_t kSize>
+constexpr std::array<OSSL_PARAM, kKeep + 1> FirstParams(
+    const std::array<OSSL_PARAM, kSize> &list) {
+  static_assert(kKeep < kSize);
+  std::array<OSSL_PARAM, kKeep + 1> first{};
+  for (size_t i = 0; i < kKeep; ++i) first[i] = list[i];
+  first[kKeep] = OSSL_PARAM_END;
+  return first;
 }
 
 // OpenSSL needs plain function pointers in its dispatch tables.

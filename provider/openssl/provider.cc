@@ -5,6 +5,7 @@
 #include <openssl/core.h>
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/params.h>
 #include <openssl/proverr.h>
@@ -23,6 +24,7 @@
 #include "provider/openssl/openssl_cnf.h"
 #include "provider/openssl/params.h"
 #include "provider/openssl/provider_context.h"
+#include "provider/openssl/skey.h"
 #include "provider/core/algorithm.h"
 #include "provider/core/process.h"
 #include "provider/route/settings.h"
@@ -354,9 +356,10 @@ int GetParams(void *vprovctx, OSSL_PARAM params[]) noexcept {
 const OSSL_ALGORITHM *QueryOperation(void *provctx, int operation_id,
                                      int *no_cache) noexcept {
   *no_cache = 0;
-  const bool off =
-      !static_cast<ProviderContext *>(provctx)->router.settings().off.empty();
-  return operation_id == OSSL_OP_CIPHER && !off ? Algorithms() : nullptr;
+  if (!static_cast<ProviderContext *>(provctx)->router.settings().off.empty())
+    return nullptr;
+  if (operation_id == SkeyOperation()) return SkeyManagers();
+  return operation_id == OSSL_OP_CIPHER ? Algorithms() : nullptr;
 }
 
 const OSSL_DISPATCH kProviderDispatch[] = {
@@ -421,6 +424,15 @@ void RaiseProblems(int reason, const route::Problems &problems) {
 
 int Init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
          const OSSL_DISPATCH **out, void **provctx) {
+  // A program linked with libcrypto statically loads aesmux.so's libcrypto
+  // beside its own, and aesmux is the first to use it: initialised without
+  // an exit handler (as OpenSSL's dynamic ENGINE loader initialises an
+  // ENGINE's copy), it is not torn down at exit before the program's own
+  // clean-up, which still calls into aesmux and into modules sharing that
+  // copy (OpenSSL 3.5's sslapitest crashed in its dasync ENGINE's destroy).
+  // Where aesmux's libcrypto is the program's, it is initialised already
+  // and this changes nothing.
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
   OSSL_FUNC_core_get_params_fn *core_get_params = nullptr;
   for (; in->function_id != 0; ++in) {
     if (in->function_id == OSSL_FUNC_CORE_GET_PARAMS) {

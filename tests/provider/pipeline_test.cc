@@ -121,25 +121,6 @@ struct Pipe {
   Bytes expected;
 };
 
-Bytes DefaultEncrypt(const ProviderEnv &env, const char *algorithm,
-                     const Bytes &key, const Bytes &iv, const Bytes &plain,
-                     bool padding) {
-  CipherPtr cipher = env.Default(algorithm);
-  CipherCtxPtr ctx = NewCipherCtx();
-  Bytes out(plain.size() + kBlock);
-  int len = 0, tail = 0;
-  if (!EVP_EncryptInit_ex2(ctx.get(), cipher.get(), key.data(), iv.data(),
-                           nullptr) ||
-      !EVP_CIPHER_CTX_set_padding(ctx.get(), padding) ||
-      !EVP_EncryptUpdate(ctx.get(), out.data(), &len, plain.data(),
-                         static_cast<int>(plain.size())) ||
-      !EVP_EncryptFinal_ex(ctx.get(), out.data() + len, &tail)) {
-    ADD_FAILURE() << "the default provider failed: " << TakeErrors();
-    return {};
-  }
-  out.resize(static_cast<size_t>(len + tail));
-  return out;
-}
 
 // Lengths of every kind: empty, one block, a few, around the multi-buffer
 // threshold's typical record sizes, and now and then large.

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/support/bytes.h"
+
 namespace aesmux::test {
 
 struct CipherDeleter {
@@ -63,6 +65,12 @@ class ProviderEnv {
   OSSL_PROVIDER *default_ = nullptr;
   std::string error_;
 };
+
+// The default provider's encryption of `plain` as one message, with
+// padding on or off; empty, and the test failed, if the provider fails.
+Bytes DefaultEncrypt(const ProviderEnv &env, const char *algorithm,
+                     const Bytes &key, const Bytes &iv, const Bytes &plain,
+                     bool padding);
 
 // Drains OpenSSL's error queue of this thread into text (one line each).
 std::string TakeErrors();
