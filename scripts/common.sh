@@ -19,12 +19,13 @@ AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
 # suite boots a kernel under qemu, the constant-time checks run under
 # valgrind, the fuzz targets are built with clang 14 and its libFuzzer
 # and sanitizer runtimes, gdb prints the stacks of a forked test child
-# that hangs, and rsvg-convert renders aesmux calibrate's plot (in DejaVu
-# Sans, whose widths the plot's layout assumes) for the command's tests.
+# that hangs, rsvg-convert renders aesmux calibrate's plot (in DejaVu
+# Sans, whose widths the plot's layout assumes) for the command's tests,
+# and ccache keeps the compiled objects of test.sh's builds between runs.
 AESMUX_TEST_PACKAGES=(nginx-light curl openssh-server openssh-client python3 lintian
                       qemu-system-x86 busybox-static cpio valgrind
                       clang-14 libclang-rt-14-dev gdb
-                      librsvg2-bin fonts-dejavu-core)
+                      librsvg2-bin fonts-dejavu-core ccache)
 
 log() { printf '\n==> %s\n' "$*"; }
 
@@ -66,6 +67,16 @@ install_arm64_deps() {
 build_arm64() {
   build_in "$AESMUX_ARM64_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_TOOLCHAIN_FILE="$AESMUX_ROOT/cmake/aarch64-linux-gnu.cmake" "$@"
+}
+
+# Sends every compiler call of the builds configured from here on through
+# ccache, when it is installed. Paths are taken relative to the checkout,
+# so that another clone on the same machine (a CI run) reuses the objects
+# of an earlier one and recompiles only what changed.
+use_compiler_cache() {
+  command -v ccache >/dev/null || return 0
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR=$AESMUX_ROOT CCACHE_NOHASHDIR=1
 }
 
 # Configures (once) and builds into $AESMUX_BUILD.
