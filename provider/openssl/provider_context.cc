@@ -17,6 +17,7 @@
 
 #include "kernels/tiers.h"
 #include "provider/batch/cbc_batch.h"
+#include "provider/core/diagnostics.h"
 #include "provider/core/stats.h"
 
 namespace aesmux::openssl {
@@ -138,6 +139,9 @@ std::optional<std::string> EnvValue(std::string_view name) {
 ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
                                     const route::SourceValues &config,
                                     route::Problems *problems, int *reason) {
+  // What stderr is now is where this instance's messages may go
+  // (core/diagnostics.h).
+  core::PinStderr();
   try {
     return MakeContext(handle, config, problems, reason);
   } catch (const std::bad_alloc &) {
@@ -161,7 +165,7 @@ void PrintProblems(std::string_view error_prefix,
   auto print = [](std::string_view prefix, const std::string &problem) {
     std::string line;
     line.append(prefix).append(problem).append("\n");
-    if (g_printed.First(line)) std::fputs(line.c_str(), stderr);
+    if (g_printed.First(line)) core::PrintDiagnostic(line);
   };
   try {
     for (const std::string &error : problems.errors) print(error_prefix, error);
@@ -169,8 +173,8 @@ void PrintProblems(std::string_view error_prefix,
       print("aesmux: warning: ", warning);
     }
   } catch (const std::bad_alloc &) {
-    std::fputs("aesmux: out of memory printing its configuration's problems\n",
-               stderr);
+    core::PrintDiagnostic(
+        "aesmux: out of memory printing its configuration's problems\n");
   }
 }
 
