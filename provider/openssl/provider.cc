@@ -191,6 +191,7 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("settings", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_DEFN("problems", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_DEFN("off", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("stats-file", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_END};
   return kGettable;
 }
@@ -319,6 +320,11 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
   // "off": why aesmux registers no algorithm; empty when it does.
   if ((p = OSSL_PARAM_locate(params, "off")) != nullptr &&
       !SetText(p, settings.off.c_str())) {
+    return 0;
+  }
+  // "stats-file": where the statistics go, or why they do not.
+  if ((p = OSSL_PARAM_locate(params, "stats-file")) != nullptr &&
+      !OSSL_PARAM_set_utf8_string(p, core::StatsFileState().c_str())) {
     return 0;
   }
   for (p = params; p->key != nullptr; ++p) {

@@ -41,13 +41,13 @@ struct Instances {
 };
 constinit Instances g_instances;
 
-// "# afalg <family>: <state>" lines of an instance for the statistics
-// file, as far as it has settled the afalg path: asking would probe it, at
+// "afalg <family>: <state>" lines of an instance for the statistics
+// file's notes, as far as it has settled the afalg path: asking would probe it, at
 // load or at exit, which a process that never needed it should not pay for.
 void SetNotes(const route::Router &router) {
   std::string notes;
   for (size_t f = 0; f < core::kNumFamilies; ++f) {
-    notes += "# afalg " + std::string(core::kFamilyNames[f]) + ": " +
+    notes += "afalg " + std::string(core::kFamilyNames[f]) + ": " +
              router.afalg_state_so_far(static_cast<Family>(f)) + "\n";
   }
   core::SetStatsFileNotes(notes);
