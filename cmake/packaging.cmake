@@ -52,6 +52,11 @@ if(CMAKE_OBJCOPY)
     endif()]] aesmux_drop_comments @ONLY)
   install(CODE "${aesmux_drop_comments}")
 endif()
+# The statistics directory README suggests (/var/tmp/aesmux, sticky and
+# world-writable), made by systemd-tmpfiles at boot and by the package's
+# postinst at once.
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/aesmux-tmpfiles.conf
+  DESTINATION lib/tmpfiles.d RENAME aesmux.conf)
 
 # cpack -G DEB (in the build directory): aesmux_<version>_<arch>.deb for
 # Debian 12. Its dependencies come from dpkg-shlibdeps (dpkg-dev) on what
@@ -78,4 +83,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/packaging/postinst)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

@@ -11,13 +11,14 @@
 // lines of openssl.cnf's engine section before `init` or
 // `default_algorithms`); an AESMUX_* variable still overrides them, as it
 // overrides openssl.cnf for the provider. DUMP_STATS (no input) prints the
-// statistics, in the format of the provider's `stats` parameter, on stdout.
+// statistics of this process on stdout, as the table `aesmux stats` prints.
 // The ENGINE answers OpenSSL's questions about its commands itself
 // (ENGINE_FLAGS_MANUAL_CMD_CTRL), to name the nearest command to a name
 // that is none.
 #include <openssl/crypto.h>
 #include <openssl/engine.h>
 #include <openssl/err.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -36,7 +37,6 @@
 #include "provider/route/excerpt.h"
 #include "provider/route/settings.h"
 #include "provider/core/process.h"
-#include "provider/core/stats.h"
 
 namespace aesmux::engine {
 namespace {
@@ -228,8 +228,14 @@ int SetSetting(const route::SettingName &setting, const char *value) {
 }
 
 int DumpStats() {
-  const std::string stats = core::FormatStats(core::ReadStats());
-  const bool ok = std::fputs(stats.c_str(), stdout) >= 0;
+  State &state = TheState();
+  std::string table;
+  {
+    std::lock_guard lock(state.mutex);
+    table = openssl::StatsTable(state.context);
+  }
+  const bool ok = std::printf("aesmux ENGINE, this process (pid %ld)\n%s",
+                              static_cast<long>(getpid()), table.c_str()) >= 0;
   return std::fflush(stdout) == 0 && ok ? 1 : 0;
 }
 

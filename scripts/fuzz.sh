@@ -17,7 +17,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-seconds=600 targets=(sequence params engine settings) replay=0 jobs=1 extra=()
+seconds=600 targets=(sequence params engine settings stats_file) replay=0 jobs=1 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) seconds=$2; shift 2 ;;
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
     --module) export AESMUX_TEST_MODULE=$(realpath "$2"); shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    *) echo "usage: $0 [--seconds N] [--target sequence|params|engine|settings] [--replay]" \
+    *) echo "usage: $0 [--seconds N] [--target sequence|params|engine|settings|stats_file] [--replay]" \
             "[--module PATH] [--jobs N] [-- libFuzzer options]" >&2
        exit 2 ;;
   esac

@@ -40,6 +40,7 @@ struct Info {
   std::string cpu_features;
   std::vector<std::vector<std::string>> tiers;     // name, state
   std::string tier, tier_reason, mb_tier;
+  std::string stats_file;  // where the statistics go, or why not
   std::vector<std::pair<std::string, std::string>> routes;  // alg, route
   std::vector<std::pair<std::string, std::string>> afalg;   // family, state
   std::vector<std::vector<std::string>> settings;  // key, value, origin, src
@@ -67,6 +68,7 @@ Info Gather(const ProviderHandle &aesmux) {
   info.tier = aesmux.Param("tier");
   info.tier_reason = aesmux.Param("tier-reason");
   info.mb_tier = aesmux.Param("mb-tier");
+  info.stats_file = aesmux.Param("stats-file");
   for (const core::AlgInfo &alg : core::kAlgs) {
     const std::string name(alg.name);
     info.routes.emplace_back(name, aesmux.Param("route." + name));
@@ -121,6 +123,7 @@ void PrintText(const Info &info) {
   std::printf("%-14s %s (%s)\n", "tier in use", info.tier.c_str(),
               info.tier_reason.c_str());
   std::printf("%-14s %s\n", "multi-buffer", info.mb_tier.c_str());
+  std::printf("%-14s %s\n", "statistics", info.stats_file.c_str());
   std::printf("\nroute per algorithm\n");
   for (const auto &[alg, route] : info.routes) {
     std::printf("  %-12s %s\n", alg.c_str(), route.c_str());
@@ -182,6 +185,7 @@ void PrintJson(const Info &info) {
   Field("tier", JsonString(info.tier));
   Field("tier_reason", JsonString(info.tier_reason));
   Field("mb_tier", JsonString(info.mb_tier));
+  Field("stats_file", JsonString(info.stats_file));
   items.clear();
   for (const auto &[alg, route] : info.routes) {
     items.push_back("{\"algorithm\": " + JsonString(alg) +

@@ -44,10 +44,11 @@ constexpr Command kCommands[] = {
      RunInfo},
     {"stats", StatsOptionSpecs, "[PREFIX | FILE...]",
      "The statistics files of processes that ran aesmux with\n"
-     "stats_file = PREFIX (PREFIX.<pid>), summed or one process at a\n"
-     "time: requests, bytes and share of each algorithm's bytes per\n"
-     "path, afalg hand-offs by reason, why the afalg path is off.\n"
-     "Without arguments, the stats_file in force.\n",
+     "stats_file = PREFIX (PREFIX.<pid>.<id> per process,\n"
+     "PREFIX.summary.<uid> per user for those that have exited),\n"
+     "summed or one file at a time: requests, bytes and share of each\n"
+     "algorithm's bytes per path, afalg hand-offs by reason, why the\n"
+     "afalg path is off. Without arguments, the stats_file in force.\n",
      RunStatsConfigured},
     {"bench", BenchOptionSpecs, "",
      "aesmux (as configured) against OpenSSL's default provider, side\n"

@@ -3,139 +3,113 @@
 #include "provider/cli/stats_report.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <chrono>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <memory>
+#include <set>
+#include <thread>
 
 #include "provider/cli/args.h"
 #include "provider/cli/json.h"
+#include "provider/core/stats_file.h"
 
 namespace aesmux::cli {
 namespace {
 
-constexpr std::string_view kHandoffPrefix = "afalg-fallback:";
+using core::Printable;
+
+// A descriptor closed when it goes out of scope.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
 
 constexpr OptionSpec kOptions[] = {{"--per-process", ""}, {"--json", ""}};
 
-bool IsHandoff(const StatsCounter &counter) {
-  return counter.path.starts_with(kHandoffPrefix);
-}
+// How long `aesmux stats` waits for a fold under way before it reads
+// without the directory's lock (which only a fold holds exclusively).
+constexpr auto kLockWait = std::chrono::seconds(2);
 
-// The pid at the end of "<prefix>.<pid>", or 0.
-long PidOf(const std::string &path) {
-  const size_t dot = path.rfind('.');
-  if (dot == std::string::npos || dot + 1 == path.size()) return 0;
-  const std::string digits = path.substr(dot + 1);
-  if (digits.find_first_not_of("0123456789") != std::string::npos) return 0;
-  return std::strtol(digits.c_str(), nullptr, 10);
-}
-
-// The bytes of every path of `algorithm` (hand-offs are counted again on
-// the path that served them, so they are left out).
-uint64_t AlgorithmBytes(const StatsRecord &record,
-                        const std::string &algorithm) {
-  uint64_t total = 0;
-  for (const StatsCounter &counter : record.counters) {
-    if (counter.algorithm == algorithm && !IsHandoff(counter)) {
-      total += counter.bytes;
-    }
-  }
-  return total;
-}
-
-double Share(uint64_t part, uint64_t whole) {
-  return whole == 0 ? 0.0 : static_cast<double>(part) / whole;
-}
-
-std::string Plural(int count, const char *one, const char *many) {
-  return std::to_string(count) + " " + (count == 1 ? one : many);
+bool AddProcesses(uint64_t &sum, uint64_t add) {
+  if (sum > UINT64_MAX - add) return false;
+  sum += add;
+  return true;
 }
 
 }  // namespace
 
-std::optional<StatsRecord> ReadStatsFile(const std::string &path,
+std::optional<StatsRecord> ReadStatsFile(int dirfd, const std::string &name,
+                                         const std::string &shown,
                                          std::string *error) {
-  std::ifstream in(path);
-  if (!in) {
-    *error = path + ": " + std::strerror(errno);
+  std::vector<char> buffer(core::kMaxStatsFileBytes + 1);
+  size_t length = 0;
+  struct stat st;
+  int errno_value = 0;
+  const core::StatsOpen read = core::ReadStatsFileAt(
+      dirfd, name.c_str(), buffer.data(), &length, &st, &errno_value);
+  if (read != core::StatsOpen::kOk) {
+    *error = Printable(shown) + ": " +
+             (read == core::StatsOpen::kError ? std::strerror(errno_value)
+                                              : core::StatsOpenText(read));
+    return std::nullopt;
+  }
+  auto view = std::make_unique<core::StatsFileView>();
+  core::StatsParseError parse;
+  if (!core::ParseStatsFile(std::string_view(buffer.data(), length),
+                            view.get(), &parse)) {
+    *error = Printable(shown) +
+             (parse.line != 0 ? ":" + std::to_string(parse.line) : "") +
+             ": not an aesmux statistics file: " + parse.reason;
     return std::nullopt;
   }
   StatsRecord record;
-  record.file = path;
-  record.pid = PidOf(path);
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.empty()) continue;
-    if (line.starts_with("# ")) {
-      record.notes.emplace_back(line.substr(2), 1);
-      continue;
-    }
-    std::istringstream fields(line);
-    StatsCounter counter;
-    std::string rest;
-    if (!(fields >> counter.algorithm >> counter.path >> counter.requests >>
-          counter.bytes) ||
-        (fields >> rest)) {
-      *error = path + ":" + std::to_string(number) +
-               ": expected '<algorithm> <path> <requests> <bytes>', got '" +
-               line + "'";
-      return std::nullopt;
-    }
-    record.counters.push_back(std::move(counter));
+  record.file = shown;
+  record.pid = static_cast<long>(view->process.pid);
+  record.uid = static_cast<long>(st.st_uid);
+  record.summary = view->summary;
+  record.processes = view->processes;
+  record.counts = view->counts;
+  for (size_t i = 0; i < view->num_notes; ++i) {
+    record.notes.push_back(
+        {std::string(view->notes[i].text), view->notes[i].processes});
+  }
+  for (size_t i = 0; i < view->num_absorbed; ++i) {
+    record.absorbed.emplace_back(view->absorbed[i]);
   }
   return record;
 }
 
-std::vector<std::string> StatsFilesOf(const std::string &prefix) {
-  const size_t slash = prefix.rfind('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : prefix.substr(0, slash + 1);
-  const std::string stem =
-      slash == std::string::npos ? prefix : prefix.substr(slash + 1);
-  std::vector<std::pair<long, std::string>> found;
-  if (DIR *d = opendir(dir.c_str())) {
-    while (const dirent *entry = readdir(d)) {
-      const std::string name = entry->d_name;
-      if (!name.starts_with(stem + ".")) continue;
-      // Only "<stem>.<pid>": not the .tmp files of writes under way.
-      const std::string pid = name.substr(stem.size() + 1);
-      if (pid.empty() || pid.find_first_not_of("0123456789") != pid.npos) {
-        continue;
-      }
-      const std::string path = (slash == std::string::npos ? "" : dir) + name;
-      found.emplace_back(PidOf(path), path);
-    }
-    closedir(d);
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<std::string> files;
-  for (auto &[pid, path] : found) files.push_back(std::move(path));
-  return files;
-}
-
-StatsRecord SumStats(const std::vector<StatsRecord> &records) {
+std::optional<StatsRecord> SumStats(const std::vector<StatsRecord> &records,
+                                    std::string *error) {
   StatsRecord sum;
   sum.processes = 0;
-  std::map<std::string, size_t> counter_at, note_at;
+  std::map<std::string, size_t> note_at;
   for (const StatsRecord &record : records) {
-    sum.processes += record.processes;
-    for (const StatsCounter &counter : record.counters) {
-      const std::string key = counter.algorithm + " " + counter.path;
-      auto [it, added] = counter_at.try_emplace(key, sum.counters.size());
-      if (added) {
-        sum.counters.push_back({counter.algorithm, counter.path, 0, 0});
-      }
-      sum.counters[it->second].requests += counter.requests;
-      sum.counters[it->second].bytes += counter.bytes;
+    char which[64];
+    if (!core::AddStatsCounts(sum.counts, record.counts, which)) {
+      *error = std::string("the sum of ") + which + " passes 2^64-1";
+      return std::nullopt;
     }
-    for (const auto &[note, processes] : record.notes) {
-      auto [it, added] = note_at.try_emplace(note, sum.notes.size());
-      if (added) sum.notes.emplace_back(note, 0);
-      sum.notes[it->second].second += processes;
+    if (!AddProcesses(sum.processes, record.processes)) {
+      *error = "the number of processes passes 2^64-1";
+      return std::nullopt;
+    }
+    for (const core::StatsTableNote &note : record.notes) {
+      auto [it, added] = note_at.try_emplace(note.text, sum.notes.size());
+      if (added) sum.notes.push_back({note.text, 0});
+      if (!AddProcesses(sum.notes[it->second].processes, note.processes)) {
+        *error = "a note's number of processes passes 2^64-1";
+        return std::nullopt;
+      }
     }
   }
   return sum;
@@ -143,47 +117,19 @@ StatsRecord SumStats(const std::vector<StatsRecord> &records) {
 
 void PrintStatsTable(std::FILE *out, const StatsRecord &record) {
   if (record.file.empty()) {
-    std::fprintf(out, "%s\n",
-                 Plural(record.processes, "process", "processes").c_str());
+    std::fprintf(out, "%s\n", core::Processes(record.processes).c_str());
+  } else if (record.summary) {
+    std::fprintf(out, "%s (summary of %s that have exited)\n",
+                 Printable(record.file).c_str(),
+                 core::Processes(record.processes).c_str());
   } else {
-    std::fprintf(out, "%s (pid %ld)\n", record.file.c_str(), record.pid);
+    std::fprintf(out, "%s (pid %ld)\n", Printable(record.file).c_str(),
+                 record.pid);
   }
-  std::fprintf(out, "%-12s %-9s %12s %16s %7s\n", "algorithm", "path",
-               "requests", "bytes", "share");
-  bool any = false;
-  for (const StatsCounter &counter : record.counters) {
-    if (IsHandoff(counter) || counter.requests == 0) continue;
-    any = true;
-    std::fprintf(
-        out, "%-12s %-9s %12llu %16llu %6.1f%%\n", counter.algorithm.c_str(),
-        counter.path.c_str(), static_cast<unsigned long long>(counter.requests),
-        static_cast<unsigned long long>(counter.bytes),
-        100 * Share(counter.bytes, AlgorithmBytes(record, counter.algorithm)));
-  }
-  if (!any) std::fprintf(out, "(no requests)\n");
-  bool header = false;
-  for (const StatsCounter &counter : record.counters) {
-    if (!IsHandoff(counter) || counter.requests == 0) continue;
-    if (!header) {
-      std::fprintf(out,
-                   "afalg hand-offs (then served, and counted, on the CPU)\n"
-                   "%-12s %-12s %9s %16s\n",
-                   "algorithm", "reason", "requests", "bytes");
-      header = true;
-    }
-    std::fprintf(out, "%-12s %-12s %9llu %16llu\n", counter.algorithm.c_str(),
-                 counter.path.substr(kHandoffPrefix.size()).c_str(),
-                 static_cast<unsigned long long>(counter.requests),
-                 static_cast<unsigned long long>(counter.bytes));
-  }
-  for (const auto &[note, processes] : record.notes) {
-    if (record.file.empty()) {
-      std::fprintf(out, "%s (%s)\n", note.c_str(),
-                   Plural(processes, "process", "processes").c_str());
-    } else {
-      std::fprintf(out, "%s\n", note.c_str());
-    }
-  }
+  const bool note_counts = record.file.empty() || record.summary;
+  std::fputs(
+      core::FormatStatsTable(record.counts, record.notes, note_counts).c_str(),
+      out);
 }
 
 namespace {
@@ -200,49 +146,178 @@ void PrintJsonArray(std::FILE *out, const std::string &pad, const char *name,
                last ? "" : ",");
 }
 
+std::string Counts(const core::Counter &counter) {
+  return "\"requests\": " + std::to_string(counter.requests) +
+         ", \"bytes\": " + std::to_string(counter.bytes);
+}
+
 }  // namespace
 
 void PrintStatsJson(std::FILE *out, const StatsRecord &record, int indent) {
   const std::string pad(indent, ' ');
   std::fprintf(out, "%s{\n", pad.c_str());
-  if (record.file.empty()) {
-    std::fprintf(out, "%s  \"processes\": %d,\n", pad.c_str(),
-                 record.processes);
+  if (!record.file.empty()) {
+    std::fprintf(out, "%s  \"file\": %s,\n", pad.c_str(),
+                 JsonString(Printable(record.file)).c_str());
+  }
+  if (record.file.empty() || record.summary) {
+    if (record.summary) std::fprintf(out, "%s  \"summary\": true,\n", pad.c_str());
+    std::fprintf(out, "%s  \"processes\": %llu,\n", pad.c_str(),
+                 static_cast<unsigned long long>(record.processes));
   } else {
-    std::fprintf(out, "%s  \"file\": %s,\n%s  \"pid\": %ld,\n", pad.c_str(),
-                 JsonString(record.file).c_str(), pad.c_str(), record.pid);
+    std::fprintf(out, "%s  \"pid\": %ld,\n", pad.c_str(), record.pid);
   }
   std::vector<std::string> paths, handoffs, notes;
-  for (const StatsCounter &counter : record.counters) {
-    if (counter.requests == 0) continue;
-    const std::string counts =
-        "\"requests\": " + std::to_string(counter.requests) +
-        ", \"bytes\": " + std::to_string(counter.bytes);
-    if (IsHandoff(counter)) {
-      handoffs.push_back(
-          "{\"algorithm\": " + JsonString(counter.algorithm) +
-          ", \"reason\": " +
-          JsonString(counter.path.substr(kHandoffPrefix.size())) + ", " +
-          counts + "}");
-      continue;
+  for (const core::AlgInfo &info : core::kAlgs) {
+    const std::string alg = JsonString(info.name);
+    for (size_t p = 0; p < core::kNumPaths; ++p) {
+      const auto path = static_cast<core::Path>(p);
+      const core::Counter &counter = record.counts.at(info.alg, path);
+      if (counter.requests == 0) continue;
+      char share[32];
+      std::snprintf(share, sizeof(share), "%.4f",
+                    core::StatsShare(record.counts, info.alg, path));
+      paths.push_back("{\"algorithm\": " + alg + ", \"path\": " +
+                      JsonString(core::kPathNames[p]) + ", " +
+                      Counts(counter) + ", \"share\": " + share + "}");
     }
-    char share[32];
-    std::snprintf(share, sizeof(share), "%.4f",
-                  Share(counter.bytes,
-                        AlgorithmBytes(record, counter.algorithm)));
-    paths.push_back("{\"algorithm\": " + JsonString(counter.algorithm) +
-                    ", \"path\": " + JsonString(counter.path) + ", " +
-                    counts + ", \"share\": " + share + "}");
   }
-  for (const auto &[note, processes] : record.notes) {
-    notes.push_back("{\"note\": " + JsonString(note) +
-                    ", \"processes\": " + std::to_string(processes) + "}");
+  for (const core::AlgInfo &info : core::kAlgs) {
+    for (size_t h = 0; h < core::kNumHandoffs; ++h) {
+      const core::Counter &counter =
+          record.counts.at(info.alg, static_cast<core::Handoff>(h));
+      if (counter.requests == 0) continue;
+      handoffs.push_back("{\"algorithm\": " + JsonString(info.name) +
+                         ", \"reason\": " + JsonString(core::kHandoffNames[h]) +
+                         ", " + Counts(counter) + "}");
+    }
+  }
+  for (const core::StatsTableNote &note : record.notes) {
+    notes.push_back("{\"note\": " + JsonString(Printable(note.text)) +
+                    ", \"processes\": " + std::to_string(note.processes) +
+                    "}");
   }
   PrintJsonArray(out, pad, "paths", paths, false);
   PrintJsonArray(out, pad, "afalg_handoffs", handoffs, false);
   PrintJsonArray(out, pad, "notes", notes, true);
   std::fprintf(out, "%s}", pad.c_str());
 }
+
+namespace {
+
+// The statistics under PREFIX: this user's exited processes folded first,
+// then, under a shared lock, every process file not absorbed by its
+// owner's summary, and the summaries. Problems go to stderr and make the
+// status 1.
+std::vector<StatsRecord> ReadPrefix(const std::string &prefix, int *status) {
+  const size_t slash = prefix.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : prefix.substr(0, slash == 0 ? 1 : slash);
+  const std::string stem =
+      slash == std::string::npos ? prefix : prefix.substr(slash + 1);
+  const std::string shown_dir = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
+  Fd dirfd{open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+  if (dirfd.fd < 0) {
+    std::fprintf(stderr, "aesmux stats: cannot open the directory %s: %s\n",
+                 Printable(dir).c_str(), std::strerror(errno));
+    *status = 1;
+    return {};
+  }
+  char problem[512];
+  core::FoldStats(dirfd.fd, stem, "", problem);
+  if (problem[0] != '\0') {
+    std::fprintf(stderr, "aesmux stats: warning: %s\n",
+                 Printable(problem).c_str());
+  }
+  const auto give_up = std::chrono::steady_clock::now() + kLockWait;
+  while (flock(dirfd.fd, LOCK_SH | LOCK_NB) != 0) {
+    if (std::chrono::steady_clock::now() > give_up) {
+      // Only a fold holds it exclusively, and a fold that holds it keeps
+      // any other from running: read as the files are.
+      std::fprintf(stderr,
+                   "aesmux stats: warning: another process holds the lock "
+                   "of %s; read without it\n",
+                   Printable(dir).c_str());
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+
+  std::vector<std::pair<long, std::string>> process_names, summary_names;
+  if (DIR *d = fdopendir(dup(dirfd.fd))) {
+    while (const dirent *entry = readdir(d)) {
+      uint64_t number = 0;
+      switch (core::ClassifyStatsName(stem, entry->d_name, &number, nullptr)) {
+        case core::StatsName::kProcess:
+          process_names.emplace_back(static_cast<long>(number), entry->d_name);
+          break;
+        case core::StatsName::kSummary:
+          summary_names.emplace_back(static_cast<long>(number), entry->d_name);
+          break;
+        default:
+          break;
+      }
+    }
+    closedir(d);
+  }
+  std::sort(process_names.begin(), process_names.end());
+  std::sort(summary_names.begin(), summary_names.end());
+
+  auto report = [&](const std::string &error) {
+    std::fprintf(stderr, "aesmux stats: %s\n", error.c_str());
+    *status = 1;
+  };
+  // The process files first, the summaries last: a fold that ran between
+  // the two (without the lock) moved a file into a summary that lists it.
+  std::vector<std::pair<std::string, StatsRecord>> processes;  // by suffix
+  std::vector<StatsRecord> summaries;
+  for (const auto &[pid, name] : process_names) {
+    std::string error;
+    std::optional<StatsRecord> record =
+        ReadStatsFile(dirfd.fd, name, shown_dir + name, &error);
+    if (record && (record->summary || record->pid != pid)) {
+      error = Printable(shown_dir + name) + ": not the file of process " +
+              std::to_string(pid);
+      record.reset();
+    }
+    if (!record) {
+      if (error.find("does not exist") == std::string::npos) report(error);
+      continue;  // (gone since it was listed: folded, or replaced)
+    }
+    processes.emplace_back(name.substr(stem.size() + 1), std::move(*record));
+  }
+  std::map<long, std::set<std::string>> absorbed;  // by owner
+  for (const auto &[uid, name] : summary_names) {
+    std::string error;
+    std::optional<StatsRecord> record =
+        ReadStatsFile(dirfd.fd, name, shown_dir + name, &error);
+    if (record && !record->summary) {
+      error = Printable(shown_dir + name) + ": not a summary";
+      record.reset();
+    } else if (record && record->uid != uid) {
+      error = Printable(shown_dir + name) + ": ignored: it belongs to uid " +
+              std::to_string(record->uid) + ", not to uid " +
+              std::to_string(uid);
+      record.reset();
+    }
+    if (!record) {
+      report(error);
+      continue;
+    }
+    absorbed[uid].insert(record->absorbed.begin(), record->absorbed.end());
+    summaries.push_back(std::move(*record));
+  }
+  std::vector<StatsRecord> records;
+  for (auto &[suffix, record] : processes) {
+    const auto owner = absorbed.find(record.uid);
+    if (owner != absorbed.end() && owner->second.count(suffix) != 0) continue;
+    records.push_back(std::move(record));
+  }
+  for (StatsRecord &record : summaries) records.push_back(std::move(record));
+  return records;
+}
+
+}  // namespace
 
 std::span<const OptionSpec> StatsOptionSpecs() { return kOptions; }
 
@@ -252,35 +327,56 @@ int RunStats(const std::vector<std::string> &args,
   if (!line.ok()) return kUsageError;
   const bool per_process = line.Flag("--per-process");
   const bool json = line.Flag("--json");
-  std::vector<std::string> names = line.operands();
-  if (names.empty() && !default_prefix.empty()) names = {default_prefix};
+  const std::vector<std::string> &names = line.operands();
+  std::string prefix;
   if (names.empty()) {
-    std::fprintf(stderr,
-                 "aesmux stats: no statistics named: give a PREFIX or files, "
-                 "or set stats_file in aesmux's openssl.cnf section\n");
-    return 2;
+    if (default_prefix.empty()) {
+      std::fprintf(stderr,
+                   "aesmux stats: no statistics named: give a PREFIX or "
+                   "files, or set stats_file in aesmux's openssl.cnf "
+                   "section\n");
+      return kUsageError;
+    }
+    prefix = default_prefix;
+  } else if (struct stat st;
+             names.size() == 1 &&
+             (lstat(names[0].c_str(), &st) != 0 || !S_ISREG(st.st_mode))) {
+    // One argument that is not a regular file is a prefix.
+    prefix = names[0];
   }
-  // One argument that is not a file is a prefix.
-  std::vector<std::string> files = names;
-  if (names.size() == 1 && std::ifstream(names[0]).fail()) {
-    files = StatsFilesOf(names[0]);
-    if (files.empty()) {
-      std::fprintf(stderr, "aesmux stats: no files %s.<pid>\n",
-                   names[0].c_str());
+  int status = 0;
+  std::vector<StatsRecord> records;
+  if (!prefix.empty()) {
+    records = ReadPrefix(prefix, &status);
+    if (records.empty() && status == 0) {
+      std::fprintf(stderr,
+                   "aesmux stats: no statistics files %s.<pid>.<id> or "
+                   "%s.summary.<uid>\n",
+                   Printable(prefix).c_str(), Printable(prefix).c_str());
       return 1;
     }
+  } else {
+    for (const std::string &file : names) {
+      std::string error;
+      std::optional<StatsRecord> record =
+          ReadStatsFile(AT_FDCWD, file, file, &error);
+      if (!record) {
+        std::fprintf(stderr, "aesmux stats: %s\n", error.c_str());
+        return 1;
+      }
+      records.push_back(std::move(*record));
+    }
   }
-  std::vector<StatsRecord> records;
-  for (const std::string &file : files) {
+  if (records.empty()) return status;
+  if (!per_process) {
     std::string error;
-    std::optional<StatsRecord> record = ReadStatsFile(file, &error);
-    if (!record) {
+    std::optional<StatsRecord> sum = SumStats(records, &error);
+    if (!sum) {
       std::fprintf(stderr, "aesmux stats: %s\n", error.c_str());
       return 1;
     }
-    records.push_back(std::move(*record));
+    records = {std::move(*sum)};
   }
-  if (!per_process) records = {SumStats(records)};
   if (json) {
     if (per_process) std::printf("{\n  \"processes\": [\n");
     for (size_t i = 0; i < records.size(); ++i) {
@@ -288,13 +384,13 @@ int RunStats(const std::vector<std::string> &args,
       std::printf("%s\n", per_process && i + 1 < records.size() ? "," : "");
     }
     if (per_process) std::printf("  ]\n}\n");
-    return 0;
+    return status;
   }
   for (size_t i = 0; i < records.size(); ++i) {
     if (i > 0) std::printf("\n");
     PrintStatsTable(stdout, records[i]);
   }
-  return 0;
+  return status;
 }
 
 }  // namespace aesmux::cli

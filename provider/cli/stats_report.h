@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
 // `aesmux stats`: the statistics files processes write (stats_file =
-// PREFIX: one PREFIX.<pid> each, format in provider/core/stats.h) read
+// PREFIX; names, format and folding in provider/core/stats_file.h) read
 // back and shown as a table or as JSON, summed over the processes or one
-// process at a time.
+// file at a time.
+//
+// The directory may be writable by every user (README suggests /var/tmp),
+// so nothing in it is trusted: files are read as core/stats_file.h reads
+// them (no symlink followed, nothing but a regular file of one link and
+// bounded size), parsed strictly, never quoted in an error, and anything
+// printed from them is made printable. Before reading, the files of this
+// user's exited processes are folded into their summary (so `aesmux stats`
+// itself bounds the directory, and adds no file of its own); the reading
+// holds a shared flock on the directory, so that no fold runs meanwhile.
 #ifndef AESMUX_PROVIDER_CLI_STATS_REPORT_H_
 #define AESMUX_PROVIDER_CLI_STATS_REPORT_H_
 
@@ -15,49 +24,44 @@
 #include <vector>
 
 #include "provider/cli/args.h"
+#include "provider/core/stats_table.h"
 
 namespace aesmux::cli {
 
-// One counter line: "<algorithm> <path> <requests> <bytes>", where a
-// hand-off counter's path is "afalg-fallback:<reason>".
-struct StatsCounter {
-  std::string algorithm;
-  std::string path;
-  uint64_t requests = 0;
-  uint64_t bytes = 0;
-};
-
 // One statistics file, or the sum of several.
 struct StatsRecord {
-  std::string file;  // "" for a sum
-  long pid = 0;      // from the file name; 0 if it has none, or for a sum
-  int processes = 1;
-  std::vector<StatsCounter> counters;  // in the files' order
-  // "# afalg <family>: <state>" lines without the "# ", with how many of
-  // the processes wrote each.
-  std::vector<std::pair<std::string, int>> notes;
+  std::string file;      // "" for a sum
+  long pid = 0;          // a process file's
+  long uid = -1;         // the file's owner
+  bool summary = false;  // a summary of exited processes
+  uint64_t processes = 1;
+  core::StatsSnapshot counts;  // counters and hand-offs
+  std::vector<core::StatsTableNote> notes;
+  std::vector<std::string> absorbed;  // a summary's "<pid>.<id>"
 };
 
-// Reads one file; nullopt and the reason in `error` if it cannot be read
-// or a line is malformed.
-std::optional<StatsRecord> ReadStatsFile(const std::string &path,
+// Reads and parses one file (`name` relative to `dirfd`, or a path with
+// AT_FDCWD); nullopt and the reason in `error` ("FILE:LINE: why", never
+// the file's text) if it is refused or malformed.
+std::optional<StatsRecord> ReadStatsFile(int dirfd, const std::string &name,
+                                         const std::string &shown,
                                          std::string *error);
 
-// The files PREFIX.<pid> (not the .tmp files of writes under way), by pid.
-std::vector<std::string> StatsFilesOf(const std::string &prefix);
+// The sum of `records`; nullopt and the counter in `error` if a sum would
+// pass 2^64 - 1.
+std::optional<StatsRecord> SumStats(const std::vector<StatsRecord> &records,
+                                    std::string *error);
 
-// The sum of `records`: counters and notes added up.
-StatsRecord SumStats(const std::vector<StatsRecord> &records);
-
-// A table: per algorithm and path the requests, bytes and share of the
-// algorithm's bytes, then the afalg hand-offs by reason, then the notes.
+// A heading (the number of processes, or the file), then the table of
+// core/stats_table.h.
 void PrintStatsTable(std::FILE *out, const StatsRecord &record);
 // The same as one JSON object, `indent` spaces in.
 void PrintStatsJson(std::FILE *out, const StatsRecord &record, int indent);
 
 // The command: aesmux stats [--per-process] [--json] [PREFIX | FILE...];
 // `default_prefix` is used when no argument names files (the stats_file in
-// force, or "").
+// force, or ""). Exit status 0, 1 if a file was refused or malformed (the
+// others are still shown) or a sum would overflow, 2 for a usage error.
 int RunStats(const std::vector<std::string> &args,
              const std::string &default_prefix);
 std::span<const OptionSpec> StatsOptionSpecs();

@@ -16,6 +16,8 @@
 #include <new>
 #include <string_view>
 
+#include "provider/core/diagnostics.h"
+#include "provider/core/stats_file.h"
 #include "provider/core/thread_exit.h"
 #include "provider/core/trace.h"
 
@@ -45,8 +47,12 @@ struct Registry {
   // What threads count that have no counters of their own (memory ran out
   // when they first counted): shared, so added to atomically.
   ThreadCounters shared;
-  std::array<char, 4096> file_prefix{};  // guarded by mutex; "" = none
+  std::array<char, kMaxStatsPrefixBytes + 1> file_prefix{};  // guarded by
+                                                             // mutex; "": none
   std::array<char, 2048> file_notes{};   // guarded by mutex
+  // The first problem with the file (core/stats.h, StatsFileState); "": none.
+  std::array<char, 512> file_problem{};  // guarded by mutex
+  std::atomic<bool> problem_printed{false};
   std::atomic<bool> progress_writes{false};
   // CLOCK_MONOTONIC (ns) before which no progress write is due; the thread
   // that moves it on writes.
@@ -55,44 +61,28 @@ struct Registry {
 
 Registry &TheRegistry();
 
-// The statistics file's writer: one at a time (they would share the
-// temporary file), with its buffers here rather than on a stack that may
-// be an ASYNC job's.
+// A progress write of the statistics file (defined with the writer below).
+int WriteProgressFile();
+
+// The statistics file's writer: one at a time (a process has one file),
+// with its buffers here rather than on a stack that may be an ASYNC job's.
 struct FileWriter {
   std::mutex mutex;
-  char path[sizeof(Registry::file_prefix) + 24] = {};
-  char temporary[sizeof(path) + 4] = {};
+  char dir[kMaxStatsPrefixBytes + 1] = {};
+  char stem[kMaxStatsStemBytes + 1] = {};
   char notes[sizeof(Registry::file_notes)] = {};
   StatsSnapshot snapshot;
-  char buffer[4096] = {};
-  size_t buffered = 0;
-  // Set before each use (WriteStatsFile). Zero, not -1: a writer of all
-  // zeros lies in .bss, which costs a process nothing until it writes the
-  // file, where -1 put all 18 KiB of it in .data (BENCHMARKS.md,
-  // "Start-up").
-  int fd = 0;
-  int error = 0;
-
-  void Append(const char *data, size_t len) {
-    while (len != 0 && error == 0) {
-      if (buffered == sizeof(buffer)) Flush();
-      const size_t take = std::min(len, sizeof(buffer) - buffered);
-      std::memcpy(buffer + buffered, data, take);
-      buffered += take;
-      data += take;
-      len -= take;
-    }
-  }
-
-  void Flush() {
-    size_t written = 0;
-    while (written < buffered && error == 0) {
-      const ssize_t n = write(fd, buffer + written, buffered - written);
-      if (n < 0 && errno != EINTR) error = -errno;
-      if (n > 0) written += static_cast<size_t>(n);
-    }
-    buffered = 0;
-  }
+  char text[kMaxStatsFileBytes] = {};
+  // This process as its file names it, drawn on its first write (and again
+  // in a forked child, whose pid differs). Zero, not a sentinel: a writer
+  // of all zeros lies in .bss, which costs a process nothing until it
+  // writes the file (BENCHMARKS.md, "Start-up").
+  long self_pid = 0;
+  StatsProcess self;
+  char suffix[32] = {};  // "<pid>.<id>"
+  bool written = false;  // this process's file is there
+  char name[kMaxStatsStemBytes + 64] = {};
+  char problem[1024] = {};
 };
 constinit FileWriter g_writer;
 
@@ -244,7 +234,7 @@ void WriteProgress() {
                           std::memory_order_relaxed)) {
     return;
   }
-  if (WriteStatsFile() != 0) {
+  if (WriteProgressFile() != 0) {
     registry.progress_writes.store(false, std::memory_order_relaxed);
   }
 }
@@ -355,72 +345,175 @@ void CountBatches(Alg alg, uint64_t batches, uint64_t lanes) {
   Add([a](ThreadCounters &c) -> auto & { return c.mb_lanes[a]; }, lanes);
 }
 
+namespace {
+
+// Records the first problem with the statistics file and prints it on
+// stderr, once per process (a forked child inherits that it was printed).
+void ReportProblem(const char *text) {
+  Registry &registry = TheRegistry();
+  {
+    std::lock_guard lock(registry.mutex);
+    if (registry.file_problem[0] == '\0') {
+      std::snprintf(registry.file_problem.data(), registry.file_problem.size(),
+                    "%s", text);
+    }
+  }
+  if (!registry.problem_printed.exchange(true)) {
+    char line[sizeof(Registry::file_problem) + 32];
+    const int len =
+        std::snprintf(line, sizeof(line), "aesmux: stats_file: %s\n", text);
+    PrintDiagnostic(std::string_view(
+        line, static_cast<size_t>(std::clamp(len, 0, int{sizeof(line)} - 1))));
+  }
+}
+
+// "DIR" and "STEM" of a prefix DIR/STEM ("." for a prefix without '/').
+void SplitPrefix(const char *prefix, char (&dir)[kMaxStatsPrefixBytes + 1],
+                 char (&stem)[kMaxStatsStemBytes + 1]) {
+  const char *slash = std::strrchr(prefix, '/');
+  if (slash == nullptr) {
+    std::snprintf(dir, sizeof(dir), ".");
+    std::snprintf(stem, sizeof(stem), "%s", prefix);
+  } else {
+    std::snprintf(dir, sizeof(dir), "%.*s",
+                  static_cast<int>(slash == prefix ? 1 : slash - prefix),
+                  prefix);
+    std::snprintf(stem, sizeof(stem), "%s", slash + 1);
+  }
+}
+
+// The directory of the prefix, opened; -1 after reporting why not.
+int OpenStatsDir(const char *dir, bool check_writable) {
+  char problem[sizeof(Registry::file_problem)];
+  const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    std::snprintf(problem, sizeof(problem),
+                  "no statistics are written: cannot open the directory "
+                  "%.300s: %s",
+                  dir, std::strerror(errno));
+    ReportProblem(problem);
+    return -1;
+  }
+  if (check_writable && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+    std::snprintf(problem, sizeof(problem),
+                  "no statistics are written: this process (uid %u) cannot "
+                  "write into %.300s: %s",
+                  static_cast<unsigned>(geteuid()), dir, std::strerror(errno));
+    ReportProblem(problem);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 void SetStatsFilePrefix(const std::string &prefix) {
   Registry &registry = TheRegistry();
-  std::lock_guard lock(registry.mutex);
-  // A prefix that does not fit is refused rather than cut short.
-  const bool fits = prefix.size() < registry.file_prefix.size();
-  const std::string_view stored = fits ? std::string_view(prefix) : "";
-  std::copy(stored.begin(), stored.end(), registry.file_prefix.begin());
-  registry.file_prefix[stored.size()] = '\0';
-  registry.progress_writes.store(!stored.empty(), std::memory_order_relaxed);
-}
-
-namespace {
-
-
-}  // namespace
-
-namespace {
-
-// The temporary file, made anew: the directory may be writable by others
-// (README), so an existing entry (a symlink planted there, or a file left by
-// a process of the same pid) is never opened, only removed (unlink does not
-// follow a symlink) before one more exclusive try. Returns the descriptor
-// or -errno.
-int CreateTemporary(const char *path) {
-  constexpr int kFlags =
-      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = open(path, kFlags, 0644);
-  if (fd < 0 && errno == EEXIST) {
-    if (unlink(path) != 0) return -errno;
-    fd = open(path, kFlags, 0644);
+  const char *problem = StatsPrefixProblem(prefix);
+  {
+    std::lock_guard lock(registry.mutex);
+    // A prefix that cannot be used is refused rather than cut short (the
+    // settings refuse it first, naming stats_file).
+    const std::string_view stored =
+        problem == nullptr ? std::string_view(prefix) : "";
+    std::copy(stored.begin(), stored.end(), registry.file_prefix.begin());
+    registry.file_prefix[stored.size()] = '\0';
+    registry.progress_writes.store(!stored.empty(), std::memory_order_relaxed);
   }
-  return fd >= 0 ? fd : -errno;
+  if (problem != nullptr) {
+    char text[sizeof(Registry::file_problem)];
+    std::snprintf(text, sizeof(text),
+                  "no statistics are written: stats_file %s", problem);
+    ReportProblem(text);
+    return;
+  }
+  if (prefix.empty()) return;
+  // A directory that is missing or not writable is said at load, once.
+  FileWriter &writer = g_writer;
+  std::lock_guard writing(writer.mutex);
+  SplitPrefix(prefix.c_str(), writer.dir, writer.stem);
+  const int fd = OpenStatsDir(writer.dir, true);
+  if (fd >= 0) close(fd);
 }
 
-}  // namespace
+std::string StatsFileState() {
+  Registry &registry = TheRegistry();
+  std::lock_guard lock(registry.mutex);
+  const std::string prefix = registry.file_prefix.data();
+  if (registry.file_problem[0] != '\0') return registry.file_problem.data();
+  if (prefix.empty()) return "off (stats_file not set)";
+  return prefix + ".<pid>.<id> per process that counts anything, exited "
+         "ones folded into " + prefix + ".summary.<uid>";
+}
 
-int WriteStatsFile() {
+namespace {
+
+// Writes this process's file (kProgress, kFinal); at its first write and
+// its last, it first folds the files of this user's exited processes.
+enum class WriteKind { kProgress, kFinal };
+
+int WriteFile(WriteKind kind) {
   FileWriter &writer = g_writer;
   std::lock_guard writing(writer.mutex);
   {
     Registry &registry = TheRegistry();
     std::lock_guard lock(registry.mutex);
     if (registry.file_prefix[0] == '\0') return 0;
-    std::snprintf(writer.path, sizeof(writer.path), "%s.%ld",
-                  registry.file_prefix.data(), static_cast<long>(getpid()));
+    SplitPrefix(registry.file_prefix.data(), writer.dir, writer.stem);
     std::memcpy(writer.notes, registry.file_notes.data(), sizeof(writer.notes));
   }
-  // The precision bounds the copy for the compiler too (path always fits).
-  std::snprintf(writer.temporary, sizeof(writer.temporary), "%.*s.tmp",
-                static_cast<int>(sizeof(writer.path) - 1), writer.path);
   writer.snapshot = ReadStats();
+  // A process that counted nothing leaves nothing behind.
+  if (NothingCounted(writer.snapshot)) return 0;
 
-  writer.fd = CreateTemporary(writer.temporary);
-  if (writer.fd < 0) return writer.fd;
-  writer.buffered = 0;
-  writer.error = 0;
-  EmitStats(writer.snapshot,
-            [&](const char *line, size_t len) { writer.Append(line, len); });
-  writer.Append(writer.notes, strnlen(writer.notes, sizeof(writer.notes)));
-  writer.Flush();
-  int error = writer.error;
-  if (close(writer.fd) != 0 && error == 0) error = -errno;
-  writer.fd = -1;
-  if (error == 0 && rename(writer.temporary, writer.path) != 0) error = -errno;
-  if (error != 0) unlink(writer.temporary);
-  return error;
+  const int dirfd = OpenStatsDir(writer.dir, false);
+  if (dirfd < 0) return -EACCES;
+  if (writer.self_pid != getpid()) {
+    writer.self = ThisStatsProcess();
+    writer.self_pid = writer.self.pid;
+    char id[16];
+    RandomHex(id, sizeof(id));
+    std::snprintf(writer.suffix, sizeof(writer.suffix), "%ld.%.16s",
+                  writer.self_pid, id);
+    writer.written = false;
+  }
+  if (!writer.written || kind == WriteKind::kFinal) {
+    char problem[512];
+    if (FoldStats(dirfd, writer.stem, writer.suffix, problem) < 0 ||
+        problem[0] != '\0') {
+      ReportProblem(problem);
+    }
+  }
+  StatsText text{writer.text, sizeof(writer.text)};
+  FormatProcessFile(writer.self, writer.snapshot,
+                    std::string_view(writer.notes,
+                                     strnlen(writer.notes, sizeof(writer.notes))),
+                    text);
+  // Through a temporary file of a name drawn anew: nothing another user
+  // of the directory put there is written through or in the way.
+  std::snprintf(writer.name, sizeof(writer.name), "%s.%s", writer.stem,
+                writer.suffix);
+  const char *step = "";
+  const int error = ReplaceStatsFile(
+      dirfd, writer.name, std::string_view(writer.text, text.used), &step);
+  close(dirfd);
+  if (error != 0) {
+    std::snprintf(writer.problem, sizeof(writer.problem),
+                  "no statistics are written: cannot %s %.300s/%.300s: %s",
+                  step, writer.dir, writer.name,
+                  std::strerror(error));
+    ReportProblem(writer.problem);
+    return -error;
+  }
+  writer.written = true;
+  return 0;
 }
+
+int WriteProgressFile() { return WriteFile(WriteKind::kProgress); }
+
+}  // namespace
+
+int WriteStatsFile() { return WriteFile(WriteKind::kFinal); }
 
 }  // namespace aesmux::core

@@ -70,31 +70,42 @@ std::string HandoffStatName(Handoff handoff);
 // hand-off counter that is not zero.
 std::string FormatStats(const StatsSnapshot &snapshot);
 
-// The statistics file: FormatStats(ReadStats()) in "<prefix>.<pid>",
-// written through a temporary file "<prefix>.<pid>.tmp" and a rename, so
-// readers never see half a file. The temporary file is always created
-// anew (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0644 less the umask): whatever
-// is found under its name, a symlink included, is removed, never opened.
-// Writing it allocates nothing (it happens on request paths, and while an
-// application is running out of memory). Once a prefix is set, the file is
-// also rewritten while requests are served, so that a process leaving
-// through _exit() (sshd's session processes do) still leaves a record: at
-// most once per kProgressIntervalNs per process, checked when a thread has
-// served another kProgressBytes (one clock read per MiB). The write itself,
-// formatting every counter and a create, write and rename, measured 0.7 to
-// 4.5 ms on ext4 (15 to 40 µs of it formatting): after every MiB, as
-// before, that was most of the time a TLS server spent. The record misses
-// at most what the process served in its last interval. If a write fails
-// (no permission, a sandbox), progress writes stop: no further syscalls.
+// The statistics file (its names, format and folding: core/stats_file.h):
+// with a prefix set, this process's counts in "<prefix>.<pid>.<id>",
+// written through a temporary file and a rename, so readers never see half
+// a file; a process that has counted nothing writes nothing. Writing it
+// allocates nothing (it happens on request paths, and while an application
+// is running out of memory). At the process's first write and its last,
+// the files of this user's processes that have exited are first folded
+// into "<prefix>.summary.<uid>", so that the directory stays bounded.
+// Once a prefix is set, the file is also rewritten while requests are
+// served, so that a process leaving through _exit() (sshd's session
+// processes do) still leaves a record: at most once per kProgressIntervalNs
+// per process, checked when a thread has served another kProgressBytes
+// (one clock read per MiB). The write itself, formatting every counter and
+// a create, write and rename, measured 0.7 to 4.5 ms on ext4 (15 to 40 µs
+// of it formatting): after every MiB, as before, that was most of the time
+// a TLS server spent. The record misses at most what the process served in
+// its last interval. If a write fails (no permission, a sandbox), progress
+// writes stop: no further syscalls. A problem (the directory missing or not
+// writable at load, a write failing, a summary that cannot be folded into)
+// is printed once per process on stderr (core/diagnostics.h) and kept for
+// StatsFileState.
 inline constexpr uint64_t kProgressBytes = uint64_t{1} << 20;
 inline constexpr int64_t kProgressIntervalNs = 1'000'000'000;
 
+// Sets the prefix ("" for none) and checks, once, that its directory can
+// be written.
 void SetStatsFilePrefix(const std::string &prefix);
-// Lines starting with '#' appended to the file (such as why the afalg path
-// is off); replaces earlier notes.
+// Lines (such as why the afalg path is off) kept in the file as notes;
+// replaces earlier notes.
 void SetStatsFileNotes(const std::string &notes);
 // Writes the file now, if a prefix is set. Returns 0 or -errno.
 int WriteStatsFile();
+// What happens to the statistics file, for `aesmux info`: "off (...)",
+// where the files go, or the first problem ("no statistics are written:
+// ...", or why exited processes are not folded).
+std::string StatsFileState();
 
 // The counting fast path; everything else lives in stats.cc.
 namespace stats_internal {

@@ -5,10 +5,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "provider/core/diagnostics.h"
 
 namespace aesmux::core {
 namespace {
@@ -27,20 +30,25 @@ void Print(const char *line, int len) {
   if (len <= 0) return;
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-  char dropped_line[96];
-  int dropped_len = 0;
+  // The count of dropped lines, if any, then this one: one write.
+  char text[256];
+  size_t used = 0;
+  uint64_t reported = 0;  // the dropped lines `text` counts
   int64_t second = g_limiter.second.load(std::memory_order_relaxed);
   if (second != now.tv_sec &&
       g_limiter.second.compare_exchange_strong(second, now.tv_sec)) {
     // The first line of a new second starts its count.
     if (const uint64_t dropped = g_limiter.dropped.exchange(0);
         dropped != 0) {
-      dropped_len = std::snprintf(
-          dropped_line, sizeof(dropped_line),
+      const int n = std::snprintf(
+          text, sizeof(text),
           "aesmux: %llu routing decisions not printed (AESMUX_TRACE "
-          "prints %llu a second)\n",
+          "prints %llu a second, none that would block or go anywhere but "
+          "stderr)\n",
           static_cast<unsigned long long>(dropped),
           static_cast<unsigned long long>(kTraceLinesPerSecond));
+      used = static_cast<size_t>(std::clamp(n, 0, int{sizeof(text)} - 1));
+      reported = dropped;
     }
     g_limiter.printed.store(0);
   }
@@ -48,13 +56,13 @@ void Print(const char *line, int len) {
     g_limiter.dropped.fetch_add(1);
     return;
   }
-  // Diagnostics only: a failed or short write to stderr is not retried.
-  if (dropped_len > 0) {
-    [[maybe_unused]] ssize_t ignored =
-        write(STDERR_FILENO, dropped_line, static_cast<size_t>(dropped_len));
+  const size_t take = std::min(static_cast<size_t>(len), sizeof(text) - used);
+  std::memcpy(text + used, line, take);
+  if (!PrintDiagnostic(std::string_view(text, used + take))) {
+    // Not written (core/diagnostics.h): counted with the others, and the
+    // count it carried kept for the next line.
+    g_limiter.dropped.fetch_add(reported + 1);
   }
-  [[maybe_unused]] ssize_t ignored =
-      write(STDERR_FILENO, line, static_cast<size_t>(len));
 }
 
 }  // namespace

@@ -12,9 +12,11 @@
 //   aesmux: AES-128-CBC 16 B -> simd
 //   aesmux: AES-256-GCM 65536 B afalg -> handed on (ring_full)
 //
-// A line is written with one write(2), allocating nothing. At most
-// kTraceLinesPerSecond lines a second per process are printed; the first
-// line after a second that dropped some says how many. Which rule sent a
+// A line is written with one call, allocating nothing, through
+// core/diagnostics.h: only into the file stderr was when aesmux was loaded,
+// and never when the write would block. At most kTraceLinesPerSecond lines
+// a second per process are printed; the first line printed after lines
+// were dropped (over that rate, or not writable) says how many. Which rule sent a
 // request to its path is the route `aesmux info` prints per algorithm.
 #ifndef AESMUX_PROVIDER_CORE_TRACE_H_
 #define AESMUX_PROVIDER_CORE_TRACE_H_

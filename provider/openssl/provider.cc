@@ -11,6 +11,7 @@
 #include <openssl/proverr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "provider/openssl/generic_ctx.h"
@@ -26,6 +28,7 @@
 #include "provider/openssl/provider_context.h"
 #include "provider/openssl/skey.h"
 #include "provider/core/algorithm.h"
+#include "provider/core/diagnostics.h"
 #include "provider/core/process.h"
 #include "provider/route/settings.h"
 #include "provider/core/stats.h"
@@ -188,6 +191,7 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("settings", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_DEFN("problems", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_DEFN("off", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("stats-file", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_END};
   return kGettable;
 }
@@ -318,6 +322,11 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
       !SetText(p, settings.off.c_str())) {
     return 0;
   }
+  // "stats-file": where the statistics go, or why they do not.
+  if ((p = OSSL_PARAM_locate(params, "stats-file")) != nullptr &&
+      !OSSL_PARAM_set_utf8_string(p, core::StatsFileState().c_str())) {
+    return 0;
+  }
   for (p = params; p->key != nullptr; ++p) {
     if (std::strncmp(p->key, "setting.", 8) == 0 &&
         !SetSettingParam(p, settings)) {
@@ -414,11 +423,15 @@ void RaiseProblems(int reason, const route::Problems &problems) {
 // _exit, not exit: this runs inside OpenSSL's configuration, holding its
 // locks, which exit's handlers (OPENSSL_cleanup) would take.
 [[noreturn]] void StopForDiagnostics(const std::string &file) {
-  std::fprintf(stderr,
-               "aesmux: stopping the program (exit status 1): "
-               "config_diagnostics = 1 in %s makes the mistakes above "
-               "fatal; AESMUX_DISABLE=1 turns aesmux off for one program\n",
-               file.c_str());
+  char line[core::kMaxDiagnosticBytes];
+  const int len = std::snprintf(
+      line, sizeof(line),
+      "aesmux: stopping the program (exit status 1): config_diagnostics = 1 "
+      "in %.2000s makes the mistakes above fatal; AESMUX_DISABLE=1 turns "
+      "aesmux off for one program\n",
+      file.c_str());
+  core::PrintDiagnostic(std::string_view(
+      line, static_cast<size_t>(std::clamp(len, 0, int{sizeof(line)} - 1))));
   _exit(1);
 }
 

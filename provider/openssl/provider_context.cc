@@ -14,10 +14,14 @@
 #include <functional>
 #include <mutex>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "kernels/tiers.h"
 #include "provider/batch/cbc_batch.h"
+#include "provider/core/diagnostics.h"
 #include "provider/core/stats.h"
+#include "provider/core/stats_table.h"
 
 namespace aesmux::openssl {
 namespace {
@@ -40,14 +44,24 @@ struct Instances {
 };
 constinit Instances g_instances;
 
-// "# afalg <family>: <state>" lines of an instance for the statistics
-// file, as far as it has settled the afalg path: asking would probe it, at
-// load or at exit, which a process that never needed it should not pay for.
+// "afalg <family>: <state>" of an instance, per family, as far as it has
+// settled the afalg path: asking would probe it, at load or at exit, which
+// a process that never needed it should not pay for.
+std::vector<core::StatsTableNote> AfalgNotes(const route::Router &router) {
+  std::vector<core::StatsTableNote> notes;
+  for (size_t f = 0; f < core::kNumFamilies; ++f) {
+    notes.push_back({"afalg " + std::string(core::kFamilyNames[f]) + ": " +
+                         router.afalg_state_so_far(static_cast<Family>(f)),
+                     1});
+  }
+  return notes;
+}
+
+// The same, as the statistics file's notes.
 void SetNotes(const route::Router &router) {
   std::string notes;
-  for (size_t f = 0; f < core::kNumFamilies; ++f) {
-    notes += "# afalg " + std::string(core::kFamilyNames[f]) + ": " +
-             router.afalg_state_so_far(static_cast<Family>(f)) + "\n";
+  for (const core::StatsTableNote &note : AfalgNotes(router)) {
+    notes += note.text + "\n";
   }
   core::SetStatsFileNotes(notes);
 }
@@ -138,6 +152,9 @@ std::optional<std::string> EnvValue(std::string_view name) {
 ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
                                     const route::SourceValues &config,
                                     route::Problems *problems, int *reason) {
+  // What stderr is now is where this instance's messages may go
+  // (core/diagnostics.h).
+  core::PinStderr();
   try {
     return MakeContext(handle, config, problems, reason);
   } catch (const std::bad_alloc &) {
@@ -161,7 +178,7 @@ void PrintProblems(std::string_view error_prefix,
   auto print = [](std::string_view prefix, const std::string &problem) {
     std::string line;
     line.append(prefix).append(problem).append("\n");
-    if (g_printed.First(line)) std::fputs(line.c_str(), stderr);
+    if (g_printed.First(line)) core::PrintDiagnostic(line);
   };
   try {
     for (const std::string &error : problems.errors) print(error_prefix, error);
@@ -169,8 +186,8 @@ void PrintProblems(std::string_view error_prefix,
       print("aesmux: warning: ", warning);
     }
   } catch (const std::bad_alloc &) {
-    std::fputs("aesmux: out of memory printing its configuration's problems\n",
-               stderr);
+    core::PrintDiagnostic(
+        "aesmux: out of memory printing its configuration's problems\n");
   }
 }
 
@@ -187,6 +204,14 @@ void FreeProviderContext(ProviderContext *context) {
   }
   delete context;
   UnregisterInstance();
+}
+
+std::string StatsTable(const ProviderContext *context) {
+  return core::FormatStatsTable(
+      core::ReadStats(),
+      context != nullptr ? AfalgNotes(context->router)
+                         : std::vector<core::StatsTableNote>{},
+      false);
 }
 
 }  // namespace aesmux::openssl

@@ -79,6 +79,11 @@ void HoldProviderContext(ProviderContext *context);
 // the process to go writes the statistics file.
 void FreeProviderContext(ProviderContext *context);
 
+// This process's statistics as the table `aesmux stats` prints
+// (provider/core/stats_table.h), with `context`'s afalg state as its notes
+// (none without a context): the ENGINE's DUMP_STATS.
+std::string StatsTable(const ProviderContext *context);
+
 // An AESMUX_* environment variable; unset and empty are the same.
 // secure_getenv: setuid programs ignore the environment, as OpenSSL itself
 // does.

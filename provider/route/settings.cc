@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 
+#include "provider/core/stats_file.h"
 #include "provider/route/calibration_file.h"
 #include "provider/route/excerpt.h"
 
@@ -161,6 +162,9 @@ constexpr SettingKey kSettingKeys[] = {
     {"stats_file", 0, "", "none", "/var/tmp/aesmux/stats", false,
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
+       if (const char *problem = core::StatsPrefixProblem(value)) {
+         return problem;
+       }
        settings->stats_file = std::string(value);
        return "";
      }},

@@ -56,22 +56,39 @@ golden() {
   fi
 }
 
-# 1. aesmux stats on fixed files (a master with no requests, two workers,
-# and a write under way that must be left out).
+# 1. aesmux stats on fixed files, copied into a directory of this test: a
+# master with no requests, two workers, a write under way (left out), the
+# summary of five processes that have exited (stats/nginx-summary, put
+# under this user's uid) and a file it already absorbed, which a fold that
+# stopped half-way left behind. Read under a shared lock of the directory
+# (so that no fold runs first), that file must count once, through the
+# summary; read without it, the fold removes it and the totals stay.
 cd "$here"
-golden stats.txt < <(aesmux stats stats/nginx)
-golden stats.json < <(aesmux stats --json stats/nginx)
-golden stats-per-process.txt < <(aesmux stats --per-process stats/nginx)
+mkdir "$work/stats"
+cp stats/nginx.* "$work/stats/"
+cp stats/nginx-summary "$work/stats/nginx.summary.$(id -u)"
+cd "$work"
+mask_uid() { sed "s/nginx\.summary\.$(id -u)/nginx.summary.@UID@/g"; }
+golden stats.txt < <(flock -s stats "$build/provider/aesmux" stats stats/nginx)
+golden stats.json < <(flock -s stats "$build/provider/aesmux" stats --json stats/nginx)
+golden stats-per-process.txt < <(flock -s stats "$build/provider/aesmux" stats \
+  --per-process stats/nginx | mask_uid)
 golden stats-per-process.json < <(aesmux stats --per-process --json \
-  stats/nginx.4101 stats/nginx.4102)
+  stats/nginx.4101.0a0b0c0d0e0f4101 stats/nginx.4102.0a0b0c0d0e0f4102)
 python3 -c 'import json, sys; json.load(open(sys.argv[1])); json.load(open(sys.argv[2]))' \
   "$work/stats.json" "$work/stats-per-process.json" &&
   pass "stats --json is well-formed JSON" || fail "stats --json is not JSON"
-printf 'AES-128-GCM simd 1 16\nAES-128-GCM simd one 16\n' >"$work/bad.77"
+if aesmux stats stats/nginx | diff -u "$here/golden/stats.txt" - &&
+   [ ! -e stats/nginx.4099.0a0b0c0d0e0f4099 ]; then
+  pass "a fold removes a file its summary already counts, counting it once"
+else
+  fail "the absorbed file was not removed, or was counted again"
+fi
+printf 'aesmux-stats 2\nprocess 77 0 - 0\nAES-128-GCM simd 1 16\nAES-128-GCM simd one 16\n' >"$work/bad.77"
 if aesmux stats "$work/bad.77" 2>"$work/err" >/dev/null; then
   fail "a malformed statistics file was accepted"
 else
-  grep -q "bad.77:2: expected" "$work/err" &&
+  grep -q "bad.77:4: not an aesmux statistics file" "$work/err" &&
     pass "a malformed line is refused with file and line" ||
     fail "malformed line: $(cat "$work/err")"
 fi
@@ -80,6 +97,109 @@ if aesmux stats "$work/none" 2>/dev/null; then
 else
   pass "a prefix without files fails"
 fi
+
+# 1b. A directory others write (README suggests /var/tmp/aesmux, mode
+# 1777): what another user plants under statistics names (in the names of
+# this version and of earlier ones) is never followed, never waited on,
+# never read past a bound and never quoted; the good file is still shown.
+h=$work/hostile
+mkdir "$h"
+printf 'SECRET-LINE\n' >"$work/secret"
+chmod 600 "$work/secret"
+cp "$work/stats/nginx.4101.0a0b0c0d0e0f4101" "$h/s.4101.0a0b0c0d0e0f4101"
+for pid in 11 12 13 14; do
+  for name in "s.$pid" "s.$pid.0a0b0c0d0e0f00$pid"; do
+    case $pid in
+      11) mkfifo "$h/$name" ;;
+      12) ln -s "$work/secret" "$h/$name" ;;
+      13) ln -s /dev/zero "$h/$name" ;;
+      14) ln "$work/secret" "$h/$name" ;;
+    esac
+  done
+done
+status=0
+timeout 20 "${emulator[@]}" "$build/provider/aesmux" stats "$h/s" \
+  >"$work/out" 2>"$work/err" || status=$?
+if [ "$status" -eq 124 ]; then
+  fail "aesmux stats hung on a planted FIFO"
+elif grep -q SECRET "$work/out" "$work/err"; then
+  fail "aesmux stats quoted a file that is not a statistics file"
+elif [ "$status" -ne 1 ] || ! grep -q '^AES-256-GCM  simd  *5320' "$work/out" ||
+     [ "$(grep -c "s\.1[1-4]\.0a0b0c0d0e0f001[1-4]: " "$work/err")" -ne 4 ]; then
+  fail "planted entries (exit $status): $(cat "$work/out" "$work/err")"
+else
+  pass "planted FIFO, symlinks and hard link refused, each named, exit 1; the good file shown"
+fi
+
+# 1c. Numbers parsed strictly, sums that never wrap, nothing printed raw.
+n=$work/num
+mkdir "$n"
+file() {  # file NAME PID LINE...: a process file with these lines
+  local name=$1 pid=$2
+  shift 2
+  { printf 'aesmux-stats 2\nprocess %s 0 - 0\n' "$pid"; printf '%s\n' "$@"; } >"$n/$name"
+}
+file minus 21 'AES-128-GCM simd -1 16'
+file escape 22 "note 1 $(printf '\033]0;owned\007')"
+file half1 23 'AES-128-GCM simd 1 9223372036854775808' 'AES-128-GCM fallback 1 9223372036854775808'
+file half2 24 'AES-128-GCM simd 1 9223372036854775808'
+for case in "minus:minus:3" "escape:escape:3"; do
+  IFS=: read -r label name line <<<"$case"
+  status=0
+  aesmux stats "$n/$name" >"$work/out" 2>"$work/err" || status=$?
+  if [ "$status" -eq 1 ] && grep -q "$name:$line: " "$work/err" &&
+     ! grep -q $'\033' "$work/out" "$work/err" && [ ! -s "$work/out" ]; then
+    pass "$label: refused with file and line, exit 1"
+  else
+    fail "$label (exit $status): $(cat -v "$work/out" "$work/err")"
+  fi
+done
+if aesmux stats "$n/half1" | grep -q '^AES-128-GCM  simd  *1  *9223372036854775808  *50.0%$'; then
+  pass "shares of a file whose paths' bytes pass 2^64 together"
+else
+  fail "shares: $(aesmux stats "$n/half1" 2>&1)"
+fi
+status=0
+aesmux stats "$n/half1" "$n/half2" >"$work/out" 2>"$work/err" || status=$?
+if [ "$status" -eq 1 ] && grep -q "AES-128-GCM simd passes 2^64-1" "$work/err" &&
+   [ ! -s "$work/out" ]; then
+  pass "a sum that would pass 2^64-1 is refused, exit 1"
+else
+  fail "overflowing sum (exit $status): $(cat "$work/out" "$work/err")"
+fi
+status=0
+aesmux stats "$n/s"$'\033[2J' >/dev/null 2>"$work/err" || status=$?
+if [ "$status" -eq 1 ] && ! grep -q $'\033' "$work/err" &&
+   grep -q 's\\x1b\[2J' "$work/err"; then
+  pass "a name with control characters is printed escaped"
+else
+  fail "escaped name (exit $status): $(cat -v "$work/err")"
+fi
+
+# 1d. aesmux stats adds no file of its own, and folds: N processes that
+# counted something leave their files, and `aesmux stats` (with the
+# stats_file in force) reads them, folds the exited ones and adds nothing.
+mkdir -m 1777 "$work/own"
+aesmux_cnf "$work/own.cnf" "stats_file = $work/own/s"
+printf '[evp]\ndefault_properties = ?provider=aesmux\n' >>"$work/own.cnf"
+sed -i 's/^providers = providers$/providers = providers\nalg_section = evp/' "$work/own.cnf"
+head -c 4096 /dev/zero >"$work/zeros"
+for i in 1 2 3; do
+  OPENSSL_CONF=$work/own.cnf "${emulator[@]}" openssl enc -aes-128-cbc -nopad \
+    -K 000102030405060708090a0b0c0d0e0f -iv 000102030405060708090a0b0c0d0e0f \
+    -in "$work/zeros" -out /dev/null
+done
+for i in 1 2 3; do
+  OPENSSL_CONF=$work/own.cnf aesmux stats >"$work/own.txt"
+done
+if [ "$(ls "$work/own" | wc -l)" -eq 1 ] && [ -e "$work/own/s.summary.$(id -u)" ] &&
+   head -1 "$work/own.txt" | grep -qx '3 processes' &&
+   grep -q '^AES-128-CBC  simd  *[0-9]*  *12288 ' "$work/own.txt"; then
+  pass "three processes folded into one summary; aesmux stats added no file"
+else
+  fail "the directory after aesmux stats: $(ls "$work/own") $(cat "$work/own.txt")"
+fi
+cd "$here"
 
 # 2. aesmux info with a setting from each origin: calibration file,
 # openssl.cnf, environment, and defaults.

@@ -87,15 +87,20 @@ EngineStats ReadEngineStats(ENGINE *e) {
     ADD_FAILURE() << "DUMP_STATS failed: " << TakeErrors();
     return stats;
   }
+  // The table of `aesmux stats`: "<algorithm> <path> <requests> <bytes>
+  // <share>" rows for the paths that served requests, then, under "afalg
+  // hand-offs", "<algorithm> <reason> <requests> <bytes>" rows.
   std::istringstream lines(text);
   std::string line;
+  std::string prefix;  // before a hand-off's reason
   while (std::getline(lines, line)) {
-    if (line.empty() || line[0] == '#') continue;
+    if (line.starts_with("afalg hand-offs")) prefix = "afalg-fallback:";
     std::istringstream fields(line);
     std::string algorithm, path;
     EngineCounter counter;
-    if (fields >> algorithm >> path >> counter.requests >> counter.bytes) {
-      stats[algorithm + " " + path] = counter;
+    if (line.starts_with("AES-") &&
+        fields >> algorithm >> path >> counter.requests >> counter.bytes) {
+      stats[algorithm + " " + prefix + path] = counter;
     }
   }
   return stats;

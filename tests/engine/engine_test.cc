@@ -10,11 +10,13 @@
 #include <openssl/engine.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -249,6 +251,40 @@ TEST_F(EngineTest, StatisticsShowWhichPathServed) {
     ctx.reset();
     config_.reset();
   }
+}
+
+// DUMP_STATS prints the table `aesmux stats` prints (one formatter,
+// provider/core/stats_table.h), headed by the process: the paths that
+// served requests with their share, then why the afalg path is off.
+TEST_F(EngineTest, DumpStatsPrintsTheTableOfAesmuxStats) {
+  Configure({"none", "none", 0});
+  const EVP_CIPHER *cipher = ENGINE_get_cipher(e(), NID_aes_192_ctr);
+  ASSERT_NE(cipher, nullptr);
+  CipherCtxPtr ctx = NewCipherCtx();
+  const Bytes key(24, 1), iv(16, 2);
+  ASSERT_TRUE(EVP_EncryptInit_ex(ctx.get(), cipher, nullptr, key.data(),
+                                 iv.data()));
+  Bytes data(4096);
+  ASSERT_EQ(EVP_Cipher(ctx.get(), data.data(), data.data(), 4096), 1);
+  testing::internal::CaptureStdout();
+  ASSERT_TRUE(ENGINE_ctrl_cmd_string(e(), "DUMP_STATS", nullptr, 0));
+  const std::string text = testing::internal::GetCapturedStdout();
+  std::istringstream lines(text);
+  std::string line;
+  ASSERT_TRUE(std::getline(lines, line));
+  EXPECT_EQ(line, "aesmux ENGINE, this process (pid " +
+                      std::to_string(getpid()) + ")");
+  ASSERT_TRUE(std::getline(lines, line));
+  EXPECT_EQ(line, "algorithm    path          requests            bytes   share");
+  bool row = false, note = false;
+  while (std::getline(lines, line)) {
+    EXPECT_FALSE(line.ends_with(" 0 0")) << "a raw counter line: " << line;
+    row = row || (line.starts_with("AES-192-CTR  fallback ") &&
+                  line.ends_with(" 4096  100.0%"));
+    note = note || line.starts_with("afalg ctr: ");
+  }
+  EXPECT_TRUE(row) << text;
+  EXPECT_TRUE(note) << text;
 }
 
 // Out of the ENGINE's initialisation its ciphers refuse to start, with the

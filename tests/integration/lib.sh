@@ -171,7 +171,9 @@ providers_config() {
   } >"$file"
 }
 
-# aesmux writes statistics to <stats prefix>.<pid> when a process exits.
+# aesmux writes statistics to <stats prefix>.<pid>.<id> when a process that
+# served requests exits, and folds those of exited processes into
+# <stats prefix>.summary.<uid> (every file holds the same counter lines).
 # Ciphers named in EXTRA_EXCEPT are left out of default_except too (such as
 # the stitched AES-CBC-HMAC ones, so that libssl runs MAC-then-encrypt
 # suites on aesmux's AES-CBC).
@@ -218,7 +220,7 @@ served() {
 }
 
 # Fails unless processes wrote <prefix>.* files, each with a line for
-# ALGORITHM: a missing file must not pass for "aesmux served nothing".
+# ALGORITHM: a missing file must not pass for "aesmux served something".
 # have_stats LABEL PREFIX ALGORITHM
 have_stats() {
   local label=$1 prefix=$2 algorithm=$3 file
@@ -267,10 +269,23 @@ expect_served() {
 # Checks that the processes writing <prefix>.* ran aesmux and that it
 # served no request of ALGORITHM (the documented case where libssl uses
 # the default provider's stitched AES-CBC-HMAC; the rows using it turn
-# session tickets off, whose keys would otherwise be AES-CBC too).
-# expect_none LABEL PREFIX ALGORITHM
+# session tickets off, whose keys would otherwise be AES-CBC too). A
+# process that served nothing at all writes no statistics: then CONFIG
+# (their openssl.cnf) must load aesmux; without CONFIG (`-engine aesmux`,
+# which fails the command if it cannot load) that suffices.
+# expect_none LABEL PREFIX ALGORITHM [CONFIG]
 expect_none() {
-  local label=$1 prefix=$2 algorithm=$3 total
+  local label=$1 prefix=$2 algorithm=$3 config=${4:-} total
+  if ! ls "$prefix".* >/dev/null 2>&1; then
+    if [ -z "$config" ] ||
+       OPENSSL_CONF=$config openssl list -providers 2>/dev/null |
+         grep -q '^  aesmux$'; then
+      pass "$label: aesmux loaded and served nothing, no $algorithm, as documented"
+    else
+      fail "$label: no statistics file $prefix.*, and $config does not load aesmux"
+    fi
+    return 0
+  fi
   have_stats "$label" "$prefix" "$algorithm" || return 0
   total=$(served "$prefix" "$algorithm" | awk '{ r += $2; b += $3 } END { printf "%.0f/%.0f\n", r, b }')
   if [ "$total" = 0/0 ]; then

@@ -130,7 +130,7 @@ for entry in "${suites[@]}"; do
       [ "${profile[$side]}" != - ] || continue
       prefix=$WORK/stats-$run-$side
       if [ "${algorithm:0:1}" = "-" ]; then
-        expect_none "$label ($side)" "$prefix" "${algorithm:1}"
+        expect_none "$label ($side)" "$prefix" "${algorithm:1}" "${cnf[$side]}"
       else
         expect_served "$label ($side, ${profile[$side]})" "$prefix" \
           "$algorithm" "${profile[$side]}" 1048576

@@ -66,14 +66,16 @@ if [ "$mode" = layout ]; then
   for expected in /usr/bin/aesmux "$modulesdir/aesmux.so" \
                   /usr/share/man/man1/aesmux.1.gz \
                   /usr/share/doc/aesmux/openssl.cnf.example \
-                  /usr/share/doc/aesmux/README.md; do
+                  /usr/share/doc/aesmux/README.md \
+                  /usr/lib/tmpfiles.d/aesmux.conf; do
     grep -qx "$expected" "$work/files" && pass "ships $expected" ||
       fail "does not ship $expected"
   done
   engines=$(pkg-config --variable=enginesdir libcrypto)
   unexpected=$(grep -v -e '^/usr/bin/aesmux$' -e "^$modulesdir/aesmux.so$" \
     -e "^$engines/[a-z_]*aesmux[a-z_]*\.so$" -e '^/usr/share/man/man1/aesmux\.1\.gz$' \
-    -e '^/usr/share/doc/aesmux/' "$work/files" || true)
+    -e '^/usr/share/doc/aesmux/' -e '^/usr/lib/tmpfiles\.d/aesmux\.conf$' \
+    "$work/files" || true)
   [ -z "$unexpected" ] && pass "no other files" ||
     fail "files outside the layout: $unexpected"
 
@@ -84,6 +86,12 @@ if [ "$mode" = layout ]; then
     grep -qx "/usr/share/doc/aesmux/$doc" "$work/files" && pass "ships /usr/share/doc/aesmux/$doc" ||
       fail "does not ship /usr/share/doc/aesmux/$doc"
   done
+  dpkg-deb -e "$deb" "$work/control"
+  [ -x "$work/control/postinst" ] &&
+    grep -q 'systemd-tmpfiles --create aesmux.conf' "$work/control/postinst" &&
+    pass "postinst makes the statistics directory at once" ||
+    fail "no postinst running systemd-tmpfiles"
+
   dpkg -x "$deb" "$work/root"
   version=$(dpkg-deb -f "$deb" Version)
   zcat "$work/root/usr/share/doc/aesmux/changelog.gz" >"$work/changelog"
@@ -145,6 +153,8 @@ while read -r file; do
   fi
 done <"$work/files"
 
+stats_dir_before=0
+[ -e /var/tmp/aesmux ] && stats_dir_before=1
 if dpkg -i "$deb" >"$work/dpkg.log" 2>&1; then
   pass "dpkg -i $(basename "$deb")"
 else
@@ -164,6 +174,15 @@ OPENSSL_CONF=/dev/null env -u OPENSSL_MODULES /usr/bin/aesmux info >"$work/info"
 if command -v man >/dev/null; then
   man -w aesmux >/dev/null 2>&1 && pass "man aesmux finds the page" ||
     fail "man aesmux does not find the page"
+fi
+
+# The statistics directory README suggests, made by the package (through
+# systemd-tmpfiles, where it is installed).
+if command -v systemd-tmpfiles >/dev/null; then
+  [ "$(stat -c %a:%U /var/tmp/aesmux 2>/dev/null)" = 1777:root ] &&
+    pass "/var/tmp/aesmux made, sticky and world-writable" ||
+    fail "/var/tmp/aesmux: $(stat -c %a:%U /var/tmp/aesmux 2>&1)"
+  [ "$stats_dir_before" -eq 1 ] || rmdir /var/tmp/aesmux 2>/dev/null || true
 fi
 
 dpkg --purge aesmux >"$work/dpkg.log" 2>&1 && pass "dpkg --purge aesmux" ||

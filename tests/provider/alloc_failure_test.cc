@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -192,14 +193,22 @@ TEST(AllocFailure, GcmLongIvChangesNothingWhenItFails) {
 TEST(AllocFailure, StatisticsFileWrittenWhileServing) {
   const std::string prefix =
       "/tmp/aesmux-alloc-failure-" + std::to_string(getpid());
-  ProviderEnv env(Configuration("stats_file = " + prefix));
-  ASSERT_TRUE(env.loaded()) << env.error();
-  const Buffers buffers;
-  CipherPtr cipher = env.Aesmux("AES-128-CTR");
-  FailEachAllocation([&](Checker &check) {
-    Sequence(cipher.get(), Family::kCtr, buffers, 3 << 20, check);
-  });
-  std::remove((prefix + "." + std::to_string(getpid())).c_str());
+  {
+    ProviderEnv env(Configuration("stats_file = " + prefix));
+    ASSERT_TRUE(env.loaded()) << env.error();
+    const Buffers buffers;
+    CipherPtr cipher = env.Aesmux("AES-128-CTR");
+    FailEachAllocation([&](Checker &check) {
+      Sequence(cipher.get(), Family::kCtr, buffers, 3 << 20, check);
+    });
+  }  // (written again as the provider is unloaded)
+  // prefix.<pid>.<id>, and a summary if a fold had anything to fold.
+  const std::string stem = prefix.substr(5) + ".";
+  for (const auto &entry : std::filesystem::directory_iterator("/tmp")) {
+    if (entry.path().filename().string().starts_with(stem)) {
+      std::filesystem::remove(entry.path());
+    }
+  }
 }
 
 // The fallback path's library context is made on the first request that

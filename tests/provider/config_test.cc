@@ -482,7 +482,7 @@ TEST(LoadSettings, EveryKeyInForceSaysWhereItCameFrom) {
 TEST(LoadSettings, EveryKeyRefusesABadValueNamingKeyAndValue) {
   const Values none;
   for (const KeyInstance &key : EveryKey()) {
-    if (key.name == "stats_file") continue;  // any path is a good value
+    if (key.name == "stats_file") continue;  // "!bad!" is a good path
     // A calibration file that cannot be read is a warning: it only tunes
     // (config_problems_test.cc).
     if (key.name == "calibration_file") continue;
@@ -498,6 +498,34 @@ TEST(LoadSettings, EveryKeyRefusesABadValueNamingKeyAndValue) {
     EXPECT_NE(error.Text().find(key.env + " = '!bad!': "), std::string::npos)
         << error.Text();
   }
+}
+
+// A stats_file whose files could never be written (a prefix of 4096 bytes
+// or more, one that names a directory) is refused at load, named, rather
+// than accepted and never written.
+TEST(LoadSettings, AStatsFileThatCouldNeverBeWrittenIsRefused) {
+  const Values none;
+  const std::string long_prefix = "/tmp/" + std::string(4096, 'd') + "/s";
+  for (const auto &[value, reason] :
+       {std::pair<std::string, std::string>{long_prefix, "longer than 4000"},
+        {"/var/tmp/aesmux/", "names a directory"},
+        {"/tmp/" + std::string(201, 's'), "longer than 200"}}) {
+    Problems error;
+    const Values config = {{"stats_file", value}};
+    EXPECT_FALSE(LoadSettings(From(config), From(none), kAllFeatures, &error))
+        << value.size();
+    EXPECT_NE(error.Text().find("stats_file = '"), std::string::npos)
+        << error.Text();
+    EXPECT_NE(error.Text().find(reason), std::string::npos) << error.Text();
+    const Values env = {{"AESMUX_STATS_FILE", value}};
+    EXPECT_FALSE(LoadSettings(From(none), From(env), kAllFeatures, &error));
+    EXPECT_NE(error.Text().find("AESMUX_STATS_FILE = '"), std::string::npos)
+        << error.Text();
+  }
+  Problems error;
+  const Values config = {{"stats_file", "/tmp/" + std::string(200, 's')}};
+  EXPECT_TRUE(LoadSettings(From(config), From(none), kAllFeatures, &error))
+      << error.Text();
 }
 
 TEST(Calibration, EveryThresholdFollowsDefaultCalibrationConfigEnvironment) {

@@ -2,23 +2,19 @@
 // Copyright 2026 The aesmux Authors
 // Routing and statistics: thresholds send each request to the path they
 // name, every served request is counted once per algorithm and path, counts
-// survive thread exit and restart in forked children, and the statistics
-// file is written when the provider goes away.
+// survive thread exit and restart in forked children (the statistics
+// file: stats_file_test.cc).
 #include <gtest/gtest.h>
 #include <openssl/async.h>
 #include <openssl/evp.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <functional>
 #include <map>
 #include <random>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -334,155 +330,6 @@ TEST_P(RoutingBoundaryTest, MbRangeIncludesBothEnds) {
 INSTANTIATE_TEST_SUITE_P(Kernels, RoutingBoundaryTest,
                          ::testing::ValuesIn(UnroutedKernelConfigs()),
                          KernelConfigName);
-
-// Runs `work` in a child process with aesmux writing statistics to a fresh
-// prefix; returns the child's statistics file as (algorithm path) → (requests,
-// bytes), after checking its format: one line per algorithm and path.
-using StatsLines = std::map<std::string, std::pair<uint64_t, uint64_t>>;
-
-StatsLines RunChildAndReadStats(const std::function<void(const std::string &)> &work) {
-  static int serial = 0;
-  const std::string prefix = "/tmp/aesmux-stats-test-" +
-                             std::to_string(getpid()) + "-" +
-                             std::to_string(++serial);
-  const pid_t child = fork();
-  if (child == 0) {
-    work(prefix);
-    std::exit(0);
-  }
-  int status = 0;
-  EXPECT_EQ(waitpid(child, &status, 0), child);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-
-  const std::string path = prefix + "." + std::to_string(child);
-  std::ifstream file(path);
-  EXPECT_TRUE(file.good()) << path;
-  StatsLines lines;
-  std::string line;
-  int afalg_notes = 0;
-  while (std::getline(file, line)) {
-    if (line.starts_with("# afalg ")) {
-      ++afalg_notes;
-      continue;
-    }
-    std::istringstream fields(line);
-    std::string alg, path_name;
-    uint64_t requests = 0, bytes = 0;
-    EXPECT_TRUE(fields >> alg >> path_name >> requests >> bytes) << line;
-    lines[alg + " " + path_name] = {requests, bytes};
-  }
-  // No hand-off lines: nothing here was chosen for the afalg path.
-  EXPECT_EQ(lines.size(), core::kNumAlgs * core::kNumPaths)
-      << "one line per algorithm and path";
-  EXPECT_EQ(afalg_notes, 5) << "why the afalg path is on or off, per family";
-  std::remove(path.c_str());
-  return lines;
-}
-
-void ExpectOnlyCbcFallback(const StatsLines &lines, uint64_t requests,
-                           uint64_t bytes) {
-  for (const auto &[name, counter] : lines) {
-    if (name == "AES-128-CBC fallback") {
-      EXPECT_EQ(counter.first, requests);
-      EXPECT_EQ(counter.second, bytes);
-    } else {
-      EXPECT_EQ(counter.first, 0u) << name;
-    }
-  }
-  EXPECT_EQ(lines.count("AES-128-CBC fallback"), 1u);
-}
-
-TEST(StatsFile, WrittenWhenTheProviderIsUnloaded) {
-  const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
-    ProviderEnv env({"kernels = none", "stats_file = " + prefix});
-    if (!env.loaded()) std::_Exit(2);
-    EncryptCbc(env, 48);
-    EncryptCbc(env, 32);
-  });
-  ExpectOnlyCbcFallback(lines, 2, 80);
-}
-
-// A library context the application never frees is never torn down; the
-// statistics are still written when the process exits.
-TEST(StatsFile, WrittenAtExitWhenTheProviderIsNeverUnloaded) {
-  const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
-    // Deliberately never freed (kept reachable for LeakSanitizer).
-    static ProviderEnv *env =
-        new ProviderEnv({"kernels = none", "stats_file = " + prefix});
-    if (!env->loaded()) std::_Exit(2);
-    EncryptCbc(*env, 16);
-  });
-  ExpectOnlyCbcFallback(lines, 1, 16);
-}
-
-// Processes that end with _exit() (sshd's session processes) run no exit
-// handlers; while serving, the file is rewritten at most once a second,
-// checked every kProgressBytes a thread serves.
-TEST(StatsFile, KeptUpToDateForProcessesThatSkipExitHandlers) {
-  const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
-    static ProviderEnv *env =
-        new ProviderEnv({"kernels = none", "stats_file = " + prefix});
-    if (!env->loaded()) std::_Exit(2);
-    for (int i = 0; i < 32; ++i) EncryptCbc(*env, 65536);  // 2 MiB
-    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-    for (int i = 0; i < 16; ++i) EncryptCbc(*env, 65536);  // 1 MiB more
-    _exit(0);
-  });
-  ExpectOnlyCbcFallback(lines, 48, 48 * 65536);
-}
-
-// The statistics directory may be writable by every user (README): a
-// temporary file planted there, as a symlink to a file of the process's
-// user, must neither be followed nor stop the write; the file is created
-// anew, 0644.
-TEST(StatsFile, APlantedTemporaryFileIsNeitherFollowedNorKept) {
-  const std::string target =
-      "/tmp/aesmux-stats-target-" + std::to_string(getpid());
-  const std::string precious = "not aesmux's to overwrite\n";
-  std::ofstream(target) << precious;
-  const StatsLines lines =
-      RunChildAndReadStats([&](const std::string &prefix) {
-        umask(022);
-        const std::string temporary =
-            prefix + "." + std::to_string(getpid()) + ".tmp";
-        if (symlink(target.c_str(), temporary.c_str()) != 0) std::_Exit(3);
-        {
-          ProviderEnv env({"kernels = none", "stats_file = " + prefix});
-          if (!env.loaded()) std::_Exit(2);
-          EncryptCbc(env, 16);
-        }
-        struct stat written;
-        const std::string path = prefix + "." + std::to_string(getpid());
-        if (lstat(path.c_str(), &written) != 0 || !S_ISREG(written.st_mode) ||
-            (written.st_mode & 0777) != 0644) {
-          std::_Exit(4);
-        }
-        if (access(temporary.c_str(), F_OK) == 0) std::_Exit(5);
-      });
-  ExpectOnlyCbcFallback(lines, 1, 16);
-  std::ifstream file(target);
-  const std::string contents((std::istreambuf_iterator<char>(file)),
-                             std::istreambuf_iterator<char>());
-  EXPECT_EQ(contents, precious) << "the symlink's target was written";
-  std::remove(target.c_str());
-}
-
-// Writing is rare: after the first MiB, nothing more within the second.
-TEST(StatsFile, RewrittenAtMostOnceASecond) {
-  const StatsLines lines = RunChildAndReadStats([](const std::string &prefix) {
-    static ProviderEnv *env =
-        new ProviderEnv({"kernels = none", "stats_file = " + prefix});
-    if (!env->loaded()) std::_Exit(2);
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 64; ++i) EncryptCbc(*env, 65536);  // 4 MiB
-    // 4 MiB take milliseconds: anything near a second would make the
-    // expectation below wrong, so say so instead.
-    const auto elapsed = std::chrono::steady_clock::now() - start;
-    if (elapsed > std::chrono::milliseconds(500)) std::_Exit(3);
-    _exit(0);
-  });
-  ExpectOnlyCbcFallback(lines, 16, 16 * 65536);
-}
 
 }  // namespace
 }  // namespace aesmux::test

@@ -61,7 +61,8 @@ Bytes DefaultEncrypt(const ProviderEnv &env, const char *algorithm,
   return out;
 }
 
-ProviderEnv::ProviderEnv(const std::vector<std::string> &settings) {
+ProviderEnv::ProviderEnv(const std::vector<std::string> &settings,
+                         StderrAtLoad stderr_at_load) {
   char path[] = "/tmp/aesmux-test-XXXXXX.cnf";
   const int fd = mkstemps(path, 4);
   if (fd >= 0) close(fd);
@@ -84,9 +85,9 @@ ProviderEnv::ProviderEnv(const std::vector<std::string> &settings) {
   // OpenSSL 3.0 may drop a provider's activation error from the queue, so
   // also capture what aesmux prints on stderr when it refuses to load.
   std::fflush(stderr);
-  FILE *captured = std::tmpfile();
-  const int saved_stderr = dup(STDERR_FILENO);
-  dup2(fileno(captured), STDERR_FILENO);
+  FILE *captured = stderr_at_load == kCapture ? std::tmpfile() : nullptr;
+  const int saved_stderr = captured != nullptr ? dup(STDERR_FILENO) : -1;
+  if (captured != nullptr) dup2(fileno(captured), STDERR_FILENO);
   const bool configured = OSSL_LIB_CTX_load_config(libctx_, config_path.c_str());
   // Read once: gone before anything can end this process without running
   // destructors (forked children of the sandbox and fork tests _exit).
@@ -95,16 +96,20 @@ ProviderEnv::ProviderEnv(const std::vector<std::string> &settings) {
     default_ = OSSL_PROVIDER_load(libctx_, "default");
     aesmux_ = OSSL_PROVIDER_load(libctx_, "aesmux");
   }
-  std::fflush(stderr);
-  dup2(saved_stderr, STDERR_FILENO);
-  close(saved_stderr);
-  if (aesmux_ == nullptr) {
-    error_ = TakeErrors();
-    std::rewind(captured);
-    char line[512];
-    while (std::fgets(line, sizeof(line), captured) != nullptr) error_ += line;
+  if (aesmux_ == nullptr) error_ = TakeErrors();
+  if (captured != nullptr) {
+    std::fflush(stderr);
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+    if (aesmux_ == nullptr) {
+      std::rewind(captured);
+      char line[512];
+      while (std::fgets(line, sizeof(line), captured) != nullptr) {
+        error_ += line;
+      }
+    }
+    std::fclose(captured);
   }
-  std::fclose(captured);
 }
 
 ProviderEnv::~ProviderEnv() {

@@ -33,9 +33,17 @@ std::string ModulePath();
 
 class ProviderEnv {
  public:
+  // Whether what aesmux prints on stderr while it loads is captured into
+  // error() (kCapture: descriptor 2 is a temporary file meanwhile), or
+  // left on this process's stderr (kLeave). aesmux prints only into the
+  // file stderr was when it was loaded (provider/core/diagnostics.h), so a
+  // test of what it prints later loads it with kLeave.
+  enum StderrAtLoad { kCapture, kLeave };
+
   // `settings` are lines of aesmux's openssl.cnf section, e.g.
   // "kernels = none" or "cbc.fallback_max_len = 64".
-  explicit ProviderEnv(const std::vector<std::string> &settings = {});
+  explicit ProviderEnv(const std::vector<std::string> &settings = {},
+                       StderrAtLoad stderr_at_load = kCapture);
   ~ProviderEnv();
   ProviderEnv(const ProviderEnv &) = delete;
   ProviderEnv &operator=(const ProviderEnv &) = delete;
