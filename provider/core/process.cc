@@ -29,6 +29,9 @@ void AfterForkInChild() {
 
 pthread_mutex_t g_init = PTHREAD_MUTEX_INITIALIZER;
 constinit std::once_flag g_init_fork_handlers;
+// How many InitLocks this thread holds: the mutex is taken by the first
+// and given back by the last (no destructor: nothing registered at exit).
+thread_local constinit unsigned t_init_depth = 0;
 
 }  // namespace
 
@@ -53,10 +56,12 @@ InitLock::InitLock() {
                    [] { pthread_mutex_unlock(&g_init); },
                    [] { pthread_mutex_unlock(&g_init); });
   });
-  pthread_mutex_lock(&g_init);
+  if (t_init_depth++ == 0) pthread_mutex_lock(&g_init);
 }
 
-InitLock::~InitLock() { pthread_mutex_unlock(&g_init); }
+InitLock::~InitLock() {
+  if (--t_init_depth == 0) pthread_mutex_unlock(&g_init);
+}
 
 uint64_t ProcessGeneration() {
   if (!g_watching.load(std::memory_order_acquire)) WatchForks();

@@ -39,7 +39,9 @@ uint32_t UsableCpus();
 
 // Held while a process-wide object is made or replaced on first use (the
 // fallback library, a wait fd, the afalg probe): one lock for all of them,
-// held briefly and never around anything that takes it again. fork() waits
+// held briefly. The thread that holds it may take it again (the afalg
+// probe makes the thread's io_uring ring, whose per-thread slot makes the
+// process's pthread key under it on first use). fork() waits
 // until no thread holds it, so that a child never inherits it held, or an
 // object half made, by a thread it does not have.
 class InitLock {
@@ -55,8 +57,8 @@ class InitLock {
 // guard: a child forked while another thread ran a guarded initializer
 // inherits the guard as "in progress" and waits forever at its first use
 // (fork_test's children hung so on a guard under qemu's slow emulation).
-// This one is made under InitLock, which fork() waits for; `make` must not
-// take InitLock itself. (std::call_once over glibc's pthread_once, which a
+// This one is made under InitLock, which fork() waits for (`make` may take
+// it again). (std::call_once over glibc's pthread_once, which a
 // child restarts, was tried first: it crashed inside the module's own
 // tests, cause not established, so the lock that is already there serves.)
 // Declare one at namespace scope, where it is constant-initialized and

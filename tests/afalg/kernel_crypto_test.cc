@@ -7,6 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "provider/afalg/ring.h"
+#include "provider/core/process.h"
+
 namespace aesmux::afalg {
 namespace {
 
@@ -124,6 +132,42 @@ TEST(IsCpuSoftwareDriver, TakesEverythingElseForAnOffloadEngine) {
         "gcm_base(ctr(aes-generic),ghash-qce)", "", "()"}) {
     EXPECT_FALSE(IsCpuSoftwareDriver(driver)) << driver;
   }
+}
+
+// Runs `work` on a thread of its own; false if it has not returned within
+// ten seconds (the thread, deadlocked, is left behind).
+template <class Work>
+bool ReturnsInTime(Work work) {
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([done, work] {
+    work();
+    done->store(true);
+  }).detach();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done->load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done->load();
+}
+
+// The probe runs under InitLock and makes the thread's ring, whose
+// per-thread slot makes the process's pthread key under InitLock on first
+// use: the thread holding it takes it again (else the probe would wait for
+// ever for itself, as afalg = force does at load).
+TEST(InitLockTest, ItsHolderTakesItAgain) {
+  EXPECT_TRUE(ReturnsInTime([] {
+    core::InitLock outer;
+    core::InitLock inner;
+  }));
+  // The first ring of the process, made as the probe makes it.
+  EXPECT_TRUE(ReturnsInTime([] {
+    core::InitLock lock;
+    int error = 0;
+    (void)Ring::ForThisThread(&error);  // io_uring may be missing here
+  }));
+  // And given back by its last holder: another thread takes it.
+  EXPECT_TRUE(ReturnsInTime([] { core::InitLock lock; }));
 }
 
 }  // namespace
