@@ -18,6 +18,13 @@ install(FILES ${PROJECT_BINARY_DIR}/aesmux.7.gz
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
   ${PROJECT_SOURCE_DIR}/openssl.cnf.example
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The guides README.md links to, where its links find them.
+install(FILES ${PROJECT_SOURCE_DIR}/docs/design.md
+  ${PROJECT_SOURCE_DIR}/docs/afalg.md ${PROJECT_SOURCE_DIR}/docs/engine.md
+  ${PROJECT_SOURCE_DIR}/docs/operating.md ${PROJECT_SOURCE_DIR}/docs/settings.md
+  ${PROJECT_SOURCE_DIR}/docs/differences.md ${PROJECT_SOURCE_DIR}/docs/security.md
+  ${PROJECT_SOURCE_DIR}/docs/calibration.svg ${PROJECT_SOURCE_DIR}/docs/calibration.conf
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 # Debian policy: the machine-readable copyright file, and the changelog of a
 # native package, compressed (its first entry must name PROJECT_VERSION:
 # tests/package/deb_test.sh checks it).

@@ -9,7 +9,8 @@
 The settings are declared once (provider/route/settings.cc, SettingKeys());
 BUILD_DIR/docs/settings_reference prints their reference. Checked:
 - each generated part of a checked-in file (docs/settings.md whole; between
-  its markers, the settings of openssl.cnf.example and README.md's table)
+  their markers, the settings of openssl.cnf.example, README.md's table and
+  docs/engine.md's list of control commands)
   is what the generator prints now: a key added to the declaration alone,
   or a default changed there, fails here until --update rewrites them;
 - the man page the build made, aesmux.7, is the generator's output for its
@@ -32,13 +33,20 @@ PARTS = [
     ("docs/settings.md", "markdown", None, None),
     ("openssl.cnf.example", "cnf", "# --- aesmux settings,",
      "# --- end of the aesmux settings"),
+    ("README.md", "readme", "<!-- settings:", "<!-- end of settings -->"),
+    ("docs/engine.md", "engine", "<!-- engine controls:",
+     "<!-- end of engine controls -->"),
 ]
 
 # Files whose names of settings must be settings.
-USER_DOCS = ["openssl.cnf.example", "docs/aesmux.1.in",
-             "docs/aesmux.7.in"]
-# Variables aesmux reads that are not settings.
+USER_DOCS = ["README.md", "openssl.cnf.example", "docs/aesmux.1.in",
+             "docs/aesmux.7.in", "docs/design.md", "docs/afalg.md",
+             "docs/engine.md", "docs/operating.md", "docs/security.md",
+             "docs/differences.md"]
+# Variables aesmux reads that are not settings; the scripts' own variables
+# and the build's options (found in these files) are not settings either.
 OTHER_VARIABLES = {"AESMUX_TRACE"}
+BUILD_FILES = ["CMakeLists.txt", "scripts"]
 
 failures = []
 
@@ -131,6 +139,13 @@ def check_engine(build, names):
 def check_names(names, keys):
     """Names of settings in the user documentation exist."""
     variables = {"AESMUX_" + name for name in names} | OTHER_VARIABLES
+    others = set()
+    for entry in BUILD_FILES:
+        path = os.path.join(SOURCE, entry)
+        files = ([os.path.join(entry, f) for f in sorted(os.listdir(path))]
+                 if os.path.isdir(path) else [entry])
+        for name in files:
+            others |= set(re.findall(r"\bAESMUX_[A-Z0-9_]+", read(name)))
     families = ("ecb", "cbc", "ctr", "xts", "gcm")
     for path in USER_DOCS:
         if not os.path.exists(os.path.join(SOURCE, path)):
@@ -144,7 +159,7 @@ def check_names(names, keys):
                             for f in families}
                 if not expanded & variables:
                     unknown.add(variable)
-            elif variable not in variables:
+            elif variable not in variables | others:
                 unknown.add(variable)
         for key in re.findall(r"(?<![\w.<>-])((?:ecb|cbc|ctr|xts|gcm|<family>)"
                               r"\.[a-z_]+)", text):

@@ -67,7 +67,8 @@ if [ "$mode" = layout ]; then
                   /usr/share/man/man1/aesmux.1.gz /usr/share/man/man7/aesmux.7.gz \
                   /usr/share/doc/aesmux/openssl.cnf.example \
                   /usr/share/doc/aesmux/README.md \
-                  /usr/lib/tmpfiles.d/aesmux.conf; do
+                  /usr/lib/tmpfiles.d/aesmux.conf \
+                  /usr/share/doc/aesmux/docs/settings.md; do
     grep -qx "$expected" "$work/files" && pass "ships $expected" ||
       fail "does not ship $expected"
   done
@@ -191,7 +192,7 @@ if command -v man >/dev/null; then
     fail "man 7 aesmux does not find the page"
 fi
 
-# The statistics directory README suggests, made by the package (through
+# The statistics directory docs/operating.md suggests, made by the package (through
 # systemd-tmpfiles, where it is installed).
 if command -v systemd-tmpfiles >/dev/null; then
   [ "$(stat -c %a:%U /var/tmp/aesmux 2>/dev/null)" = 1777:root ] &&
