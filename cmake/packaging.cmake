@@ -4,26 +4,27 @@
 #
 # `cmake --install` puts aesmux.so in OpenSSL's module directory (an
 # absolute path, from libcrypto's pkg-config; OpenSSL looks nowhere else),
-# the aesmux command in <prefix>/bin, its man page and the documentation
-# under <prefix>/share. Every other part that installs something (the
-# ENGINE module, where built) does so with its own install() rule; the
-# package is whatever `cmake --install` installs.
+# the aesmux command in <prefix>/bin, the man pages aesmux(1) and aesmux(7)
+# and the documentation under <prefix>/share. Every other part that
+# installs something (the ENGINE module, where built) does so with its own
+# install() rule; the package is whatever `cmake --install` installs.
 include(GNUInstallDirs)
 
-configure_file(${PROJECT_SOURCE_DIR}/docs/aesmux.1.in
-  ${PROJECT_BINARY_DIR}/aesmux.1 @ONLY)
-# Debian ships man pages compressed; -n leaves the timestamp out, so the
-# package is reproducible.
-add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/aesmux.1.gz
-  COMMAND gzip -9nc ${PROJECT_BINARY_DIR}/aesmux.1 > ${PROJECT_BINARY_DIR}/aesmux.1.gz
-  DEPENDS ${PROJECT_BINARY_DIR}/aesmux.1
-  VERBATIM)
-add_custom_target(aesmux-man ALL DEPENDS ${PROJECT_BINARY_DIR}/aesmux.1.gz)
+# The man pages, made by docs/CMakeLists.txt.
 install(FILES ${PROJECT_BINARY_DIR}/aesmux.1.gz
   DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${PROJECT_BINARY_DIR}/aesmux.7.gz
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man7)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md
   ${PROJECT_SOURCE_DIR}/openssl.cnf.example
   DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The guides README.md links to, where its links find them.
+install(FILES ${PROJECT_SOURCE_DIR}/docs/design.md
+  ${PROJECT_SOURCE_DIR}/docs/afalg.md ${PROJECT_SOURCE_DIR}/docs/engine.md
+  ${PROJECT_SOURCE_DIR}/docs/operating.md ${PROJECT_SOURCE_DIR}/docs/settings.md
+  ${PROJECT_SOURCE_DIR}/docs/differences.md ${PROJECT_SOURCE_DIR}/docs/security.md
+  ${PROJECT_SOURCE_DIR}/docs/calibration.svg ${PROJECT_SOURCE_DIR}/docs/calibration.conf
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 # Debian policy: the machine-readable copyright file, and the changelog of a
 # native package, compressed (its first entry must name PROJECT_VERSION:
 # tests/package/deb_test.sh checks it).

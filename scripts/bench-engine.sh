@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The aesmux Authors
-# The ENGINE against the provider (BENCHMARKS.md, "The ENGINE"): openssl
-# speed with `-engine aesmux` and with the aesmux provider, side by side in
-# alternating runs, median of several runs per cell, ratio ENGINE /
-# provider. Specs ending in -decrypt time decryption; -noevp the old form
+# The ENGINE against the provider (BENCHMARKS.md, "What does it change end
+# to end?"): openssl speed with `-engine aesmux` and with the aesmux
+# provider, side by side in alternating runs, median of several runs per
+# cell, ratio ENGINE / provider. Specs ending in -decrypt time decryption; -noevp the old form
 # without -evp (`openssl speed -engine aesmux aes-128-cbc`); -async16 runs
 # 16 ASYNC jobs (multi-buffer CBC encryption).
 #

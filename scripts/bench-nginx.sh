@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The aesmux Authors
-# The load benchmark of BENCHMARKS.md "Statistics that cost nothing": nginx
-# (2 worker processes) serves a 1 MiB file over TLS 1.3 with
+# The load benchmark of BENCHMARKS.md ("What does it change end to end?"):
+# nginx (2 worker processes) serves a 1 MiB file over TLS 1.3 with
 # TLS_AES_256_GCM_SHA384 on loopback to wrk (32 keep-alive connections),
 # both processes loading the same openssl.cnf, in three configurations run
 # in turn, RUNS times each:
 #   default      OpenSSL's default provider only;
 #   aesmux       aesmux, statistics off;
-#   aesmux+stats aesmux with stats_file set (what README tells operators to
-#                do to confirm aesmux is in use).
+#   aesmux+stats aesmux with stats_file set (what docs/operating.md tells
+#                operators to do to confirm aesmux is in use).
 # Prints the median requests per second and CPU time per request (nginx's
 # workers and wrk together) of each, and the ratios; checks
 # from the statistics files that aesmux served AES-256-GCM in both nginx

@@ -191,7 +191,7 @@ done
 stage "afalg suite on Debian's kernel under qemu" \
   "$(dirname "$0")/test-afalg-vm.sh"
 
-# The build for targets without aesmux's kernels (README: Arm and other
+# The build for targets without aesmux's kernels (docs/afalg.md: Arm and other
 # architectures), cross-built for arm64 and run under qemu.
 stage "arm64 build under qemu" "$(dirname "$0")/test-arm64.sh"
 

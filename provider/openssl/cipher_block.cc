@@ -144,7 +144,7 @@ int TlsRecordUpdate(GenericCtx *ctx, unsigned char *out, size_t *outl,
   // start of the next input block (OpenSSL's default provider does so, and
   // returns garbage). Keep what will be held, move the whole blocks to
   // where their output goes and run them in place there, and write the held
-  // block's output last. (README: deliberate differences.)
+  // block's output last. (docs/differences.md.)
   uint8_t held_out[kAesBlock] = {};  // written by RunBlocks below
   uint8_t rest[kAesBlock];
   const size_t rest_len = inl - whole;

@@ -105,7 +105,7 @@ int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
 // message under way (IV state "copied") goes on in a new direction. A key
 // ends it: the default provider would go on from a GCM state its key setup
 // zeroed (keystream E(K, 0), E(K, 1), ... whatever the IV, the same for
-// every message re-keyed that way); aesmux requires a new IV (README).
+// every message re-keyed that way); aesmux requires a new IV (docs/differences.md).
 int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
             const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
             bool encrypt) {

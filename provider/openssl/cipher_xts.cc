@@ -84,8 +84,8 @@ int XtsInit(GenericCtx *ctx, const unsigned char *key, size_t key_len,
   // A key-less init that turns a context keyed for decryption with equal
   // halves to encrypting succeeds, as with the default provider (a program
   // may go on to give a new key); the default then goes on decrypting with
-  // its old schedule (README), aesmux refuses every encryption until a key
-  // with distinct halves is set.
+  // its old schedule (docs/differences.md), aesmux refuses every encryption
+  // until a key with distinct halves is set.
   return XtsSetCtxParams(ctx, params);
 }
 

@@ -79,7 +79,7 @@ struct GcmState {
   // get_ctx_params reports 16.
   std::optional<uint8_t> tag_len;
   // A decryption's final found the tag wrong: the message may go on, but
-  // no later final of it succeeds (README).
+  // no later final of it succeeds (docs/differences.md).
   bool tag_failed = false;
   // TLS 1.2 record mode: set by tlsaad (even one refused) for the next
   // update only; the header is the first kTlsAadLen bytes of buf.

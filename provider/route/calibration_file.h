@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
 // A calibration file: "key = value" lines of thresholds, '#' comments,
-// as `aesmux calibrate` writes them (README.md, "Calibration"). What the
+// as `aesmux calibrate` writes them (docs/operating.md, "Calibrating"). What the
 // values mean and which keys are thresholds is the settings' business
 // (settings.cc); this reads the lines and says where each value stands.
 #ifndef AESMUX_PROVIDER_ROUTE_CALIBRATION_FILE_H_

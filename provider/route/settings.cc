@@ -103,6 +103,16 @@ constexpr SettingKey kSettingKeys[] = {
     // Read before every other key (LoadSettings), which it may set.
     {"calibration_file", 0, "", "none", "/etc/ssl/aesmux-calibration.conf",
      false,
+     "A file of thresholds measured on this machine, as `aesmux calibrate` "
+     "writes it, read when aesmux loads. It holds `key = value` lines of the "
+     "keys a calibration file may set (the thresholds), `#` comments and "
+     "blank lines; openssl.cnf and the environment override what it says. "
+     "It only tunes: a file that cannot be read (missing, not readable by the "
+     "program's user, not a regular file, larger than 64 KiB) or that has a "
+     "malformed line or another key is ignored whole, with a warning, and "
+     "every threshold keeps its default. A symbolic link is followed unless "
+     "it is in a directory that users other than root and the program's own "
+     "can write.",
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        settings->calibration_file = std::string(value);
@@ -110,6 +120,11 @@ constexpr SettingKey kSettingKeys[] = {
      }},
     // The off switch, for one process (AESMUX_DISABLE=1) or all.
     {"disable", 0, "0", "", "1", false,
+     "The off switch: `1` makes aesmux register no algorithm, so that "
+     "programs use OpenSSL's default provider. aesmux still loads, reports "
+     "its configuration's mistakes as warnings (never stopping a program, "
+     "whatever `config_diagnostics` says), and `aesmux info` says it is off "
+     "and why. For one program: `AESMUX_DISABLE=1 program ...`.",
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        if (value != "0" && value != "1") return "expected 0|1";
@@ -117,11 +132,32 @@ constexpr SettingKey kSettingKeys[] = {
        return "";
      }},
     {"kernels", 0, "auto", "", "aesni", false,
+     "The kernel tier of the simd path: `auto` (the best tier this CPU "
+     "has), a tier name (`vaes_avx512`, `vaes_avx2`, `aesni`), or `none` "
+     "(every request on the fallback path). A tier the CPU lacks stops aesmux "
+     "from loading, naming the features it misses. A build for another "
+     "architecture than x86-64 has no kernels: there `auto` and `none` mean "
+     "the same, and a tier name stops aesmux from loading.",
      [](std::string_view value, Family, kernels::CpuFeatures cpu,
         Settings *settings) { return ChooseTier(value, cpu, settings); }},
     {"fallback_max_len", kAllFamilies, "0", "", "64", true,
+     "Requests of at most this many bytes go to the fallback path "
+     "(OpenSSL's default provider inside aesmux); `0`: none. A request is "
+     "one update or one `EVP_Cipher` call; a GCM message counts its AAD and "
+     "its first payload.",
      ApplyFamilyBytes<&FamilySettings::fallback_max_len>},
     {"afalg", 0, "auto", "", "off", false,
+     "The afalg path (the kernel crypto API through AF_ALG sockets and "
+     "io_uring) for every family, for machines whose kernel drives a crypto "
+     "offload engine (Qualcomm qce, Marvell CESA, AMD CCP, ...). `auto` uses "
+     "it only where the kernel's "
+     "implementation is an offload driver, never CPU software (`aes-generic`, "
+     "`*-aesni`, `*-ce`, ...); `off` never; `force` whatever binds, CPU "
+     "software included (for tests, or to move work off the calling "
+     "threads). Under `auto` a family is probed on its first request of at "
+     "least its `afalg_min_len` (GCM on its first cipher context): on a "
+     "machine without an offload driver that costs one read of /proc/crypto "
+     "and nothing afterwards. `force` probes when aesmux loads.",
      [](std::string_view value, Family, kernels::CpuFeatures cpu,
         Settings *settings) -> std::string {
        for (size_t f = 0; f < kNumFamilies; ++f) {
@@ -132,11 +168,25 @@ constexpr SettingKey kSettingKeys[] = {
        return "";
      }},
     {"afalg", kAllFamilies, "", "afalg's value", "force", false,
+     "The afalg path for one family, as `afalg` sets it for all; it "
+     "overrides `afalg`.",
      ApplyFamilyPolicy},
     {"afalg_min_len", kAllFamilies, "",
      "16K under auto (2K on a CPU without AES instructions), 0 under force",
-     "64K", true, ApplyFamilyBytes<&FamilySettings::afalg_min_len>},
+     "64K", true,
+     "Requests of at least this many bytes go to the afalg path where it "
+     "is on for the family (a GCM message counts its AAD and its first "
+     "payload). The defaults under `auto` are where an offload engine that "
+     "cost the CPU nothing per byte would start to win (BENCHMARKS.md, "
+     "measured under emulation): measure on the machine with `aesmux "
+     "calibrate`.", ApplyFamilyBytes<&FamilySettings::afalg_min_len>},
     {"afalg_fork", 0, "off", "", "rebuild", false,
+     "Whether a forked child may use the afalg path. `off`: never; the "
+     "child makes no socket or io_uring system call (it may have entered a "
+     "seccomp sandbox, as OpenSSH's pre-authentication child does). "
+     "`rebuild`: each child makes its own sockets and ring on first use "
+     "(pre-forking servers without such sandboxes, such as nginx's "
+     "workers).",
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        if (value != "off" && value != "rebuild") return "expected off|rebuild";
@@ -144,6 +194,12 @@ constexpr SettingKey kSettingKeys[] = {
        return "";
      }},
     {"afalg_max_fds", 0, "", "a quarter of RLIMIT_NOFILE", "64", false,
+     "The most file descriptors the afalg path holds in a process, never "
+     "more than a quarter of the soft `RLIMIT_NOFILE`, and never one "
+     "numbered in the limit's top quarter. Each key on the path "
+     "holds a socket and pools up to two more, each thread's ring holds two; "
+     "past the budget, idle pooled sockets are closed, then requests run on "
+     "the CPU (counted as `afalg-fallback:fd_budget`).",
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        const std::optional<uint64_t> count = ParseByteCount(value);
@@ -154,12 +210,41 @@ constexpr SettingKey kSettingKeys[] = {
        return "";
      }},
     {"mb_min_len", kCbcOnly, "512", "", "1K", true,
+     "CBC encryptions shorter than this are never batched into "
+     "multi-buffer lanes. A batched request pauses its ASYNC job once, which "
+     "costs more than a short request's work; `aesmux calibrate` measures "
+     "where batching starts to win.",
      ApplyFamilyBytes<&FamilySettings::mb_min_len>},
     {"mb_max_len", kCbcOnly, "64K", "", "16K", true,
+     "CBC encryptions of at most this many bytes (and at least "
+     "`cbc.mb_min_len`) may be batched into multi-buffer lanes (16 streams "
+     "per kernel call on VAES CPUs, 8 with AES-NI) with other "
+     "requests in flight: other ASYNC jobs', or, from "
+     "`cbc.mb_threads_min_len`, those of more threads than CPUs; `0` turns "
+     "batching off. A lone request never waits: it runs at once on the "
+     "single-stream kernel.",
      ApplyFamilyBytes<&FamilySettings::mb_max_len>},
     {"mb_threads_min_len", kCbcOnly, "8K", "", "16K", true,
+     "Outside an ASYNC job, CBC encryptions shorter than this are never "
+     "combined with other threads'. Waiting for a combiner costs a short "
+     "request more than the lanes save it (ASYNC jobs batch from "
+     "`cbc.mb_min_len`); `0` combines threads' requests of every length, "
+     "and `aesmux calibrate` measures where combining starts to win.",
      ApplyFamilyBytes<&FamilySettings::mb_threads_min_len>},
     {"stats_file", 0, "", "none", "/var/tmp/aesmux/stats", false,
+     "Where each process that served requests writes its statistics: "
+     "`<prefix>.<pid>.<id>`, at exit and, while it serves requests, at most "
+     "once a second: its requests and bytes per algorithm and path, the "
+     "afalg path's hand-offs by reason, and per family whether the afalg "
+     "path was on, and why not. The files of processes that have exited are "
+     "folded into one `<prefix>.summary.<uid>` per user by the next process "
+     "to write or read them, so the directory holds one file per live "
+     "process and one per user; `aesmux stats` sums them. The directory must "
+     "exist and be writable by the processes (the package makes "
+     "/var/tmp/aesmux, mode 1777; `install -d -m 1777 /var/tmp/aesmux` "
+     "elsewhere); if it is not, each process says so once on stderr, and "
+     "`aesmux info` shows it. A prefix must end in a file name (`DIR/STEM`) "
+     "short enough for the names made from it, or it is refused.",
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {
        if (const char *problem = core::StatsPrefixProblem(value)) {
@@ -171,6 +256,18 @@ constexpr SettingKey kSettingKeys[] = {
 };
 static_assert(kSettingKeys[0].name == "calibration_file",
               "LoadSettings reads the calibration file first");
+// Every key is documented (its reference is printed from here: settings.h).
+consteval bool AllDocumented() {
+  for (const SettingKey &key : kSettingKeys) {
+    if (key.doc.empty() || !key.doc.ends_with('.')) return false;
+    if (key.example.empty()) return false;
+    if (key.default_value.empty() == key.unset_means.empty()) return false;
+  }
+  return true;
+}
+static_assert(AllDocumented(),
+              "every key needs a doc (sentences), an example, and either a "
+              "default or what leaving it unset means");
 
 // Writes the openssl.cnf key of `key` for `family` (ignored by a global
 // key), or with `environment` its variable, a character at a time through

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
 // Router settings: every configuration key aesmux understands, declared once
-// (SettingKeys(): name, default, parser), parsed eagerly when the provider
-// loads. openssl.cnf.example documents each key with its default and an
-// example.
+// (SettingKeys(): name, default, documentation, parser), parsed eagerly when
+// the provider loads. Their reference (aesmux(7), docs/settings.md, the
+// settings of openssl.cnf.example, README's table) is printed from this
+// declaration by docs/settings_reference.cc; docs_drift_test fails when a
+// checked-in copy differs.
 //
 // Sources, in increasing priority: built-in defaults, a calibration file
 // (thresholds measured by `aesmux calibrate`), the provider's section of
@@ -172,6 +174,11 @@ struct SettingKey {
   std::string_view example;
   // Whether a calibration file may set it (measured thresholds only).
   bool calibrated;
+  // For people: what the key does and takes, in sentences, `code` in
+  // backquotes. The first sentence alone summarises it (README's table).
+  // The default, variable, ENGINE control and example come from the other
+  // fields; byte counts are explained once for all keys.
+  std::string_view doc;
   // Applies a value to `settings` for `family` (ignored by global keys);
   // returns what is wrong with the value, or "" when it is good.
   std::string (*apply)(std::string_view value, Family family,

@@ -561,7 +561,7 @@ INSTANTIATE_TEST_SUITE_P(Kernels, EngineGcmTest,
 // 0..15 after updates that leave each offset, compared in output and in
 // the num read back; a value the provider cannot take fails the update.
 // OpenSSL 3.0.20 and later refuse every num but 0 on the default
-// provider's CTR (README): there only the values it takes are compared.
+// provider's CTR (docs/differences.md): there only the values it takes are compared.
 class EngineCtrNumTest : public EngineFixture<KernelConfig> {
  protected:
   const KernelConfig &config() const override { return GetParam(); }

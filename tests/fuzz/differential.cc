@@ -671,7 +671,7 @@ class Harness {
     // ECB, CBC in place with bytes held: the default provider writes the
     // held block's output over input it has not read yet (its results
     // depend on how far its assembly reads ahead); aesmux gives what out of
-    // place gives (README; ContractTest.InPlaceUpdatesAfterAPartialBlock-
+    // place gives (docs/differences.md; ContractTest.InPlaceUpdatesAfterAPartialBlock-
     // MatchOutOfPlace). Not compared, until the next init.
     const bool block = family == Family::kEcb || family == Family::kCbc;
     const bool pad = block && Padding(pair);
@@ -781,7 +781,7 @@ class Harness {
       // ending in a partial block writes 16 - n bytes of the n-byte tail's
       // decryption, and for some lengths (209..223 bytes, ...) gets whole
       // blocks and the chaining value wrong. aesmux decrypts as if the tail
-      // were zero-extended and writes its n bytes (README; ContractTest.
+      // were zero-extended and writes its n bytes (docs/differences.md; ContractTest.
       // EvpCipherPartialCbcBlockMatchesTheDefaultProvider checks the
       // bytes). Here: nothing written past the length, and no comparison of
       // outputs or chaining values until the next init.
@@ -1140,7 +1140,8 @@ class Harness {
 
   // CTR's num: OpenSSL 3.0.20+ refuses every value but 0 (it compares num
   // with the block size, 1 for a stream mode); aesmux accepts the offsets
-  // 0..15 into the keystream block, as OpenSSL 3.0.19 did (README).
+  // 0..15 into the keystream block, as OpenSSL 3.0.19 did
+  // (docs/differences.md).
   bool AcceptedNumDifference(Pair &pair, const ParamArray &params,
                              const int ret[2], const ErrorCodes errors[2]) {
     unsigned int num;

@@ -11,7 +11,7 @@
 // every family's fallback_max_len at 64 bytes, so a stream mixes the
 // kernels and the fallback path.
 //
-// Left out, as README says the ENGINE's legacy cipher and the default
+// Left out, as docs/engine.md says the ENGINE's legacy cipher and the default
 // provider legitimately part there: error codes, EVP_Cipher's return
 // value, the CBC IV between a padded decryption's updates, a direction
 // changed without a new key, a GCM key set mid-message without an IV, XTS
@@ -277,8 +277,9 @@ void Run(const uint8_t *data, size_t size) {
       case 6: {  // CTR: num; GCM: AAD; the others: an update of whole blocks
         if (ctr) {
           // OpenSSL 3.0.20 and later refuse every num but 0 on the default
-          // provider (README); the ENGINE takes 0..15 as OpenSSL's legacy
-          // AES-CTR does. Where the default refuses, the streams part.
+          // provider (docs/differences.md); the ENGINE takes 0..15 as
+          // OpenSSL's legacy AES-CTR does. Where the default refuses, the
+          // streams part.
           const int num = static_cast<int>(in.Pick(16));
           if (!EVP_CIPHER_CTX_set_num(pair.ctx[1], num)) return;
           Both(pair, "set_num " + std::to_string(num),

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
 // What the fuzz harness knows of the default provider's state, where it
-// decides what may be compared: where aesmux deliberately differs (README,
-// "Where aesmux deliberately differs"), where OpenSSL 3.0's default
+// decides what may be compared: where aesmux deliberately differs
+// (docs/differences.md), where OpenSSL 3.0's default
 // provider has defects of its own, and where both draw random bytes. Each
 // field says which case it follows; Comparable() is false while the states
 // of the two providers have parted.
@@ -27,8 +27,8 @@ struct Model {
   int provider_enc = -1;
 
   // ECB, CBC, XTS: the direction the default provider's key schedule was
-  // made for. It keeps it when only the direction changes (README: "Where
-  // aesmux deliberately differs"); -1 before any key.
+  // made for. It keeps it when only the direction changes
+  // (docs/differences.md); -1 before any key.
   int key_enc = -1;
   // Data ran with the schedule of the other direction: outputs (and, for
   // CBC, the chaining value) differ until the next key.
@@ -43,11 +43,12 @@ struct Model {
   bool tls_aad_pending = false;
   // A key was set in the middle of a message: aesmux ends the message (a
   // new IV is required), the default provider goes on from a zeroed GCM
-  // state (README). Until a new IV: no comparison of GCM data.
+  // state (docs/differences.md). Until a new IV: no comparison of GCM data.
   bool gcm_interrupted = false;
   // A decryption's final found the tag wrong: the message goes on, but no
-  // later final of it succeeds in aesmux (README); the default provider's
-  // later finals check or make tags from a GHASH state its finish changed.
+  // later final of it succeeds in aesmux (docs/differences.md); the
+  // default provider's later finals check or make tags from a GHASH state
+  // its finish changed.
   bool gcm_tag_failed = false;
   // A final ran while interrupted or after a wrong tag (the default
   // provider made a tag, aesmux did not), or on a random IV. The tags

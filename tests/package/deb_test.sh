@@ -64,16 +64,17 @@ if [ "$mode" = layout ]; then
   dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\./, "", $6); print $6 }' |
     sort >"$work/files"
   for expected in /usr/bin/aesmux "$modulesdir/aesmux.so" \
-                  /usr/share/man/man1/aesmux.1.gz \
+                  /usr/share/man/man1/aesmux.1.gz /usr/share/man/man7/aesmux.7.gz \
                   /usr/share/doc/aesmux/openssl.cnf.example \
                   /usr/share/doc/aesmux/README.md \
-                  /usr/lib/tmpfiles.d/aesmux.conf; do
+                  /usr/lib/tmpfiles.d/aesmux.conf \
+                  /usr/share/doc/aesmux/docs/settings.md; do
     grep -qx "$expected" "$work/files" && pass "ships $expected" ||
       fail "does not ship $expected"
   done
   engines=$(pkg-config --variable=enginesdir libcrypto)
   unexpected=$(grep -v -e '^/usr/bin/aesmux$' -e "^$modulesdir/aesmux.so$" \
-    -e "^$engines/[a-z_]*aesmux[a-z_]*\.so$" -e '^/usr/share/man/man1/aesmux\.1\.gz$' \
+    -e "^$engines/[a-z_]*aesmux[a-z_]*\.so$" -e '^/usr/share/man/man[17]/aesmux\.[17]\.gz$' \
     -e '^/usr/share/doc/aesmux/' -e '^/usr/lib/tmpfiles\.d/aesmux\.conf$' \
     "$work/files" || true)
   [ -z "$unexpected" ] && pass "no other files" ||
@@ -122,8 +123,21 @@ if [ "$mode" = layout ]; then
   fi
   [ -x "$work/root/usr/bin/aesmux" ] && pass "dpkg -x: the command is executable" ||
     fail "dpkg -x: no executable usr/bin/aesmux"
-  zcat "$work/root/usr/share/man/man1/aesmux.1.gz" | grep -q '^\.SH COMMANDS' &&
-    pass "the man page is a man page" || fail "the man page is not readable"
+  # aesmux(1) and aesmux(7), with the settings printed into the latter;
+  # man finds nothing to warn about in either.
+  for page in man1/aesmux.1.gz:COMMANDS man7/aesmux.7.gz:SETTINGS; do
+    file=$work/root/usr/share/man/${page%%:*}
+    zcat "$file" | grep -q "^\.SH ${page#*:}" &&
+      zcat "$file" | grep -q '^\.TP' &&
+      pass "${page%%:*} is a man page" || fail "${page%%:*} is not readable"
+    if command -v man >/dev/null; then
+      warnings=$(MANWIDTH=80 man --warnings -E UTF-8 -l "$file" 2>&1 >/dev/null || true)
+      [ -z "$warnings" ] && pass "man --warnings: nothing in ${page%%:*}" ||
+        fail "man --warnings ${page%%:*}: $warnings"
+    fi
+  done
+  zcat "$work/root/usr/share/man/man7/aesmux.7.gz" | grep -q 'AESMUX_CBC_MB_MAX_LEN' &&
+    pass "aesmux(7) lists the settings" || fail "aesmux(7) lacks the settings"
   if OPENSSL_CONF=/dev/null OPENSSL_MODULES=$work/root$modulesdir \
        "$work/root/usr/bin/aesmux" info >"$work/info" 2>&1 &&
      grep -q "^tier in use" "$work/info"; then
@@ -174,9 +188,11 @@ OPENSSL_CONF=/dev/null env -u OPENSSL_MODULES /usr/bin/aesmux info >"$work/info"
 if command -v man >/dev/null; then
   man -w aesmux >/dev/null 2>&1 && pass "man aesmux finds the page" ||
     fail "man aesmux does not find the page"
+  man -w 7 aesmux >/dev/null 2>&1 && pass "man 7 aesmux finds the page" ||
+    fail "man 7 aesmux does not find the page"
 fi
 
-# The statistics directory README suggests, made by the package (through
+# The statistics directory docs/operating.md suggests, made by the package (through
 # systemd-tmpfiles, where it is installed).
 if command -v systemd-tmpfiles >/dev/null; then
   [ "$(stat -c %a:%U /var/tmp/aesmux 2>/dev/null)" = 1777:root ] &&

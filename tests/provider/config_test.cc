@@ -642,52 +642,6 @@ TEST(Calibration, AFileThatIsMissingOrMalformedIsIgnoredWithAWarning) {
   }
 }
 
-// openssl.cnf.example documents every key once, with its default (or
-// "(none)") and an example, and names its environment variable.
-TEST(SettingKeys, EveryKeyIsDocumentedInOpensslCnfExample) {
-  std::ifstream file(AESMUX_SOURCE_DIR "/openssl.cnf.example");
-  ASSERT_TRUE(file.good());
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(file, line);) lines.push_back(line);
-  auto mentions = [&](const std::string &text) {
-    for (const std::string &line : lines) {
-      if (line.find(text) != std::string::npos) return true;
-    }
-    return false;
-  };
-  for (const SettingKey &key : SettingKeys()) {
-    // A per-family key is documented for one family or another.
-    std::vector<std::string> names;
-    for (size_t f = 0; f < kNumFamilies; ++f) {
-      if (key.families != 0 && (key.families & (1u << f)) == 0) continue;
-      names.push_back(ConfigKeyName(key, static_cast<Family>(f)));
-      if (key.families == 0) break;
-    }
-    long defaults = 0, examples = 0;
-    for (const std::string &name : names) {
-      const std::string prefix = "# " + name + " = ";
-      for (const std::string &line : lines) {
-        if (!line.starts_with(prefix)) continue;
-        const std::string value = line.substr(prefix.size());
-        if (value == key.example) {
-          ++examples;
-        } else if (key.default_value.empty() || value == key.default_value) {
-          ++defaults;
-        }
-      }
-    }
-    EXPECT_GE(defaults, 1) << key.name << ": no line with its default";
-    EXPECT_EQ(examples, 1) << key.name << ": its example, once";
-    const std::string env = EnvironmentName(key, Family::kCbc);
-    const std::string family_env =
-        "AESMUX_<FAMILY>_" + env.substr(std::string("AESMUX_CBC_").size());
-    EXPECT_TRUE(mentions("[" + env + "]") || mentions(" " + env + "]") ||
-                mentions("[" + env + ",") ||
-                (key.families == kAllFamilies && mentions(family_env)))
-        << key.name << ": environment variable not named";
-  }
-}
-
 TEST(SettingNameTexts, SpellEveryKeyAsConfigKeyNameAndEnvironmentName) {
   const std::vector<KeyInstance> keys = EveryKey();
   const std::span<const SettingNameText> texts = SettingNameTexts();

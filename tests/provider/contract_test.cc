@@ -96,7 +96,7 @@ TEST_P(ContractTest, EveryAliasAndOidFindsAesmux) {
 // libssl's TLS 1.3 IV-only re-init per record; then the direction given
 // once more, or (CTR, GCM) switched last. Each step and the result as the
 // default provider's, and the result as one-step init's. (ECB, CBC and XTS
-// switched after the key are README's deliberate difference: the default
+// switched after the key are a deliberate difference (docs/differences.md): the default
 // provider keeps the old direction's schedule; see
 // DirectionOnlyReinitDecryptsWithTheSameKey and reinit_test.)
 TEST_P(ContractTest, MultiStepInitMatchesTheDefaultProvider) {
@@ -587,7 +587,7 @@ std::string DefaultPartialCbcBehaviour(const EVP_CIPHER *theirs,
 // zero-extended block's ciphertext. The reference is the default
 // provider's CBC on the zero-extended input: its own EVP_Cipher reads past
 // the input, and its AES-NI code writes 16 - n bytes of an n-byte tail and
-// gets some lengths wrong altogether (README).
+// gets some lengths wrong altogether (docs/differences.md).
 TEST_P(ContractTest, EvpCipherPartialCbcBlockMatchesTheDefaultProvider) {
   CipherPtr ours = Fetch("AES-128-CBC");
   CipherPtr theirs = env_->Default("AES-128-CBC");
@@ -597,7 +597,7 @@ TEST_P(ContractTest, EvpCipherPartialCbcBlockMatchesTheDefaultProvider) {
       !other.empty()) {
     GTEST_SKIP() << "the default provider's CBC code on this CPU handles a "
                     "partial block otherwise, so there is no behaviour to "
-                    "agree with (README: where aesmux differs): "
+                    "agree with (docs/differences.md): "
                  << other;
   }
   for (int enc : {1, 0}) {

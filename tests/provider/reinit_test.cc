@@ -5,8 +5,8 @@
 // both, or a switch of direction (alone or with a key or an IV), done right
 // after the first init, in the middle of a message and after final. What
 // follows (an update, final, the IV, num, the GCM tag) must come out of
-// aesmux exactly as out of the default provider, except where README says
-// aesmux deliberately differs:
+// aesmux exactly as out of the default provider, except where
+// docs/differences.md says aesmux deliberately differs:
 // - a direction switch without a key on ECB, CBC and XTS: the default
 //   provider keeps the key schedule of the old direction; aesmux behaves as
 //   the default provider does when given the key again;

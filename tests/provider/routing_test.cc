@@ -167,11 +167,11 @@ INSTANTIATE_TEST_SUITE_P(Kernels, RoutingTest,
 
 // Every length threshold at its boundary: a request of T - 1, T and T + 1
 // bytes (for ECB and CBC, whose requests are whole blocks, thresholds on
-// both sides of a block boundary) goes where README's "at or below" / "at
-// least" puts it, as the statistics count it, for every family and both
-// directions. A comparison off by one sends a request of exactly T bytes
-// (or T + 1) to the other path; the outputs agree either way, so only the
-// statistics can see it.
+// both sides of a block boundary) goes where the thresholds' "at most" /
+// "at least" (docs/settings.md) puts it, as the statistics count it, for
+// every family and both directions. A comparison off by one sends a
+// request of exactly T bytes (or T + 1) to the other path; the outputs
+// agree either way, so only the statistics can see it.
 
 // One request of `len` bytes of `alg` in one update (GCM: a message of 13
 // bytes of AAD and `len` - 13 of payload, whose length the router sees).
@@ -286,7 +286,7 @@ int RequestInJob(void *arg) {
 }
 
 // One CBC encryption in an ASYNC job, on a thread of its own (whose lane
-// queue is new, so that an mb request runs in lanes: README).
+// queue is new, so that an mb request runs in lanes: docs/design.md).
 void EncryptInAsyncJob(const ProviderEnv &env, const core::AlgInfo &alg,
                        size_t len) {
   std::thread thread([&] {
