@@ -126,7 +126,10 @@ TEST(LoadSettings, ReportsEveryBadValueNotOnlyTheFirst) {
   EXPECT_FALSE(
       route::LoadSettings(From(config), From(env), kAllFeatures, &problems));
   ASSERT_EQ(problems.errors.size(), 4u) << problems.Text();
-  EXPECT_TRUE(problems.errors[0].starts_with("kernels = 'fast': expected "))
+  // (a build without kernels, for arm64, says so before what it expects)
+  EXPECT_TRUE(problems.errors[0].starts_with("kernels = 'fast': "))
+      << problems.errors[0];
+  EXPECT_NE(problems.errors[0].find("expected "), std::string::npos)
       << problems.errors[0];
   EXPECT_TRUE(problems.errors[1].starts_with(
       "AESMUX_CTR_FALLBACK_MAX_LEN = '99999"))
