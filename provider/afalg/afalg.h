@@ -92,6 +92,17 @@ struct FamilyStatus {
   bool async = false;
   bool cpu_software = false;
   std::optional<bool> kern_driver_only;  // from NETLINK_CRYPTO
+  // What keys bind to: the offload driver's name where /proc/crypto lists
+  // one (a bind by the algorithm's name gets the implementation of highest
+  // priority, which may be CPU software), else the algorithm's name.
+  std::string bind_name;
+  // When bound by driver name past an implementation of higher priority:
+  // that one ("cbc-aes-aesni (priority 400)").
+  std::string outranked;
+  // The key sizes (bytes) whose known answer (known_answers.h) the driver
+  // gave, and why each other one is not used.
+  std::vector<size_t> key_lens;
+  std::string key_notes;
   // Why the family is not available, or notes.
   std::string reason;
   // Whether probing stopped at /proc/crypto because auto found only CPU
@@ -106,6 +117,8 @@ struct FamilyStatus {
   bool Usable(bool force) const {
     return available && (force || !cpu_software);
   }
+  // Whether keys of `key_len` bytes passed the probe.
+  bool KeyUsable(size_t key_len) const;
   // One line for people: "cbc-aes-aesni (priority 400, CPU software)" or
   // the reason it is not available.
   std::string Describe() const;
@@ -134,6 +147,8 @@ class Service {
   // software). Thread-safe; the first call per family does the work.
   void Probe(core::Family family, bool force);
   FamilyStatus status(core::Family family) const;
+  // What a key of `family` binds to (FamilyStatus::bind_name), once probed.
+  std::string BindName(core::Family family) const;
 
   // Whether `family` binds to an offload driver (no lock: per request).
   bool offload(core::Family family) const {
@@ -163,6 +178,13 @@ class Service {
  private:
   Service() = default;
   void ProbeLocked(core::Family family, bool force);
+  // Binds `tfm`, under force by the algorithm's name if no offload driver
+  // binds; fills the status's driver fields. 0 or -errno.
+  int BindForProbe(int tfm, core::Family family, bool force,
+                   FamilyStatus &status);
+  // Keys `tfm` with each key size of `family` and checks its known answer
+  // through this thread's ring; fills key_lens and key_notes.
+  void CheckKeySizes(int tfm, core::Family family, FamilyStatus &status);
   int ReadProcCrypto();
 
   // status_ and the /proc/crypto text are guarded by core::InitLock.

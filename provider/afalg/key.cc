@@ -91,7 +91,10 @@ class Tfm {
     }
     UniqueFd fd = UniqueFd::Budgeted(raw);
     if (!FdLeavesHeadroom(raw)) return -EMFILE;
-    if (const int ret = BindAlgorithm(fd.get(), family); ret != 0) {
+    const KernelAlgorithm kernel = KernelAlgorithmFor(family);
+    if (const int ret = BindAlgorithm(fd.get(), kernel.type,
+                                      Service::Get().BindName(family));
+        ret != 0) {
       return ret;
     }
     if (const int ret = SetSocketKey(fd.get(), family, key); ret != 0) {

@@ -245,6 +245,14 @@ int Ring::Run(Request &request, InFlight &in_flight) {
   return ret;
 }
 
+int Ring::RunNow(Request &request) {
+  request.result = 0;
+  request.read_seen = request.send_seen = request.done = false;
+  std::unique_lock lock(mutex_);
+  if (const int ret = Queue(request); ret < 0) return ret;
+  return WaitSync(request);
+}
+
 bool Ring::Cancel(Request &request) {
   if (!ours()) return false;
   std::lock_guard lock(mutex_);

@@ -100,6 +100,9 @@ class Ring : public std::enable_shared_from_this<Ring> {
   // While its ASYNC job is paused, `in_flight` holds the request, so that
   // its key can cancel it (in_flight.h).
   int Run(Request &request, InFlight &in_flight);
+  // The same on this thread alone, even inside an ASYNC job: for the
+  // probe, which must not pause a job while it holds the init lock.
+  int RunNow(Request &request);
 
   // InFlight::Cancel's part: the request's SQEs become NOPs if they were
   // not submitted, else this waits for its completion. False, touching

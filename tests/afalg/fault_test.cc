@@ -284,6 +284,61 @@ TEST_F(AfalgFaultTest, GcmRecordFailureInPlaceLosesNothing) {
                              data.data(), data.size(), tag));
 }
 
+// The probe checks every key size with a known answer: a driver that
+// gets one size wrong keeps that size on the CPU, the others on the path,
+// and says so (in a child: the Service of this process has probed).
+TEST_F(AfalgFaultTest, ProbeKeepsAKeySizeTheDriverGetsWrongOnTheCpu) {
+  const std::string result = RunInChild([this] {
+    afalg::InjectFault(Fault::kProbeAnswer, -1, -EIO, 24);
+    route::Settings settings;
+    settings.tier = kernels::BestTier(kernels::DetectCpuFeatures());
+    for (route::FamilySettings &family : settings.families) {
+      family.afalg = route::AfalgPolicy::kForce;
+    }
+    route::Router router(settings, library_.get());
+    afalg::ClearFaults();
+    const std::string &state = router.afalg_state(core::Family::kCbc);
+    if (state.find("keys of 16 and 32 bytes; not 24-byte keys: wrong answer") ==
+        std::string::npos) {
+      std::fprintf(stderr, "afalg.cbc: %s\n", state.c_str());
+      return 1;
+    }
+    if (!router.AfalgServes(Alg::kAes128Cbc) ||
+        router.AfalgServes(Alg::kAes192Cbc) ||
+        !router.AfalgServes(Alg::kAes256Cbc)) {
+      return 2;
+    }
+    if (router.route_description(Alg::kAes192Cbc).find(
+            "not afalg: its driver failed the probe for 24-byte keys") ==
+        std::string::npos) {
+      return 3;
+    }
+    // AES-192 on the CPU, as the default provider; AES-128 on the path.
+    const uint64_t afalg_192 = Count(Alg::kAes192Cbc, core::Path::kAfalg);
+    std::mt19937_64 rng(16);
+    const Bytes key = RandomBytes(rng, 24), iv = RandomBytes(rng, 16);
+    const Bytes plain = RandomBytes(rng, 4096);
+    route::BlockEngine engine(router, Alg::kAes192Cbc);
+    engine.SetKey(key);
+    Bytes out(plain.size()), chain = iv;
+    const core::Segment segment{out.data(), plain.data(), plain.size()};
+    if (!engine.Run(Direction::kEncrypt, chain.data(), std::span(&segment, 1))) {
+      return 4;
+    }
+    auto reference = NewCipherCtx();
+    Bytes expected(plain.size());
+    int len = 0;
+    EVP_EncryptInit_ex2(reference.get(), EVP_aes_192_cbc(), key.data(),
+                        iv.data(), nullptr);
+    EVP_CIPHER_CTX_set_padding(reference.get(), 0);
+    EVP_EncryptUpdate(reference.get(), expected.data(), &len, plain.data(),
+                      static_cast<int>(plain.size()));
+    if (out != expected) return 5;
+    return Count(Alg::kAes192Cbc, core::Path::kAfalg) == afalg_192 ? 0 : 6;
+  });
+  EXPECT_EQ(result, "");
+}
+
 TEST_F(AfalgFaultTest, OneIoUringEnterPerSynchronousRequest) {
   EncryptInPlace(4096, 7);  // the thread's ring and the key's sockets exist
   std::mt19937_64 rng(15);
