@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "provider/afalg/fault.h"
@@ -282,6 +283,11 @@ void Service::ProbeLocked(Family family, bool force) {
   }
   status.available = true;
   offload_[static_cast<size_t>(family)].store(!status.cpu_software);
+  {
+    std::lock_guard lock(driver_mutex_);
+    watched_driver_[static_cast<size_t>(family)] =
+        status.cpu_software ? std::string() : status.driver;
+  }
   if (status.Usable(force)) Arm();
 }
 
@@ -382,6 +388,7 @@ void Service::CheckKeySizes(int tfm, Family family, FamilyStatus &status) {
     PrepareSend(request, ALG_OP_ENCRYPT, iv,
                 family == Family::kEcb ? 0 : aead ? 12 : 16, aead ? 0 : -1, 1);
     request.punt = !status.cpu_software;
+    request.family = static_cast<int>(family);
     const int ret = ring != nullptr ? ring->RunNow(request) : error;
     if (ret < 0 || request.result < 0) {
       refuse("a request failed (" + ErrnoText(ret < 0 ? ret : request.result) +
@@ -403,6 +410,7 @@ void Service::CheckKeySizes(int tfm, Family family, FamilyStatus &status) {
 
 std::optional<Handoff> Service::Admit(Alg alg) const {
   if (!Armed()) return Handoff::kForked;
+  if (gone(core::Info(alg).family)) return Handoff::kDriverGone;
   const int64_t until =
       health_[static_cast<size_t>(alg)].resting_until_ns.load(
           std::memory_order_relaxed);
@@ -411,7 +419,7 @@ std::optional<Handoff> Service::Admit(Alg alg) const {
 }
 
 void Service::Report(Alg alg, const Outcome &outcome) {
-  Health &health = health_[static_cast<size_t>(alg)];
+  AlgHealth &health = health_[static_cast<size_t>(alg)];
   if (outcome.ok()) {
     if (health.failures.load(std::memory_order_relaxed) != 0) {
       health.failures.store(0, std::memory_order_relaxed);
@@ -420,6 +428,10 @@ void Service::Report(Alg alg, const Outcome &outcome) {
     return;
   }
   if (!outcome.Unhealthy()) return;
+  health.failed.fetch_add(1, std::memory_order_relaxed);
+  health.last_error.store(outcome.error, std::memory_order_relaxed);
+  health.last_reason.store(static_cast<uint8_t>(outcome.reason),
+                           std::memory_order_relaxed);
   const uint32_t failures =
       health.failures.fetch_add(1, std::memory_order_relaxed) + 1;
   const int64_t rest = backoff_base_ns_.load(std::memory_order_relaxed)
@@ -428,16 +440,104 @@ void Service::Report(Alg alg, const Outcome &outcome) {
                                 std::memory_order_relaxed);
 }
 
+namespace {
+std::array<std::atomic<uint32_t>, core::kNumFamilies> g_driver_epoch{};
+}  // namespace
+
+uint32_t DriverEpoch(Family family) {
+  return g_driver_epoch[static_cast<size_t>(family)].load(
+      std::memory_order_acquire);
+}
+
+bool DriverGoneSince(Family family, uint32_t epoch) {
+  return DriverEpoch(family) != epoch;
+}
+
+void Service::NoteKeyRefused(Family family, int error) {
+  const auto f = static_cast<size_t>(family);
+  keys_refused_[f].fetch_add(1, std::memory_order_relaxed);
+  key_error_[f].store(error, std::memory_order_relaxed);
+}
+
+bool Service::DriverListed(Family family) {
+  const auto f = static_cast<size_t>(family);
+  if (gone_[f].load()) return false;
+  std::string driver;
+  {
+    std::lock_guard lock(driver_mutex_);
+    driver = watched_driver_[f];
+  }
+  if (driver.empty()) return true;  // CPU software: it does not go away
+  std::string text;
+  // Unreadable now: no news, so no verdict.
+  if (ReadWholeFile("/proc/crypto", &text) != 0) return true;
+  if (FindDriver(text, driver, KernelAlgorithmFor(family).type)) return true;
+  if (!gone_[f].exchange(true)) {
+    g_driver_epoch[f].fetch_add(1, std::memory_order_acq_rel);
+  }
+  return false;
+}
+
+std::string Service::Health(Family family) const {
+  const auto f = static_cast<size_t>(family);
+  std::string text;
+  auto add = [&](const std::string &part) {
+    text += (text.empty() ? "" : "; ") + part;
+  };
+  std::string driver;
+  {
+    std::lock_guard lock(driver_mutex_);
+    driver = watched_driver_[f];
+  }
+  if (gone(family)) {
+    const uint32_t lost = lost_[f].load(std::memory_order_relaxed);
+    add(driver + " left /proc/crypto (its device was removed): " +
+        std::to_string(lost) + " request" + (lost == 1 ? "" : "s") +
+        " it never completed ran on the CPU; off until aesmux is loaded "
+        "again");
+  }
+  if (const uint32_t refused = keys_refused_[f].load(); refused != 0) {
+    add(std::to_string(refused) + " key" + (refused == 1 ? "" : "s") +
+        " refused by the driver (" +
+        ErrnoText(key_error_[f].load(std::memory_order_relaxed)) +
+        "; an engine out of sessions?), served on the CPU");
+  }
+  const int64_t now = NowNs();
+  for (const core::AlgInfo &info : core::kAlgs) {
+    if (info.family != family) continue;
+    const AlgHealth &health = health_[static_cast<size_t>(info.alg)];
+    const uint32_t failed = health.failed.load(std::memory_order_relaxed);
+    if (failed == 0) continue;
+    std::string part =
+        std::string(info.name) + ": " + std::to_string(failed) +
+        " failed request" + (failed == 1 ? "" : "s") + " ran on the CPU (last " +
+        std::string(core::HandoffName(static_cast<Handoff>(
+            health.last_reason.load(std::memory_order_relaxed)))) +
+        ", " + ErrnoText(health.last_error.load(std::memory_order_relaxed)) +
+        ")";
+    const int64_t until = health.resting_until_ns.load();
+    if (until > now) {
+      char rest[32];
+      std::snprintf(rest, sizeof(rest), "%.1f", (until - now) / 1e9);
+      part += ", resting " + std::string(rest) + " s more";
+    }
+    add(part);
+  }
+  return text;
+}
+
 void Service::SetBackoffForTesting(std::chrono::milliseconds base) {
   backoff_base_ns_.store(
       std::chrono::duration_cast<std::chrono::nanoseconds>(base).count());
 }
 
 void Service::ResetHealthForTesting() {
-  for (Health &health : health_) {
+  for (AlgHealth &health : health_) {
     health.failures.store(0);
+    health.failed.store(0);
     health.resting_until_ns.store(0);
   }
+  for (std::atomic<uint32_t> &refused : keys_refused_) refused.store(0);
 }
 
 }  // namespace aesmux::afalg

@@ -55,6 +55,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -171,6 +172,31 @@ class Service {
   // success ends the streak.
   void Report(core::Alg alg, const Outcome &outcome);
 
+  // The driver refused a key of `family` (ALG_SET_KEY failed with
+  // `error`): counted for Health().
+  void NoteKeyRefused(core::Family family, int error);
+
+  // Asked when a request on an offload driver has waited long (ring.h):
+  // whether the driver `family` bound is still listed in /proc/crypto.
+  // Once it is not (its device was removed), the family is gone for the
+  // rest of this Service: Admit() hands its requests to the CPU
+  // (kDriverGone), and the kernel keys made before are never used or
+  // closed again (key.cc: the driver does not survive it). True for CPU
+  // drivers, which do not go away.
+  bool DriverListed(core::Family family);
+  bool gone(core::Family family) const {
+    return gone_[static_cast<size_t>(family)].load(std::memory_order_relaxed);
+  }
+  // A request of `family` the driver lost: served on the CPU.
+  void NoteLost(core::Family family) {
+    lost_[static_cast<size_t>(family)].fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // For people: what happened on the path of `family` since the probe
+  // (keys refused, failures and rests, the driver gone), or "" if
+  // nothing did.
+  std::string Health(core::Family family) const;
+
   // Tests: the first rest period (default 1 s), and forgetting health.
   void SetBackoffForTesting(std::chrono::milliseconds base);
   void ResetHealthForTesting();
@@ -194,13 +220,32 @@ class Service {
   std::atomic<size_t> max_request_{64 * 1024};
   std::array<std::atomic<bool>, core::kNumFamilies> offload_{};
 
-  struct Health {
+  struct AlgHealth {
     std::atomic<int64_t> resting_until_ns{0};
-    std::atomic<uint32_t> failures{0};
+    std::atomic<uint32_t> failures{0};  // in a row
+    std::atomic<uint32_t> failed{0};    // since the probe
+    std::atomic<int> last_error{0};
+    std::atomic<uint8_t> last_reason{0};
   };
-  std::array<Health, core::kNumAlgs> health_{};
+  std::array<AlgHealth, core::kNumAlgs> health_{};
   std::atomic<int64_t> backoff_base_ns_{1'000'000'000};
+
+  // Per family: keys refused and the last error; the offload driver
+  // watched for going away (under driver_mutex_), whether it has, and the
+  // requests it lost.
+  std::array<std::atomic<uint32_t>, core::kNumFamilies> keys_refused_{};
+  std::array<std::atomic<int>, core::kNumFamilies> key_error_{};
+  mutable std::mutex driver_mutex_;
+  std::array<std::string, core::kNumFamilies> watched_driver_;
+  std::array<std::atomic<bool>, core::kNumFamilies> gone_{};
+  std::array<std::atomic<uint32_t>, core::kNumFamilies> lost_{};
 };
+
+// Kernel keys (key.cc) bound to a driver that later went away must never be
+// used or closed: each records its family's epoch when it is made, which
+// goes up when the family's driver goes (Service::DriverListed).
+uint32_t DriverEpoch(core::Family family);
+bool DriverGoneSince(core::Family family, uint32_t epoch);
 
 class Tfm;
 
@@ -246,6 +291,7 @@ class Key {
  private:
   Outcome Open(core::Alg alg, std::span<const uint8_t> key);
   Tfm *tfm_ = nullptr;  // a reference
+  bool key_refused_ = false;  // the driver refused this key (Handoff::kKeyRefused)
   InFlight in_flight_;  // cancelled by Reset(), before tfm_ is released
 };
 

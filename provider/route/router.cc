@@ -86,9 +86,16 @@ void Router::Probe(Family family, AfalgFamily *state) const {
                  " bytes: " + status.Describe();
 }
 
+std::string Router::afalg_report(Family family) const {
+  const std::string health = afalg::Service::Get().Health(family);
+  return afalg_state(family) + (health.empty() ? "" : "; since: " + health);
+}
+
 std::string Router::afalg_state_so_far(Family family) const {
   const AfalgFamily &state = afalg_[static_cast<size_t>(family)];
-  if (state.settled.load(std::memory_order_acquire)) return state.state;
+  if (state.settled.load(std::memory_order_acquire)) {
+    return afalg_report(family);
+  }
   return "auto, not probed: no request of at least " +
          std::to_string(*afalg_min_len_[static_cast<size_t>(family)]) +
          " bytes";

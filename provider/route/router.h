@@ -151,12 +151,16 @@ class Router {
            afalg_key_passed_[static_cast<size_t>(alg)];
   }
   // For people: whether and why the afalg path is on for `family`
-  // (settling it).
+  // (settling it), as the probe found it.
   const std::string &afalg_state(Family family) const {
     return Settled(family).state;
   }
-  // The same, without settling it: for the statistics file, written at
-  // exit.
+  // That, and what happened since in this process (the afalg path's
+  // health: keys the driver refused, requests that failed and rests, the
+  // driver gone): the afalg.<family> parameter, `aesmux info`.
+  std::string afalg_report(Family family) const;
+  // The report without settling the family: for the statistics file,
+  // written at exit.
   std::string afalg_state_so_far(Family family) const;
 
   // For people: which paths serve `alg` at which lengths, as Choose() and
