@@ -11,7 +11,17 @@
 #   insmod-failed <module>: <error>   a module that did not load
 #   <alg> -> <driver>          a driver /proc/crypto lists for <alg>
 #   test-exit <status>         afalg_test's exit status
+#   device-count <label> ok <data> <control>   the device's request counts
 #   done                       the last line before power-off
+#
+# The machine has QEMU's virtio-crypto device (cryptodev-backend-builtin:
+# AES-CBC done by QEMU, outside the guest's CPU), whose guest driver
+# (virtio_crypto_aes_cbc) is the stand-in for a board's offload engine,
+# and a virtio-serial port named aesmux.control through which the guest
+# asks the host (scripts/vm-control.py) for the device's request counts
+# and to remove the device: the guest's shell function vm_count LABEL, and
+# AESMUX_VM_CONTROL (the port's path) for test programs. The host's log of
+# it is $vm/control.log.
 
 # vm_options [--no-bench] [FILTER]: the VM scripts' arguments. Sets
 # vm_bench (1, or 0 with --no-bench) and vm_filter (afalg_test's gtest
@@ -78,7 +88,7 @@ vm_new_root() {
   mkdir -p "$vm_root"/{bin,sbin,proc,sys,dev,tmp,etc,modules}
   cp "$1" "$vm_root/bin/busybox"
   for applet in sh mount insmod poweroff cat grep awk echo sleep mkdir ls \
-                uname sed head tail timeout; do
+                uname sed head tail timeout basename kill dmesg; do
     ln -s busybox "$vm_root/bin/$applet"
   done
 }
@@ -127,17 +137,31 @@ vm_add_binaries() {
   done
 }
 
-# vm_write_init AFALG_TEST FILTER EXTRA: the guest's init: mounts, insmods
-# the modules, prints the driver of each algorithm, runs AFALG_TEST with the
-# gtest FILTER, then the shell commands EXTRA (may be empty), and powers
+# vm_write_init AFALG_TEST FILTER EXTRA [CLI]: the guest's init: mounts,
+# insmods the modules, prints the driver of each algorithm, runs AFALG_TEST
+# (unless empty) with the gtest FILTER (its statistics in
+# /tmp/stats/afalg_test, the device's request counts taken before and
+# after), prints what the aesmux command CLI (if given) sums of those
+# statistics, then runs the shell commands EXTRA (may be empty), and powers
 # off. AESMUX_HUNG_CHILD_STACKS and AESMUX_STRESS_SECONDS reach the guest.
 vm_write_init() {
-  local afalg_test=$1 filter=$2 extra=$3
+  local afalg_test=$1 filter=$2 extra=$3 cli=${4:-} tests=
+  if [ -n "$afalg_test" ]; then
+    tests=$(cat <<EOF
+vm_count before-tests
+AESMUX_STATS_FILE=/tmp/stats/afalg_test $afalg_test --gtest_color=no --gtest_filter='$filter'
+echo "AFALG-VM: test-exit \$?"
+vm_count after-tests
+${cli:+$cli stats /tmp/stats/afalg_test | sed 's/^/AFALG-STATS: /'}
+EOF
+)
+  fi
   cat >"$vm_root/init" <<EOF
 #!/bin/sh
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 for m in \$(cat /modules/order); do
   if ! error=\$(insmod /modules/\$m 2>&1); then
     echo "AFALG-VM: insmod-failed \$m: \$error"
@@ -147,22 +171,55 @@ echo "AFALG-VM: kernel \$(uname -r)"
 for alg in 'ecb(aes)' 'cbc(aes)' 'ctr(aes)' 'xts(aes)' 'gcm(aes)'; do
   awk -v n="\$alg" '\$1 == "name" { name = \$3 } \$1 == "driver" && name == n { print "AFALG-VM: " n " -> " \$3 }' /proc/crypto
 done
+# Each virtio device (its id: 20 is crypto) and the driver bound to it,
+# if any: a device the driver refused shows here and nowhere else.
+for dev in /sys/bus/virtio/devices/*; do
+  [ -e "\$dev/device" ] || continue
+  driver=\$(readlink "\$dev/driver" 2>/dev/null)
+  echo "AFALG-VM: virtio \$(basename \$dev) device \$(cat \$dev/device) driver \${driver##*/}"
+done
+# The control port (vm-control.py on the host).
+for port in /sys/class/virtio-ports/*; do
+  [ "\$(cat \$port/name 2>/dev/null)" = aesmux.control ] &&
+    export AESMUX_VM_CONTROL=/dev/\$(basename \$port)
+done
+vm_count() {
+  [ -n "\$AESMUX_VM_CONTROL" ] || return 0
+  exec 3<>"\$AESMUX_VM_CONTROL"
+  echo "count \$1" >&3
+  read -r reply <&3
+  exec 3>&-
+  echo "AFALG-VM: device-count \$1 \$reply"
+}
 cd /tmp
+mkdir -p /tmp/stats
 export HOME=/tmp OPENSSL_CONF=/dev/null
 ${AESMUX_HUNG_CHILD_STACKS:+export AESMUX_HUNG_CHILD_STACKS=$AESMUX_HUNG_CHILD_STACKS}
 ${AESMUX_STRESS_SECONDS:+export AESMUX_STRESS_SECONDS=$AESMUX_STRESS_SECONDS}
-$afalg_test --gtest_color=no --gtest_filter='$filter'
-echo "AFALG-VM: test-exit \$?"
+$tests
 $extra
+vm_count end
 echo "AFALG-VM: done"
 poweroff -f
 EOF
   chmod +x "$vm_root/init"
 }
 
+# vm_devices TRANSPORT: qemu options for the virtio-crypto device (id
+# crypto0) and the control port, on TRANSPORT "pci" (x86's pc machine) or
+# "device" (virtio-mmio, arm64's virt machine).
+vm_devices() {
+  echo "-object cryptodev-backend-builtin,id=cryptodev0" \
+    "-device virtio-crypto-$1,id=crypto0,cryptodev=cryptodev0" \
+    "-device virtio-serial-$1,id=serial0" \
+    "-chardev socket,id=control,path=$vm/control.sock,server=on,wait=off" \
+    "-device virtserialport,bus=serial0.0,chardev=control,name=aesmux.control"
+}
+
 # vm_boot QEMU_COMMAND...: packs the root into an initramfs and boots the
 # kernel with it (the command's own options come first; -kernel, -initrd,
-# -nographic and the rest are added). The console goes to
+# -nographic, the monitor and the rest are added), with vm-control.py
+# answering the guest on the control port. The console goes to
 # $vm/console.txt; sets vm_qemu_status.
 vm_boot() {
   local console=$1
@@ -170,14 +227,21 @@ vm_boot() {
   (cd "$vm_root" && find . | cpio -o -H newc --quiet | gzip -1) \
     >"$vm/initramfs.gz"
   log "booting $vm_kver under qemu (TCG)"
-  local start
+  local start qemu control
   start=$(date +%s)
+  rm -f "$vm/qmp.sock" "$vm/control.sock" "$vm/control.log"
   set +e
   timeout 2400 "$@" -nographic -no-reboot -kernel "$vm_kernel" \
-    -initrd "$vm/initramfs.gz" \
+    -initrd "$vm/initramfs.gz" -qmp "unix:$vm/qmp.sock,server=on,wait=off" \
     -append "console=$console panic=-1 quiet loglevel=3" </dev/null \
-    >"$vm/console.log" 2>&1
+    >"$vm/console.log" 2>&1 &
+  qemu=$!
+  python3 "$AESMUX_ROOT/scripts/vm-control.py" "$vm/qmp.sock" \
+    "$vm/control.sock" "$vm/control.log" &
+  control=$!
+  wait $qemu
   vm_qemu_status=$?
+  wait $control
   set -e
   # Without carriage returns and the terminal escapes (reset, clear screen)
   # the console starts with, so that every line starts with its text.
@@ -217,6 +281,7 @@ vm_check_drivers() {
       status=1
     fi
   done
+  [ $status = 0 ] || sed -n 's/^AFALG-VM: virtio /  virtio /p' "$vm/console.txt" >&2
   return $status
 }
 
@@ -254,4 +319,122 @@ vm_check_done() {
     return 1
   fi
   vm_check_exit test-exit afalg_test
+}
+
+# vm_policy_lines CLI MODULES_DIR: shell lines for the guest's init that
+# print each family's afalg state under afalg = auto and force, as `aesmux
+# info` shows it, as "AFALG-VM: policy <policy> <family> <state>".
+vm_policy_lines() {
+  cat <<EOF
+for policy in auto force; do
+  AESMUX_AFALG=\$policy OPENSSL_MODULES=$2 $1 info |
+    sed -n "/^afalg probe per family/,/^\$/ s/^  \([a-z]*\)  */AFALG-VM: policy \$policy \1 /p"
+done
+EOF
+}
+
+# vm_check_policies CPU_DRIVER: fails unless `aesmux info` showed, under
+# auto, cbc on the virtio driver (bound by its name: a CPU driver of
+# higher priority is there too) and every other family off for want of
+# an offload driver (its best driver CPU software), and under force cbc on
+# the virtio driver and every other family on a driver matching the
+# extended regular expression CPU_DRIVER (the kernel's CPU code).
+vm_check_policies() {
+  local errors
+  grep '^AFALG-VM: policy' "$vm/console.txt" | sed 's/^AFALG-VM: policy /  /'
+  errors=$(grep '^AFALG-VM: policy' "$vm/console.txt" | awk -v cpu="$1" '
+    { n[$3]++; state = $0; sub(/^AFALG-VM: policy [a-z]+ [a-z]+ /, "", state) }
+    $4 == "cbc" && state !~ "^on \\(" $3 "\\) from [0-9]+ bytes: virtio_crypto_aes_cbc \\(.*offload driver, bound by its driver name over " { print; next }
+    $4 == "cbc" { next }
+    $3 == "auto" && state !~ /^off \(auto\): .*\(CPU software\)$/ { print; next }
+    $3 == "force" && state !~ "^on \\(force\\) from 0 bytes: (" cpu ") " { print }
+    END { if (n["auto"] != 5 || n["force"] != 5) print "expected 5 families under each policy" }')
+  if [ -n "$errors" ]; then
+    echo "aesmux's afalg policies did not do what they should:" >&2
+    echo "$errors" >&2
+    return 1
+  fi
+}
+
+# vm_check_device_work: fails unless the virtio-crypto device completed at
+# least as many requests while afalg_test ran as aesmux's statistics count
+# on the afalg path for AES-*-CBC (each such request is one device request,
+# or more when longer than one AF_ALG request), and that is more than none:
+# CBC's requests reached the virtio driver, not the kernel's CPU code.
+vm_check_device_work() {
+  local before after device served
+  before=$(sed -n 's/^count before-tests \([0-9]*\) .*/\1/p' "$vm/control.log")
+  after=$(sed -n 's/^count after-tests \([0-9]*\) .*/\1/p' "$vm/control.log")
+  served=$(awk '$1 ~ /-CBC$/ && $2 == "afalg" { n += $3 } END { print n + 0 }' \
+             <(sed -n 's/^AFALG-STATS: //p' "$vm/console.txt"))
+  if [ -z "$before" ] || [ -z "$after" ]; then
+    echo "no request counts from the virtio-crypto device (control.log)" >&2
+    return 1
+  fi
+  device=$((after - before))
+  echo "  virtio-crypto completed $device requests while afalg_test ran;" \
+    "aesmux's statistics: $served AES-*-CBC requests on the afalg path"
+  if [ "$served" -eq 0 ] || [ "$device" -lt "$served" ]; then
+    echo "CBC's afalg requests did not all reach the virtio-crypto device" >&2
+    return 1
+  fi
+}
+
+# vm_removal_lines TEST CLI MODULES_DIR: shell lines for the guest's init
+# that run TEST (device_removal_test: the device unplugged under running
+# streams) and print its output as "REMOVAL-TEST: " lines, then
+# "AFALG-VM: removal-exit <status>", or "hung" if the process has not ended
+# 3 s after gtest's summary (a thread whose request the driver lost never
+# finishes exiting), the kernel's messages about the driver as
+# "REMOVAL-KERNEL: " lines, and what `aesmux info` (CLI) says of cbc in a
+# new process as "AFALG-VM: after-removal <state>". It must be the last
+# test the guest runs.
+vm_removal_lines() {
+  cat <<EOF
+$1 --gtest_color=no >/tmp/removal.log 2>&1 &
+removal=\$!
+i=0
+while [ \$i -lt 400 ] && ! grep -qE '^\[  (PASSED|FAILED) +\]' /tmp/removal.log; do
+  kill -0 \$removal 2>/dev/null || break
+  sleep 1; i=\$((i + 1))
+done
+i=0
+while [ \$i -lt 3 ] && kill -0 \$removal 2>/dev/null; do sleep 1; i=\$((i + 1)); done
+sed 's/^/REMOVAL-TEST: /' /tmp/removal.log
+if kill -0 \$removal 2>/dev/null; then
+  echo "AFALG-VM: removal-exit hung"
+  for task in /proc/\$removal/task/*; do
+    echo "REMOVAL-TASK: \$(cat \$task/comm) \$(cut -d' ' -f3 \$task/stat) \$(cat \$task/wchan)"
+    sed 's/^/REMOVAL-TASK:   /' \$task/stack 2>/dev/null
+  done
+else
+  wait \$removal
+  echo "AFALG-VM: removal-exit \$?"
+fi
+dmesg | grep -iE 'virtio.crypto|WARNING|general protection|BUG:|Oops|Out of memory' | sed 's/^/REMOVAL-KERNEL: /'
+OPENSSL_MODULES=$3 $2 info | sed -n 's/^  cbc  */AFALG-VM: after-removal /p'
+EOF
+}
+
+# vm_check_removal: fails unless device_removal_test passed and skipped
+# nothing (its exit may hang in the kernel: see vm_removal_lines), and
+# `aesmux info` in a new process then found no offload driver for cbc.
+vm_check_removal() {
+  local exit_status
+  grep -E '^REMOVAL-TEST: (\[ +(OK|FAILED|SKIPPED) +\]|[0-9]+ requests|afalg.cbc:|.*Failure$)' \
+    "$vm/console.txt" | sed 's/^REMOVAL-TEST: /  /' || true
+  exit_status=$(sed -n 's/^AFALG-VM: removal-exit //p' "$vm/console.txt")
+  echo "  exit: ${exit_status:-none}"
+  sed -n 's/^AFALG-VM: after-removal /  aesmux info then: cbc /p' "$vm/console.txt"
+  grep -E '^REMOVAL-KERNEL: .*(virtcrypto_remove|crypto_unregister_alg|could not stop|general protection|Oops|BUG:|Out of memory)' \
+    "$vm/console.txt" | sed 's/^REMOVAL-KERNEL: /  kernel: /' || true
+  if ! grep -q '^REMOVAL-TEST: \[  PASSED  \] 1 test\.' "$vm/console.txt" ||
+     grep -q '^REMOVAL-TEST: \[  SKIPPED \]' "$vm/console.txt" ||
+     ! grep -q '^AFALG-VM: after-removal off (auto): no offload driver' \
+       "$vm/console.txt"; then
+    echo "device_removal_test did not pass in the guest" >&2
+    grep '^REMOVAL-TEST: ' "$vm/console.txt" | tail -n 30 >&2
+    grep '^REMOVAL-TASK: ' "$vm/console.txt" | head -n 80 >&2 || true
+    return 1
+  fi
 }

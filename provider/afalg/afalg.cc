@@ -12,10 +12,13 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
+#include "provider/afalg/fault.h"
 #include "provider/afalg/fd_budget.h"
 #include "provider/afalg/kernel_crypto.h"
+#include "provider/afalg/known_answers.h"
 #include "provider/afalg/process.h"
 #include "provider/afalg/ring.h"
 #include "provider/afalg/socket_setup.h"
@@ -95,8 +98,24 @@ std::string FamilyStatus::Describe() const {
   if (kern_driver_only.has_value() && *kern_driver_only) {
     text += ", KERN_DRIVER_ONLY";
   }
+  if (!outranked.empty()) {
+    text += ", bound by its driver name over " + outranked +
+            ", which a bind by the algorithm's name gets";
+  }
+  text += "; keys of";
+  for (size_t i = 0; i < key_lens.size(); ++i) {
+    text += (i == 0 ? " " : i + 1 == key_lens.size() ? " and " : ", ") +
+            std::to_string(key_lens[i]);
+  }
+  text += " bytes";
+  if (!key_notes.empty()) text += "; not " + key_notes;
   text += ")";
   return text;
+}
+
+bool FamilyStatus::KeyUsable(size_t key_len) const {
+  return std::find(key_lens.begin(), key_lens.end(), key_len) !=
+         key_lens.end();
 }
 
 KernelAlgorithm KernelAlgorithmFor(Family family) {
@@ -147,6 +166,11 @@ FamilyStatus Service::status(Family family) const {
   return status_[static_cast<size_t>(family)];
 }
 
+std::string Service::BindName(Family family) const {
+  core::InitLock lock;
+  return status_[static_cast<size_t>(family)].bind_name;
+}
+
 void Service::Probe(Family family, bool force) {
   // Under the lock fork() waits for: a probe may run on first use, while
   // another thread forks (afalg_fork = rebuild lets the child probe too).
@@ -174,20 +198,23 @@ void Service::ProbeLocked(Family family, bool force) {
   const KernelAlgorithm kernel = KernelAlgorithmFor(family);
   const std::string name = kernel.name;
 
+  // Under auto the probe may run late (route/router.h), in a process that
+  // may have entered a sandbox since: one that denies the read may kill
+  // for a socket() call, so auto goes no further than the listing when it
+  // shows no offload driver. Under force the listing only says which
+  // driver to bind.
+  const int listing = ReadProcCrypto();
   if (!force) {
-    // Under auto the probe may run late (route/router.h), in a process
-    // that may have entered a sandbox since: one that denies the read may
-    // kill for a socket() call, so auto goes no further than the listing.
-    if (const int ret = ReadProcCrypto(); ret != 0) {
+    if (listing != 0) {
       status.listing_only = true;
-      status.reason = "cannot read /proc/crypto (" + ErrnoText(ret) +
+      status.reason = "cannot read /proc/crypto (" + ErrnoText(listing) +
                       "), so cannot tell an offload driver from CPU software";
       return;
     }
-    const std::optional<CryptoAlg> best =
-        BestImplementation(proc_crypto_, kernel.name, kernel.type);
-    if (!best.has_value() || IsCpuSoftwareDriver(best->driver)) {
+    if (!BestOffloadImplementation(proc_crypto_, kernel.name, kernel.type)) {
       status.listing_only = true;
+      const std::optional<CryptoAlg> best =
+          BestImplementation(proc_crypto_, kernel.name, kernel.type);
       if (best.has_value()) {
         status.driver = best->driver;
         status.priority = best->priority;
@@ -219,9 +246,10 @@ void Service::ProbeLocked(Family family, bool force) {
                         : "socket(AF_ALG): " + ErrnoText(error);
     return;
   }
-  if (const int ret = BindAlgorithm(tfm.get(), family); ret != 0) {
-    status.reason = "bind " + std::string(kernel.type) + " " + name + ": " +
-                    ErrnoText(ret);
+  if (const int ret = BindForProbe(tfm.get(), family, force, status);
+      ret != 0) {
+    status.reason = "bind " + std::string(kernel.type) + " " +
+                    status.bind_name + ": " + ErrnoText(ret);
     if (ret == -ENOENT) {
       status.reason += restrict_level.value_or(0) == 1
                            ? " (not on af_alg_restrict's allowlist, or no "
@@ -229,42 +257,6 @@ void Service::ProbeLocked(Family family, bool force) {
                            : " (no implementation)";
     }
     return;
-  }
-  // Any valid key: a counting pattern (XTS refuses equal halves in FIPS
-  // mode).
-  uint8_t probe_key[32];
-  for (size_t i = 0; i < sizeof(probe_key); ++i) {
-    probe_key[i] = static_cast<uint8_t>(i);
-  }
-  const size_t key_len = family == Family::kXts ? 32 : 16;
-  if (const int ret = SetSocketKey(tfm.get(), family, {probe_key, key_len});
-      ret != 0) {
-    status.reason = "setting a key on " + name + ": " + ErrnoText(ret);
-    return;
-  }
-  UniqueFd op(accept4(tfm.get(), nullptr, nullptr, SOCK_CLOEXEC));
-  if (!op.valid()) {
-    status.reason = "accept on " + name + ": " + ErrnoText(-errno);
-    return;
-  }
-  int sndbuf = 0;
-  socklen_t sndbuf_len = sizeof(sndbuf);
-  if (getsockopt(op.get(), SOL_SOCKET, SO_SNDBUF, &sndbuf, &sndbuf_len) == 0 &&
-      sndbuf > 0) {
-    const size_t usable = std::max<size_t>(static_cast<size_t>(sndbuf) & ~size_t{4095}, 4096);
-    max_request_.store(std::min({max_request_.load(), usable, kLargestRequest}));
-  }
-
-  // Which implementation bind chose: the template may exist only now.
-  proc_crypto_read_ = false;
-  if (ReadProcCrypto() == 0) {
-    if (const std::optional<CryptoAlg> best =
-            BestImplementation(proc_crypto_, kernel.name, kernel.type)) {
-      status.driver = best->driver;
-      status.priority = best->priority;
-      status.async = best->async;
-      status.cpu_software = IsCpuSoftwareDriver(best->driver);
-    }
   }
   unsigned flags = 0;
   if (!status.driver.empty() && QueryDriverFlags(status.driver, &flags) == 0) {
@@ -284,13 +276,141 @@ void Service::ProbeLocked(Family family, bool force) {
                     "policy)";
     return;
   }
+  CheckKeySizes(tfm.get(), family, status);
+  if (status.key_lens.empty()) {
+    status.reason = status.driver + " passed no key size: " + status.key_notes;
+    return;
+  }
   status.available = true;
   offload_[static_cast<size_t>(family)].store(!status.cpu_software);
+  {
+    std::lock_guard lock(driver_mutex_);
+    watched_driver_[static_cast<size_t>(family)] =
+        status.cpu_software ? std::string() : status.driver;
+  }
   if (status.Usable(force)) Arm();
+}
+
+int Service::BindForProbe(int tfm, Family family, bool force,
+                          FamilyStatus &status) {
+  const KernelAlgorithm kernel = KernelAlgorithmFor(family);
+  // An offload driver by its own name: a bind by the algorithm's name gets
+  // the implementation of highest priority, often CPU software.
+  if (proc_crypto_read_) {
+    if (const std::optional<CryptoAlg> offload = BestOffloadImplementation(
+            proc_crypto_, kernel.name, kernel.type)) {
+      status.bind_name = offload->driver;
+      const int ret = BindAlgorithm(tfm, kernel.type, status.bind_name);
+      if (ret == 0) {
+        status.driver = offload->driver;
+        status.priority = offload->priority;
+        status.async = offload->async;
+        const std::optional<CryptoAlg> best =
+            BestImplementation(proc_crypto_, kernel.name, kernel.type);
+        if (best.has_value() && best->driver != offload->driver) {
+          status.outranked = best->driver + " (priority " +
+                             std::to_string(best->priority) + ")";
+        }
+        return 0;
+      }
+      if (!force) return ret;
+    }
+  }
+  status.bind_name = kernel.name;
+  if (const int ret = BindAlgorithm(tfm, kernel.type, status.bind_name);
+      ret != 0) {
+    return ret;
+  }
+  // Which implementation bind chose: the template may exist only now.
+  proc_crypto_read_ = false;
+  if (ReadProcCrypto() == 0) {
+    if (const std::optional<CryptoAlg> best =
+            BestImplementation(proc_crypto_, kernel.name, kernel.type)) {
+      status.driver = best->driver;
+      status.priority = best->priority;
+      status.async = best->async;
+      status.cpu_software = IsCpuSoftwareDriver(best->driver);
+    }
+  }
+  return 0;
+}
+
+namespace {
+
+uint8_t HexDigit(char c) {
+  return static_cast<uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+}
+
+}  // namespace
+
+void Service::CheckKeySizes(int tfm, Family family, FamilyStatus &status) {
+  const bool aead = family == Family::kGcm;
+  int error = 0;
+  Ring *ring = Ring::ForThisThread(&error);
+  for (const KnownAnswer &answer : kKnownAnswers) {
+    if (answer.family != family) continue;
+    const std::string size = std::to_string(answer.key_len) + "-byte keys";
+    auto refuse = [&](const std::string &why) {
+      status.key_notes += (status.key_notes.empty() ? "" : "; ") + size +
+                          ": " + why;
+    };
+    uint8_t key[64];
+    for (size_t i = 0; i < answer.key_len; ++i) key[i] = static_cast<uint8_t>(i);
+    if (const int ret = SetSocketKey(tfm, family, {key, answer.key_len});
+        ret != 0) {
+      refuse("refused (" + ErrnoText(ret) + ")");
+      continue;
+    }
+    UniqueFd op(accept4(tfm, nullptr, nullptr, SOCK_CLOEXEC));
+    if (!op.valid()) {
+      refuse("accept: " + ErrnoText(-errno));
+      continue;
+    }
+    int sndbuf = 0;
+    socklen_t sndbuf_len = sizeof(sndbuf);
+    if (getsockopt(op.get(), SOL_SOCKET, SO_SNDBUF, &sndbuf, &sndbuf_len) ==
+            0 &&
+        sndbuf > 0) {
+      const size_t usable = std::max<size_t>(
+          static_cast<size_t>(sndbuf) & ~size_t{4095}, 4096);
+      max_request_.store(
+          std::min({max_request_.load(), usable, kLargestRequest}));
+    }
+    uint8_t in[16];
+    std::memcpy(in, kKnownAnswerInput.data(), sizeof(in));
+    uint8_t out[32] = {};
+    const uint8_t iv[16] = {};
+    Request request;
+    request.op_fd = op.get();
+    request.tx[0] = {in, sizeof(in)};
+    request.rx[0] = {out, answer.output.size() / 2};
+    request.rx_count = 1;
+    PrepareSend(request, ALG_OP_ENCRYPT, iv,
+                family == Family::kEcb ? 0 : aead ? 12 : 16, aead ? 0 : -1, 1);
+    request.punt = !status.cpu_software;
+    request.family = static_cast<int>(family);
+    const int ret = ring != nullptr ? ring->RunNow(request) : error;
+    if (ret < 0 || request.result < 0) {
+      refuse("a request failed (" + ErrnoText(ret < 0 ? ret : request.result) +
+             ")");
+      continue;
+    }
+    bool right = static_cast<size_t>(request.result) == answer.output.size() / 2;
+    for (size_t i = 0; right && i < answer.output.size() / 2; ++i) {
+      right = out[i] == (HexDigit(answer.output[2 * i]) << 4 |
+                         HexDigit(answer.output[2 * i + 1]));
+    }
+    if (!right || TakeFault(Fault::kProbeAnswer, answer.key_len) != 0) {
+      refuse("wrong answer to a known-answer test");
+      continue;
+    }
+    status.key_lens.push_back(answer.key_len);
+  }
 }
 
 std::optional<Handoff> Service::Admit(Alg alg) const {
   if (!Armed()) return Handoff::kForked;
+  if (gone(core::Info(alg).family)) return Handoff::kDriverGone;
   const int64_t until =
       health_[static_cast<size_t>(alg)].resting_until_ns.load(
           std::memory_order_relaxed);
@@ -299,7 +419,7 @@ std::optional<Handoff> Service::Admit(Alg alg) const {
 }
 
 void Service::Report(Alg alg, const Outcome &outcome) {
-  Health &health = health_[static_cast<size_t>(alg)];
+  AlgHealth &health = health_[static_cast<size_t>(alg)];
   if (outcome.ok()) {
     if (health.failures.load(std::memory_order_relaxed) != 0) {
       health.failures.store(0, std::memory_order_relaxed);
@@ -308,6 +428,10 @@ void Service::Report(Alg alg, const Outcome &outcome) {
     return;
   }
   if (!outcome.Unhealthy()) return;
+  health.failed.fetch_add(1, std::memory_order_relaxed);
+  health.last_error.store(outcome.error, std::memory_order_relaxed);
+  health.last_reason.store(static_cast<uint8_t>(outcome.reason),
+                           std::memory_order_relaxed);
   const uint32_t failures =
       health.failures.fetch_add(1, std::memory_order_relaxed) + 1;
   const int64_t rest = backoff_base_ns_.load(std::memory_order_relaxed)
@@ -316,16 +440,104 @@ void Service::Report(Alg alg, const Outcome &outcome) {
                                 std::memory_order_relaxed);
 }
 
+namespace {
+std::array<std::atomic<uint32_t>, core::kNumFamilies> g_driver_epoch{};
+}  // namespace
+
+uint32_t DriverEpoch(Family family) {
+  return g_driver_epoch[static_cast<size_t>(family)].load(
+      std::memory_order_acquire);
+}
+
+bool DriverGoneSince(Family family, uint32_t epoch) {
+  return DriverEpoch(family) != epoch;
+}
+
+void Service::NoteKeyRefused(Family family, int error) {
+  const auto f = static_cast<size_t>(family);
+  keys_refused_[f].fetch_add(1, std::memory_order_relaxed);
+  key_error_[f].store(error, std::memory_order_relaxed);
+}
+
+bool Service::DriverListed(Family family) {
+  const auto f = static_cast<size_t>(family);
+  if (gone_[f].load()) return false;
+  std::string driver;
+  {
+    std::lock_guard lock(driver_mutex_);
+    driver = watched_driver_[f];
+  }
+  if (driver.empty()) return true;  // CPU software: it does not go away
+  std::string text;
+  // Unreadable now: no news, so no verdict.
+  if (ReadWholeFile("/proc/crypto", &text) != 0) return true;
+  if (FindDriver(text, driver, KernelAlgorithmFor(family).type)) return true;
+  if (!gone_[f].exchange(true)) {
+    g_driver_epoch[f].fetch_add(1, std::memory_order_acq_rel);
+  }
+  return false;
+}
+
+std::string Service::Health(Family family) const {
+  const auto f = static_cast<size_t>(family);
+  std::string text;
+  auto add = [&](const std::string &part) {
+    text += (text.empty() ? "" : "; ") + part;
+  };
+  std::string driver;
+  {
+    std::lock_guard lock(driver_mutex_);
+    driver = watched_driver_[f];
+  }
+  if (gone(family)) {
+    const uint32_t lost = lost_[f].load(std::memory_order_relaxed);
+    add(driver + " left /proc/crypto (its device was removed): " +
+        std::to_string(lost) + " request" + (lost == 1 ? "" : "s") +
+        " it never completed ran on the CPU; off until aesmux is loaded "
+        "again");
+  }
+  if (const uint32_t refused = keys_refused_[f].load(); refused != 0) {
+    add(std::to_string(refused) + " key" + (refused == 1 ? "" : "s") +
+        " refused by the driver (" +
+        ErrnoText(key_error_[f].load(std::memory_order_relaxed)) +
+        "; an engine out of sessions?), served on the CPU");
+  }
+  const int64_t now = NowNs();
+  for (const core::AlgInfo &info : core::kAlgs) {
+    if (info.family != family) continue;
+    const AlgHealth &health = health_[static_cast<size_t>(info.alg)];
+    const uint32_t failed = health.failed.load(std::memory_order_relaxed);
+    if (failed == 0) continue;
+    std::string part =
+        std::string(info.name) + ": " + std::to_string(failed) +
+        " failed request" + (failed == 1 ? "" : "s") + " ran on the CPU (last " +
+        std::string(core::HandoffName(static_cast<Handoff>(
+            health.last_reason.load(std::memory_order_relaxed)))) +
+        ", " + ErrnoText(health.last_error.load(std::memory_order_relaxed)) +
+        ")";
+    const int64_t until = health.resting_until_ns.load();
+    if (until > now) {
+      char rest[32];
+      std::snprintf(rest, sizeof(rest), "%.1f", (until - now) / 1e9);
+      part += ", resting " + std::string(rest) + " s more";
+    }
+    add(part);
+  }
+  return text;
+}
+
 void Service::SetBackoffForTesting(std::chrono::milliseconds base) {
   backoff_base_ns_.store(
       std::chrono::duration_cast<std::chrono::nanoseconds>(base).count());
 }
 
 void Service::ResetHealthForTesting() {
-  for (Health &health : health_) {
+  for (AlgHealth &health : health_) {
     health.failures.store(0);
+    health.failed.store(0);
     health.resting_until_ns.store(0);
   }
+  for (std::atomic<uint32_t> &refused : keys_refused_) refused.store(0);
 }
 
 }  // namespace aesmux::afalg

@@ -55,6 +55,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -92,6 +93,17 @@ struct FamilyStatus {
   bool async = false;
   bool cpu_software = false;
   std::optional<bool> kern_driver_only;  // from NETLINK_CRYPTO
+  // What keys bind to: the offload driver's name where /proc/crypto lists
+  // one (a bind by the algorithm's name gets the implementation of highest
+  // priority, which may be CPU software), else the algorithm's name.
+  std::string bind_name;
+  // When bound by driver name past an implementation of higher priority:
+  // that one ("cbc-aes-aesni (priority 400)").
+  std::string outranked;
+  // The key sizes (bytes) whose known answer (known_answers.h) the driver
+  // gave, and why each other one is not used.
+  std::vector<size_t> key_lens;
+  std::string key_notes;
   // Why the family is not available, or notes.
   std::string reason;
   // Whether probing stopped at /proc/crypto because auto found only CPU
@@ -106,6 +118,8 @@ struct FamilyStatus {
   bool Usable(bool force) const {
     return available && (force || !cpu_software);
   }
+  // Whether keys of `key_len` bytes passed the probe.
+  bool KeyUsable(size_t key_len) const;
   // One line for people: "cbc-aes-aesni (priority 400, CPU software)" or
   // the reason it is not available.
   std::string Describe() const;
@@ -134,6 +148,8 @@ class Service {
   // software). Thread-safe; the first call per family does the work.
   void Probe(core::Family family, bool force);
   FamilyStatus status(core::Family family) const;
+  // What a key of `family` binds to (FamilyStatus::bind_name), once probed.
+  std::string BindName(core::Family family) const;
 
   // Whether `family` binds to an offload driver (no lock: per request).
   bool offload(core::Family family) const {
@@ -156,6 +172,31 @@ class Service {
   // success ends the streak.
   void Report(core::Alg alg, const Outcome &outcome);
 
+  // The driver refused a key of `family` (ALG_SET_KEY failed with
+  // `error`): counted for Health().
+  void NoteKeyRefused(core::Family family, int error);
+
+  // Asked when a request on an offload driver has waited long (ring.h):
+  // whether the driver `family` bound is still listed in /proc/crypto.
+  // Once it is not (its device was removed), the family is gone for the
+  // rest of this Service: Admit() hands its requests to the CPU
+  // (kDriverGone), and the kernel keys made before are never used or
+  // closed again (key.cc: the driver does not survive it). True for CPU
+  // drivers, which do not go away.
+  bool DriverListed(core::Family family);
+  bool gone(core::Family family) const {
+    return gone_[static_cast<size_t>(family)].load(std::memory_order_relaxed);
+  }
+  // A request of `family` the driver lost: served on the CPU.
+  void NoteLost(core::Family family) {
+    lost_[static_cast<size_t>(family)].fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // For people: what happened on the path of `family` since the probe
+  // (keys refused, failures and rests, the driver gone), or "" if
+  // nothing did.
+  std::string Health(core::Family family) const;
+
   // Tests: the first rest period (default 1 s), and forgetting health.
   void SetBackoffForTesting(std::chrono::milliseconds base);
   void ResetHealthForTesting();
@@ -163,6 +204,13 @@ class Service {
  private:
   Service() = default;
   void ProbeLocked(core::Family family, bool force);
+  // Binds `tfm`, under force by the algorithm's name if no offload driver
+  // binds; fills the status's driver fields. 0 or -errno.
+  int BindForProbe(int tfm, core::Family family, bool force,
+                   FamilyStatus &status);
+  // Keys `tfm` with each key size of `family` and checks its known answer
+  // through this thread's ring; fills key_lens and key_notes.
+  void CheckKeySizes(int tfm, core::Family family, FamilyStatus &status);
   int ReadProcCrypto();
 
   // status_ and the /proc/crypto text are guarded by core::InitLock.
@@ -172,13 +220,32 @@ class Service {
   std::atomic<size_t> max_request_{64 * 1024};
   std::array<std::atomic<bool>, core::kNumFamilies> offload_{};
 
-  struct Health {
+  struct AlgHealth {
     std::atomic<int64_t> resting_until_ns{0};
-    std::atomic<uint32_t> failures{0};
+    std::atomic<uint32_t> failures{0};  // in a row
+    std::atomic<uint32_t> failed{0};    // since the probe
+    std::atomic<int> last_error{0};
+    std::atomic<uint8_t> last_reason{0};
   };
-  std::array<Health, core::kNumAlgs> health_{};
+  std::array<AlgHealth, core::kNumAlgs> health_{};
   std::atomic<int64_t> backoff_base_ns_{1'000'000'000};
+
+  // Per family: keys refused and the last error; the offload driver
+  // watched for going away (under driver_mutex_), whether it has, and the
+  // requests it lost.
+  std::array<std::atomic<uint32_t>, core::kNumFamilies> keys_refused_{};
+  std::array<std::atomic<int>, core::kNumFamilies> key_error_{};
+  mutable std::mutex driver_mutex_;
+  std::array<std::string, core::kNumFamilies> watched_driver_;
+  std::array<std::atomic<bool>, core::kNumFamilies> gone_{};
+  std::array<std::atomic<uint32_t>, core::kNumFamilies> lost_{};
 };
+
+// Kernel keys (key.cc) bound to a driver that later went away must never be
+// used or closed: each records its family's epoch when it is made, which
+// goes up when the family's driver goes (Service::DriverListed).
+uint32_t DriverEpoch(core::Family family);
+bool DriverGoneSince(core::Family family, uint32_t epoch);
 
 class Tfm;
 
@@ -224,6 +291,7 @@ class Key {
  private:
   Outcome Open(core::Alg alg, std::span<const uint8_t> key);
   Tfm *tfm_ = nullptr;  // a reference
+  bool key_refused_ = false;  // the driver refused this key (Handoff::kKeyRefused)
   InFlight in_flight_;  // cancelled by Reset(), before tfm_ is released
 };
 

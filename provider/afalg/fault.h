@@ -24,8 +24,10 @@ enum class Fault : uint8_t {
   kCloseOpSocket,    // the op socket is closed after the request is queued
   kCompletionError,  // the request completes (the kernel has written its
                      // output) but reports `error`: EBUSY, EINVAL, …
+  kProbeAnswer,      // the probe's known answer for a key size (`only_len`:
+                     // its key length) comes out wrong
 };
-inline constexpr size_t kNumFaults = 5;
+inline constexpr size_t kNumFaults = 6;
 
 // Arms `fault` for `count` passes (-1: until cleared), failing with `error`
 // (-errno); with `only_len` != 0, only requests of that many bytes fail.

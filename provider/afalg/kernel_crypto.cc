@@ -158,9 +158,14 @@ std::vector<CryptoAlg> ParseProcCrypto(std::string_view text) {
   return algs;
 }
 
-std::optional<CryptoAlg> BestImplementation(std::string_view proc_crypto,
-                                            std::string_view name,
-                                            std::string_view type) {
+namespace {
+
+// The usable entry of highest priority whose `key` ("name" or "driver") is
+// `value`, of `type`, that `accept` takes.
+template <typename Accept>
+std::optional<CryptoAlg> Best(std::string_view proc_crypto,
+                              std::string_view key, std::string_view value,
+                              std::string_view type, Accept accept) {
   std::optional<CryptoAlg> best;
   for (std::string_view entry = TakeEntry(&proc_crypto); !entry.empty();
        entry = TakeEntry(&proc_crypto)) {
@@ -168,14 +173,41 @@ std::optional<CryptoAlg> BestImplementation(std::string_view proc_crypto,
     // prints the name first): the full parse of every entry cost about 20
     // instructions per byte, 232 K of GCM's probe (BENCHMARKS.md,
     // "Start-up").
-    if (FieldOf(entry, "name") != name) continue;
+    if (FieldOf(entry, key) != value) continue;
     CryptoAlg alg = ParseEntry(entry);
-    if (alg.type != type || alg.internal || !alg.selftest_passed) continue;
+    if (alg.type != type || alg.internal || !alg.selftest_passed ||
+        !accept(alg)) {
+      continue;
+    }
     if (!best.has_value() || alg.priority > best->priority) {
       best = std::move(alg);
     }
   }
   return best;
+}
+
+}  // namespace
+
+std::optional<CryptoAlg> BestImplementation(std::string_view proc_crypto,
+                                            std::string_view name,
+                                            std::string_view type) {
+  return Best(proc_crypto, "name", name, type,
+              [](const CryptoAlg &) { return true; });
+}
+
+std::optional<CryptoAlg> BestOffloadImplementation(std::string_view proc_crypto,
+                                                   std::string_view name,
+                                                   std::string_view type) {
+  return Best(proc_crypto, "name", name, type, [](const CryptoAlg &alg) {
+    return !IsCpuSoftwareDriver(alg.driver);
+  });
+}
+
+std::optional<CryptoAlg> FindDriver(std::string_view proc_crypto,
+                                    std::string_view driver,
+                                    std::string_view type) {
+  return Best(proc_crypto, "driver", driver, type,
+              [](const CryptoAlg &) { return true; });
 }
 
 bool IsCpuSoftwareDriver(std::string_view driver) {

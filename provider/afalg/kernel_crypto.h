@@ -43,6 +43,19 @@ std::optional<CryptoAlg> BestImplementation(std::string_view proc_crypto,
                                             std::string_view name,
                                             std::string_view type);
 
+// The offload implementation of `name` of `type` a bind() by driver name
+// should ask for: the usable entry of highest priority whose driver is not
+// CPU software (IsCpuSoftwareDriver); nullopt if none. It may rank below a
+// CPU implementation, which a bind() by `name` would get instead.
+std::optional<CryptoAlg> BestOffloadImplementation(std::string_view proc_crypto,
+                                                   std::string_view name,
+                                                   std::string_view type);
+
+// The entry whose driver is `driver` (of `type`); nullopt if none.
+std::optional<CryptoAlg> FindDriver(std::string_view proc_crypto,
+                                    std::string_view driver,
+                                    std::string_view type);
+
 // Whether `driver` runs on the CPU: every leaf of its template expression
 // ("gcm_base(ctr(aes-aesni),ghash-clmulni)" has leaves "aes-aesni" and
 // "ghash-clmulni") names a CPU implementation: a dash- or underscore-

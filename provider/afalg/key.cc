@@ -77,11 +77,17 @@ void CloseOpSocket(int fd) {
 class Tfm {
  public:
   // A new kernel key; -errno, -EMFILE when over the descriptor budget.
-  static int Open(Alg alg, std::span<const uint8_t> key, Tfm **out) {
+  // `*key_refused` says whether it was the driver that refused the key
+  // (ALG_SET_KEY failed).
+  static int Open(Alg alg, std::span<const uint8_t> key, Tfm **out,
+                  bool *key_refused) {
+    *key_refused = false;
     if (const int fault = TakeFault(Fault::kSocketSetup); fault != 0) {
       return fault;
     }
     const Family family = core::Info(alg).family;
+    // Before the bind: a driver that goes after it is this key's.
+    const uint32_t driver_epoch = DriverEpoch(family);
     if (!ReserveFds(1)) return -EMFILE;
     const int raw = socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (raw < 0) {
@@ -91,13 +97,17 @@ class Tfm {
     }
     UniqueFd fd = UniqueFd::Budgeted(raw);
     if (!FdLeavesHeadroom(raw)) return -EMFILE;
-    if (const int ret = BindAlgorithm(fd.get(), family); ret != 0) {
+    const KernelAlgorithm kernel = KernelAlgorithmFor(family);
+    if (const int ret = BindAlgorithm(fd.get(), kernel.type,
+                                      Service::Get().BindName(family));
+        ret != 0) {
       return ret;
     }
     if (const int ret = SetSocketKey(fd.get(), family, key); ret != 0) {
+      *key_refused = true;
       return ret;
     }
-    auto *tfm = new (std::nothrow) Tfm(std::move(fd));
+    auto *tfm = new (std::nothrow) Tfm(std::move(fd), family, driver_epoch);
     if (tfm == nullptr) return -ENOMEM;
     *out = tfm;
     return 0;
@@ -169,11 +179,18 @@ class Tfm {
   static void CloseIdleEverywhere();
 
  private:
-  explicit Tfm(UniqueFd fd);
+  Tfm(UniqueFd fd, Family family, uint32_t driver_epoch);
   ~Tfm();
 
   std::atomic<uint32_t> refs_{1};
   UniqueFd fd_;
+  // The driver's epoch when this key was made (DriverGoneSince): a kernel
+  // key whose driver went away is never closed, since closing it calls
+  // into the driver (virtio-crypto's then waits for a device that is gone,
+  // or uses memory it freed). Its op sockets may close: the kernel key
+  // outlives them.
+  Family family_;
+  uint32_t driver_epoch_;
   std::mutex mutex_;
   std::array<int, kMaxIdleOpSockets> idle_{};  // guarded by mutex_
   size_t idle_count_ = 0;                      // guarded by mutex_
@@ -201,7 +218,8 @@ void RegisterTfmForkHandlers() {
 
 }  // namespace
 
-Tfm::Tfm(UniqueFd fd) : fd_(std::move(fd)) {
+Tfm::Tfm(UniqueFd fd, Family family, uint32_t driver_epoch)
+    : fd_(std::move(fd)), family_(family), driver_epoch_(driver_epoch) {
   RegisterTfmForkHandlers();
   std::lock_guard lock(g_tfms.mutex);
   next_ = g_tfms.head;
@@ -220,6 +238,7 @@ Tfm::~Tfm() {
     if (next_ != nullptr) next_->prev_ = prev_;
   }
   CloseIdle();
+  if (DriverGoneSince(family_, driver_epoch_)) (void)fd_.release();
 }
 
 void Tfm::CloseIdleEverywhere() {
@@ -244,20 +263,32 @@ void Key::Reset() {
   in_flight_.Cancel();  // before the op socket's key can go
   if (tfm_ != nullptr) tfm_->Unref();
   tfm_ = nullptr;
+  key_refused_ = false;
 }
 
 void Key::ShareFrom(const Key &other) {
   if (other.tfm_ != nullptr) other.tfm_->Ref();
   Reset();
   tfm_ = other.tfm_;
+  key_refused_ = other.key_refused_;
 }
 
 Outcome Key::Open(Alg alg, std::span<const uint8_t> key) {
   if (tfm_ != nullptr && tfm_->ours()) return Outcome::Ok();
+  // The driver refused this key before: it would again (an engine out of
+  // sessions gives them back only as other keys go), so the key stays on
+  // the CPU until it changes, at no cost per request.
+  if (key_refused_) return Outcome::Fail(Handoff::kKeyRefused, -EINVAL);
   Reset();
-  const int ret = Tfm::Open(alg, key, &tfm_);
+  bool refused = false;
+  const int ret = Tfm::Open(alg, key, &tfm_, &refused);
   if (ret != 0) {
     tfm_ = nullptr;
+    if (refused) {
+      key_refused_ = true;
+      Service::Get().NoteKeyRefused(core::Info(alg).family, ret);
+      return Outcome::Fail(Handoff::kKeyRefused, ret);
+    }
     return OpenFailure(ret);
   }
   return Outcome::Ok();
@@ -282,12 +313,14 @@ struct Pieces {
 Outcome RunRequest(Request &request, InFlight &in_flight, size_t expected,
                    uint64_t total, Family family) {
   request.punt = Service::Get().offload(family);
+  request.family = static_cast<int>(family);
   int error = 0;
   Ring *ring = Ring::ForThisThread(&error);
   if (ring == nullptr) return OpenFailure(error);
   const int ret = ring->Run(request, in_flight);
   if (ret == -EAGAIN) return Outcome::Fail(Handoff::kRingFull, ret);
   if (ret == -ECHILD) return Outcome::Fail(Handoff::kForked, ret);
+  if (ret == -ENODEV) return Outcome::Fail(Handoff::kDriverGone, ret);
   if (ret < 0) return Outcome::Fail(Handoff::kSubmit, ret);
   int result = request.result;
   if (const int fault = TakeFault(Fault::kCompletionError, total);

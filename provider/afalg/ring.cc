@@ -17,6 +17,7 @@
 #include <mutex>
 #include <new>
 
+#include "provider/afalg/afalg.h"
 #include "provider/afalg/fault.h"
 #include "provider/afalg/fd_budget.h"
 #include "provider/afalg/process.h"
@@ -26,10 +27,23 @@
 namespace aesmux::afalg {
 namespace {
 
+// Two SQEs and CQEs per request (Ring::kSlots of them in flight at most)
+// and one for the timeout: the CQ (2 × kEntries) never overflows.
 constexpr unsigned kEntries = 64;
-// Two CQEs at most per request: the CQ (2 × kEntries) never overflows.
-constexpr unsigned kMaxInFlight = kEntries / 2;
-constexpr uint64_t kSendTag = 1;  // low bit of user_data: the sendmsg
+
+// user_data: 0 for what no one waits for (NOPs), kTimeoutData for the
+// timeout, else the request's slot + 1 shifted left twice, with kSendTag
+// for its sendmsg.
+constexpr uint64_t kSendTag = 1;
+constexpr uint64_t kTimeoutData = 2;
+uint64_t SlotData(int slot) { return static_cast<uint64_t>(slot + 1) << 2; }
+int SlotOf(uint64_t data) { return static_cast<int>(data >> 2) - 1; }
+
+int64_t NowNs() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);  // vDSO: no syscall
+  return int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
 
 // Identifies aesmux's fd in an ASYNC_WAIT_CTX.
 const char kWaitKey = 0;
@@ -231,7 +245,6 @@ int Ring::Run(Request &request, InFlight &in_flight) {
   request.result = 0;
   request.read_seen = request.send_seen = request.done = false;
   const bool in_job = ASYNC_get_current_job() != nullptr;
-  if (!in_job) request.punt = false;
   std::unique_lock lock(mutex_);
   if (const int ret = Queue(request); ret < 0) return ret;
   if (!in_job) return WaitSync(request);
@@ -245,6 +258,14 @@ int Ring::Run(Request &request, InFlight &in_flight) {
   return ret;
 }
 
+int Ring::RunNow(Request &request) {
+  request.result = 0;
+  request.read_seen = request.send_seen = request.done = false;
+  std::unique_lock lock(mutex_);
+  if (const int ret = Queue(request); ret < 0) return ret;
+  return WaitSync(request);
+}
+
 bool Ring::Cancel(Request &request) {
   if (!ours()) return false;
   std::lock_guard lock(mutex_);
@@ -255,23 +276,23 @@ bool Ring::Cancel(Request &request) {
   bool unsubmitted = false;
   for (unsigned i = sq.sqe_head; i != sq.sqe_tail; ++i) {
     io_uring_sqe *sqe = &sq.sqes[i & mask];
-    if ((sqe->user_data & ~kSendTag) == reinterpret_cast<uint64_t>(&request)) {
+    if (sqe->user_data != kTimeoutData && sqe->user_data != 0 &&
+        SlotOf(sqe->user_data) == request.slot) {
       io_uring_prep_nop(sqe);
       sqe->user_data = 0;
       unsubmitted = true;
     }
   }
   if (unsubmitted) {
-    request.done = true;
     request.result = -ECANCELED;
-    --in_flight_;
-    LeaveKernel();
+    Finish(request);
     return true;
   }
   // The kernel has it: wait until it is done with the request's buffers
-  // (its data are all sent, so its read ends).
+  // (its data are all sent, so its read ends), or its driver has gone.
   while (!request.done) {
     if (io_uring_cq_ready(&ring_) == 0) {
+      if (queued_ != 0) Flush();
       io_uring_cqe *cqe = nullptr;
       CountEnter();
       const int ret = io_uring_wait_cqe(&ring_, &cqe);
@@ -281,6 +302,7 @@ bool Ring::Cancel(Request &request) {
       }
     }
     Reap();
+    if (!request.done) GiveUpIfLost(request);
   }
   return true;
 }
@@ -302,13 +324,18 @@ void InFlight::CancelHeld() {
 int Ring::Queue(Request &request) {
   if (poisoned_) return -EIO;
   if (TakeFault(Fault::kRingFull) != 0) return -EAGAIN;
-  if (in_flight_ >= kMaxInFlight || io_uring_sq_space_left(&ring_) < 2) {
+  const unsigned sqes = request.punt && !timeout_armed_ ? 3 : 2;
+  if (used_slots_ == ~uint32_t{0} || io_uring_sq_space_left(&ring_) < sqes) {
     if (queued_ != 0) Flush();
-    if (in_flight_ >= kMaxInFlight || io_uring_sq_space_left(&ring_) < 2) {
+    if (used_slots_ == ~uint32_t{0} || io_uring_sq_space_left(&ring_) < sqes) {
       return -EAGAIN;
     }
   }
   if (!EnterKernel()) return -EAGAIN;  // a fork is under way
+  const int slot = __builtin_ctz(~used_slots_);
+  used_slots_ |= uint32_t{1} << slot;
+  slots_[slot] = &request;
+  request.slot = slot;
   io_uring_sqe *send = io_uring_get_sqe(&ring_);
   io_uring_sqe *read = io_uring_get_sqe(&ring_);
   // MSG_DONTWAIT: a send that does not fit the socket's buffer fails (and
@@ -318,19 +345,37 @@ int Ring::Queue(Request &request) {
   // the cancelled read's CQE either, and a request must not be given back
   // to its owner while the kernel may still complete part of it.
   send->flags |= IOSQE_IO_LINK;
-  io_uring_sqe_set_data64(send, reinterpret_cast<uint64_t>(&request) | kSendTag);
+  // Punted, the link runs whole in an io-wq worker, read included. (A
+  // read that follows its sendmsg inline runs in this thread's task work
+  // however it is flagged, Linux 6.1: a worker never takes it.)
+  if (request.punt) send->flags |= IOSQE_ASYNC;
+  io_uring_sqe_set_data64(send, SlotData(slot) | kSendTag);
   io_uring_prep_readv(read, request.op_fd, request.rx.data(), request.rx_count,
                       0);
-  if (request.punt) read->flags |= IOSQE_ASYNC;
-  io_uring_sqe_set_data64(read, reinterpret_cast<uint64_t>(&request));
+  io_uring_sqe_set_data64(read, SlotData(slot));
   queued_ += 2;
   ++in_flight_;
+  if (request.punt) {
+    request.waiting_since_ns = NowNs();
+    if (!timeout_armed_) ArmTimeout();
+  }
   if (const int fault = TakeFault(Fault::kCloseOpSocket); fault != 0) {
     // The op socket goes away after the request was queued.
     close(request.op_fd);
     request.op_fd = -1;
   }
   return 0;
+}
+
+void Ring::ArmTimeout() {
+  io_uring_sqe *sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) return;  // the next wait arms it
+  patience_.tv_sec = kPatienceNs / 1'000'000'000;
+  patience_.tv_nsec = kPatienceNs % 1'000'000'000;
+  io_uring_prep_timeout(sqe, &patience_, 0, 0);
+  io_uring_sqe_set_data64(sqe, kTimeoutData);
+  timeout_armed_ = true;
+  ++queued_;
 }
 
 int Ring::Flush() {
@@ -351,13 +396,13 @@ int Ring::Flush() {
        ++i) {
     io_uring_sqe *sqe = &sq.sqes[i & mask];
     const uint64_t data = sqe->user_data;
-    if (data != 0) {
-      auto *request = reinterpret_cast<Request *>(data & ~kSendTag);
-      if (!request->done) {
-        request->done = true;
+    if (data == kTimeoutData) {
+      timeout_armed_ = false;
+    } else if (data != 0) {
+      Request *request = slots_[SlotOf(data)];
+      if (request != nullptr && !request->done) {
         request->result = ret;
-        --in_flight_;
-        LeaveKernel();
+        Finish(*request);
       }
     }
     io_uring_prep_nop(sqe);
@@ -368,11 +413,31 @@ int Ring::Flush() {
   return ret;
 }
 
+void Ring::Finish(Request &request) {
+  request.done = true;
+  slots_[request.slot] = nullptr;
+  used_slots_ &= ~(uint32_t{1} << request.slot);
+  --in_flight_;
+  LeaveKernel();
+}
+
 void Ring::Complete(const io_uring_cqe &cqe) {
-  if (cqe.user_data == 0) return;
-  auto *request = reinterpret_cast<Request *>(cqe.user_data & ~kSendTag);
-  if (request->done) return;
-  if ((cqe.user_data & kSendTag) != 0) {
+  const uint64_t data = cqe.user_data;
+  if (data == 0 || data == LIBURING_UDATA_TIMEOUT) return;
+  if (data == kTimeoutData) {
+    timeout_armed_ = false;
+    return;
+  }
+  const int slot = SlotOf(data);
+  Request *request = slots_[slot];
+  if (request == nullptr) {
+    // A request given up: the slot is free once the kernel owes nothing.
+    if (owed_[slot] != 0 && --owed_[slot] == 0) {
+      used_slots_ &= ~(uint32_t{1} << slot);
+    }
+    return;
+  }
+  if ((data & kSendTag) != 0) {
     request->send_seen = true;
     if (cqe.res < 0 && request->result >= 0) request->result = cqe.res;
   } else {
@@ -380,11 +445,7 @@ void Ring::Complete(const io_uring_cqe &cqe) {
     if (request->result >= 0) request->result = cqe.res;
   }
   // Both CQEs in: the kernel is done with the request's buffers.
-  if (request->read_seen && request->send_seen) {
-    request->done = true;
-    --in_flight_;
-    LeaveKernel();
-  }
+  if (request->read_seen && request->send_seen) Finish(*request);
 }
 
 void Ring::Reap() {
@@ -401,13 +462,42 @@ void Ring::Reap() {
   }
 }
 
+bool Ring::GiveUpIfLost(Request &request) {
+  if (!request.punt || request.family < 0) return false;
+  if (NowNs() - request.waiting_since_ns >= kPatienceNs) {
+    // Only the Service can tell a slow driver from a gone one.
+    const auto family = static_cast<core::Family>(request.family);
+    if (!Service::Get().DriverListed(family)) {
+      // Its device is gone: what the kernel still holds of the request
+      // will never complete, nor write its output.
+      Service::Get().NoteLost(family);
+      const int slot = request.slot;
+      owed_[slot] = static_cast<uint8_t>(!request.send_seen) +
+                    static_cast<uint8_t>(!request.read_seen);
+      request.result = -ENODEV;
+      request.done = true;
+      slots_[slot] = nullptr;
+      if (owed_[slot] == 0) used_slots_ &= ~(uint32_t{1} << slot);
+      --in_flight_;
+      LeaveKernel();
+      return true;
+    }
+    request.waiting_since_ns = NowNs();
+  }
+  if (!timeout_armed_) ArmTimeout();
+  return false;
+}
+
 int Ring::WaitSync(Request &request) {
   while (!request.done) {
     int ret;
     if (queued_ != 0) {
       CountEnter();
-      // Both of the request's CQEs, in the same syscall.
-      ret = io_uring_submit_and_wait(&ring_, 2);
+      // The request's CQEs (both of a new one) in the same syscall: no
+      // more, since one may never come (ring.h), the timeout's then does.
+      const unsigned owed = static_cast<unsigned>(!request.send_seen) +
+                            static_cast<unsigned>(!request.read_seen);
+      ret = io_uring_submit_and_wait(&ring_, owed);
       if (ret >= 0) {
         queued_ = 0;
       } else if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
@@ -427,6 +517,7 @@ int Ring::WaitSync(Request &request) {
       }
     }
     Reap();
+    if (!request.done && GiveUpIfLost(request)) return -ENODEV;
   }
   return 0;
 }
@@ -457,6 +548,9 @@ int Ring::WaitInJob(Request &request, std::unique_lock<std::mutex> &lock) {
     // one io_uring_enter carries a whole round of requests.
     Reap();
     if (request.done) return 0;
+    // Waited long on a driver that may be gone (the timeout, armed with
+    // the request, woke the application).
+    if (GiveUpIfLost(request)) return -ENODEV;
     if (queued_ != 0) {
       Flush();
       Reap();

@@ -21,6 +21,20 @@
 //   ASYNC jobs per thread). A job that is never resumed leaves its request
 //   queued: its key cancels it through an InFlight (in_flight.h).
 //
+// Requests on an offload driver (Request::punt) are handed to io-wq
+// workers, synchronous callers' too: a driver that never completes a
+// request (virtio-crypto's, when its device is removed, drops those in
+// flight) then holds a kernel worker, not the caller. The ring keeps a
+// timeout armed while such requests are out (kPatienceNs), so that every
+// wait, an ASYNC job's wait fd included, comes back at least that often;
+// a request that has waited that long makes the ring ask the Service
+// whether its driver is still listed in /proc/crypto. If it is, the wait
+// goes on (a slow engine is not a lost one: the kernel may still write
+// the output); if it is not, the device is gone, nothing will complete
+// or write the request any more, and the ring gives it up (-ENODEV): the
+// caller serves it on the CPU. Its slot stays taken until the kernel posts
+// what it owes, which may be never.
+//
 // A ring belongs to the process that made it; in a forked child the
 // parent's ring is ignored (never touched, never unmapped) and a new one is
 // made if the child is armed (process.h).
@@ -62,18 +76,28 @@ struct alignas(8) Request {
   std::array<iovec, 4> rx{};
   unsigned rx_count = 0;
   alignas(cmsghdr) unsigned char control[kControlSize] = {};
-  // Inside an ASYNC job, hand the read to an io-wq worker (IOSQE_ASYNC): set
-  // for offload drivers, whose reads would otherwise block the submitting
-  // io_uring_enter one after the other, so a batch is served in parallel.
-  // CPU drivers run inline: cheaper, and measured no faster punted (TCG).
+  // Hand the request to an io-wq worker (IOSQE_ASYNC): set for offload
+  // drivers, whose reads would otherwise block the submitting thread in
+  // the kernel (one after the other in a batch, and for good when the
+  // driver loses the request). CPU drivers run inline: cheaper, and
+  // measured no faster punted (TCG).
   bool punt = false;
+  // With punt: the family whose driver serves it (core::Family), for the
+  // question above.
+  int family = -1;
 
   // Set by the ring.
   int result = 0;        // the read's result, or the first error
   bool read_seen = false;
   bool send_seen = false;
   bool done = false;
+  int slot = -1;
+  int64_t waiting_since_ns = 0;  // with punt
 };
+
+// How long a request on an offload driver waits before the ring asks
+// whether its driver is still there (then again after as long).
+inline constexpr int64_t kPatienceNs = 1'000'000'000;
 
 // Fills `request.msg` for the sendmsg: operation (ALG_OP_ENCRYPT/DECRYPT),
 // IV (`iv_len` bytes; none if 0) and, for AEAD, the AAD length (`assoclen`
@@ -96,10 +120,14 @@ class Ring : public std::enable_shared_from_this<Ring> {
   // -errno); -EAGAIN if the ring had no room and -EIO if it is unusable,
   // nothing having been queued; -ECHILD if its ASYNC job paused before a
   // fork() and was resumed in the child (the request stays in the parent's
-  // ring); another -errno if the ring failed while waiting.
+  // ring); -ENODEV if its driver went away with it (given up, above);
+  // another -errno if the ring failed while waiting.
   // While its ASYNC job is paused, `in_flight` holds the request, so that
   // its key can cancel it (in_flight.h).
   int Run(Request &request, InFlight &in_flight);
+  // The same on this thread alone, even inside an ASYNC job: for the
+  // probe, which must not pause a job while it holds the init lock.
+  int RunNow(Request &request);
 
   // InFlight::Cancel's part: the request's SQEs become NOPs if they were
   // not submitted, else this waits for its completion. False, touching
@@ -123,6 +151,14 @@ class Ring : public std::enable_shared_from_this<Ring> {
   int Flush();
   void Reap();
   void Complete(const io_uring_cqe &cqe);
+  // The request is over: its slot is free (it is owed no CQE).
+  void Finish(Request &request);
+  // Queues the timeout that bounds waits while offload requests are out.
+  void ArmTimeout();
+  // After a wait: if `request` (not done) has waited kPatienceNs and its
+  // driver is no longer listed, gives it up (-ENODEV in its result) and
+  // returns true; else re-arms the timeout if it is due.
+  bool GiveUpIfLost(Request &request);
   int WaitSync(Request &request);
   // Called with `lock` held; releases it while paused, and returns with it
   // held unless resumed in a forked child (-ECHILD).
@@ -140,6 +176,16 @@ class Ring : public std::enable_shared_from_this<Ring> {
   bool signalled_ = false;
   unsigned queued_ = 0;     // SQEs not yet submitted
   unsigned in_flight_ = 0;  // requests not yet complete
+  // The requests by slot (a CQE's user_data names its slot, not its
+  // request, so that a request given up can go while the kernel still owes
+  // its CQEs): null for a free slot or one given up, which owes
+  // owed_[slot] CQEs before it is free again.
+  static constexpr unsigned kSlots = 32;
+  std::array<Request *, kSlots> slots_{};
+  std::array<uint8_t, kSlots> owed_{};
+  uint32_t used_slots_ = 0;
+  bool timeout_armed_ = false;
+  __kernel_timespec patience_{};
 };
 
 }  // namespace aesmux::afalg

@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "provider/afalg/afalg.h"
-
 namespace aesmux::afalg {
 
 using core::Family;
@@ -20,14 +18,15 @@ constexpr size_t kTagLen = 16;
 
 }  // namespace
 
-int BindAlgorithm(int fd, Family family) {
-  const KernelAlgorithm kernel = KernelAlgorithmFor(family);
+int BindAlgorithm(int fd, std::string_view type, std::string_view name) {
   sockaddr_alg address{};
+  if (type.size() >= sizeof(address.salg_type) ||
+      name.size() >= sizeof(address.salg_name)) {
+    return -ENAMETOOLONG;
+  }
   address.salg_family = AF_ALG;
-  std::strncpy(reinterpret_cast<char *>(address.salg_type), kernel.type,
-               sizeof(address.salg_type) - 1);
-  std::strncpy(reinterpret_cast<char *>(address.salg_name), kernel.name,
-               sizeof(address.salg_name) - 1);
+  std::memcpy(address.salg_type, type.data(), type.size());
+  std::memcpy(address.salg_name, name.data(), name.size());
   if (bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0) {
     return -errno;
   }

@@ -12,13 +12,16 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "provider/core/algorithm.h"
 
 namespace aesmux::afalg {
 
-// Binds `fd`, an AF_ALG socket, to the kernel's algorithm for `family`.
-int BindAlgorithm(int fd, core::Family family);
+// Binds `fd`, an AF_ALG socket, to `name` of `type` ("skcipher",
+// "aead"): an algorithm's name ("cbc(aes)", the implementation of highest
+// priority) or one implementation's driver name ("virtio_crypto_aes_cbc").
+int BindAlgorithm(int fd, std::string_view type, std::string_view name);
 
 // Sets the key of a bound tfm socket (and for GCM the 16-byte tag length).
 int SetSocketKey(int fd, core::Family family, std::span<const uint8_t> key);

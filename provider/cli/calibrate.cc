@@ -40,6 +40,7 @@ constexpr OptionSpec kOptions[] = {
     {"--quick", ""},         {"--output", "FILE"}, {"--plot", "FILE.svg"},
     {"--cnf", ""},           {"--module", "PATH"}, {"--streams", "N"},
     {"--margin", "PERCENT"}, {"--runs", "N"},      {"--seconds", "S"},
+    {"--families", "LIST"},
 };
 
 // --streams: ASYNC jobs at once, each with its own context and buffers.
@@ -224,6 +225,25 @@ std::optional<CalibrateOptions> ParseOptions(
   if (line.Real("--margin", 0, 100, &percent)) options.margin = percent / 100;
   line.Integer("--runs", 1, kMaxRuns, &options.runs);
   line.Real("--seconds", kMinSeconds, kMaxSeconds, &options.seconds);
+  if (const std::optional<std::string> list = line.Value("--families")) {
+    // "cbc,gcm": those alone.
+    options.families.fill(false);
+    const auto &names = core::kFamilyNames;
+    std::istringstream in(*list);
+    for (std::string name; std::getline(in, name, ',');) {
+      const auto f = std::find(names.begin(), names.end(), name);
+      if (f == names.end()) {
+        line.Error("--families: unknown family '" + name + "'" +
+                   DidYouMean(name, names) + " (ecb, cbc, ctr, xts, gcm)");
+      } else {
+        options.families[f - names.begin()] = true;
+      }
+    }
+    if (std::find(options.families.begin(), options.families.end(), true) ==
+        options.families.end()) {
+      line.Error("--families names no family");
+    }
+  }
   const std::set<std::string> files = {options.output, options.plot,
                                        PngOf(options.plot)};
   if (files.size() < 3) {
@@ -255,6 +275,7 @@ bool RunTrial(const Plan &plan, const CalibrateOptions &options,
   Progress trial("", 0);
   for (const core::AlgInfo &alg : core::kAlgs) {
     const auto f = static_cast<size_t>(alg.family);
+    if (!options.families[f]) continue;
     bool needed = false;
     for (size_t p = 0; p < plan.paths.size(); ++p) {
       needed = needed || (plan.paths[p].serves[f] && !covered[p]);
@@ -270,6 +291,24 @@ bool RunTrial(const Plan &plan, const CalibrateOptions &options,
   }
   estimate->LearnFrom(trial.estimate());
   return true;
+}
+
+// The options that shape what the calibration file holds, as given:
+// " --quick --families cbc".
+std::string Invocation(const CalibrateOptions &options) {
+  std::string text = options.quick ? " --quick" : "";
+  std::string families;
+  for (size_t f = 0; f < kNumFamilies; ++f) {
+    if (options.families[f]) {
+      families += (families.empty() ? "" : ",") +
+                  std::string(core::kFamilyNames[f]);
+    }
+  }
+  if (std::count(options.families.begin(), options.families.end(), true) <
+      static_cast<long>(kNumFamilies)) {
+    text += " --families " + families;
+  }
+  return text;
 }
 
 // The plot: a panel per algorithm and direction, the family's thresholds
@@ -357,6 +396,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
   // The work, in measurements of options.seconds, by path.
   TimeEstimate work;
   for (const core::AlgInfo &alg : core::kAlgs) {
+    if (!options.families[static_cast<size_t>(alg.family)]) continue;
     for (const PathUnderTest &path : plan.paths) {
       if (!path.serves[static_cast<size_t>(alg.family)]) continue;
       // mb and threads: encryption only.
@@ -388,6 +428,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
   Progress progress("aesmux calibrate", std::move(work));
   std::vector<Measured> results;
   for (const core::AlgInfo &alg : core::kAlgs) {
+    if (!options.families[static_cast<size_t>(alg.family)]) continue;
     for (const Direction direction :
          {Direction::kEncrypt, Direction::kDecrypt}) {
       std::optional<Measured> m =
@@ -412,7 +453,7 @@ int RunCalibrate(const std::vector<std::string> &args) {
       "# wins where it is more than %g %% faster. mb: %d streams in ASYNC "
       "jobs;\n# threads: %d threads on %d CPUs, combined or each alone.\n"
       "# Sizes measured: %s\n%s%s%s",
-      options.quick ? " --quick" : "", Today().c_str(), CpuModel().c_str(),
+      Invocation(options).c_str(), Today().c_str(), CpuModel().c_str(),
       OpenSSL_version(OPENSSL_VERSION_STRING), plan.version.c_str(),
       plan.best_tier.c_str(), options.runs, options.seconds,
       options.margin * 100, plan.streams, plan.threads, plan.cpus,

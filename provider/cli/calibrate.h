@@ -41,7 +41,7 @@ namespace aesmux::cli {
 
 // aesmux calibrate [--quick] [--output FILE] [--plot FILE.svg] [--cnf]
 //                  [--module PATH] [--streams N] [--margin PERCENT]
-//                  [--runs N] [--seconds S]
+//                  [--runs N] [--seconds S] [--families LIST]
 int RunCalibrate(const std::vector<std::string> &args);
 std::span<const OptionSpec> CalibrateOptionSpecs();
 

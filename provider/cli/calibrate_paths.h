@@ -34,6 +34,9 @@ struct CalibrateOptions {
   double margin = 0.05;
   int runs = 0;         // 0: by --quick
   double seconds = 0;   // 0: by --quick
+  // The families measured (--families): all unless some are named.
+  std::array<bool, core::kNumFamilies> families = {true, true, true, true,
+                                                   true};
 };
 
 // One way aesmux can serve a request, as a provider instance that takes

@@ -74,7 +74,8 @@ constexpr Command kCommands[] = {
      "only a regular file. --quick measures 10 sizes briefly, the full\n"
      "run 24 and longer; the time it will take is estimated from a\n"
      "trial of every path and shown as it goes. --module loads that\n"
-     "aesmux.so (a build tree).\n"
+     "aesmux.so (a build tree). --families cbc,gcm measures those\n"
+     "families alone and writes only their thresholds.\n"
      "CPU paths are timed in this thread's CPU time, afalg in elapsed\n"
      "time: calibrate afalg on an otherwise idle machine.\n",
      RunCalibrate},

@@ -99,13 +99,18 @@ enum class Handoff : uint8_t {
   kFdBudget,     // a socket or ring it needed would break the descriptor
                  // budget (provider/afalg/fd_budget.h), or the process has
                  // no descriptor left
+  kKeyRefused,   // the driver refused the key (an offload engine out of
+                 // sessions, a key size it lacks): this key stays off the
+                 // path, the path stays on for the others
+  kDriverGone,   // the family's driver left /proc/crypto (its device was
+                 // removed): the requests it lost, and every one since
 };
-inline constexpr size_t kNumHandoffs = 13;
+inline constexpr size_t kNumHandoffs = 15;
 
 inline constexpr std::array<std::string_view, kNumHandoffs> kHandoffNames = {
     "forked", "unhealthy", "too_long", "unsupported", "gcm_split", "bad_tag",
     "ring_full", "setup", "submit", "ebusy", "einval", "io_error",
-    "fd_budget"};
+    "fd_budget", "key_refused", "driver_gone"};
 
 constexpr std::string_view HandoffName(Handoff handoff) {
   return kHandoffNames[static_cast<size_t>(handoff)];

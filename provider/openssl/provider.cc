@@ -178,11 +178,11 @@ const OSSL_PARAM *GettableParams(void *) noexcept {
       OSSL_PARAM_DEFN("tier", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("tier-reason", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("stats", OSSL_PARAM_UTF8_STRING, nullptr, 0),
-      OSSL_PARAM_DEFN("afalg.ecb", OSSL_PARAM_UTF8_PTR, nullptr, 0),
-      OSSL_PARAM_DEFN("afalg.cbc", OSSL_PARAM_UTF8_PTR, nullptr, 0),
-      OSSL_PARAM_DEFN("afalg.ctr", OSSL_PARAM_UTF8_PTR, nullptr, 0),
-      OSSL_PARAM_DEFN("afalg.xts", OSSL_PARAM_UTF8_PTR, nullptr, 0),
-      OSSL_PARAM_DEFN("afalg.gcm", OSSL_PARAM_UTF8_PTR, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.ecb", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.cbc", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.ctr", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.xts", OSSL_PARAM_UTF8_STRING, nullptr, 0),
+      OSSL_PARAM_DEFN("afalg.gcm", OSSL_PARAM_UTF8_STRING, nullptr, 0),
       OSSL_PARAM_DEFN("architecture", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("paths", OSSL_PARAM_UTF8_PTR, nullptr, 0),
       OSSL_PARAM_DEFN("cpu-features", OSSL_PARAM_UTF8_PTR, nullptr, 0),
@@ -270,12 +270,17 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
       !SetText(p, settings.tier_reason.c_str())) {
     return 0;
   }
-  // "afalg.<family>": whether the afalg path serves the family, and why.
+  // "afalg.<family>": whether the afalg path serves the family, and why,
+  // and what happened on it since. That last part changes, so a caller that
+  // asks for a pointer gets the probe's state alone (which does not).
   for (size_t f = 0; f < core::kNumFamilies; ++f) {
     const std::string key = "afalg." + std::string(core::kFamilyNames[f]);
-    if ((p = OSSL_PARAM_locate(params, key.c_str())) != nullptr &&
-        !SetText(
-            p, provctx->router.afalg_state(static_cast<Family>(f)).c_str())) {
+    if ((p = OSSL_PARAM_locate(params, key.c_str())) == nullptr) continue;
+    const auto family = static_cast<Family>(f);
+    if (p->data_type == OSSL_PARAM_UTF8_PTR
+            ? !SetText(p, provctx->router.afalg_state(family).c_str())
+            : !OSSL_PARAM_set_utf8_string(
+                  p, provctx->router.afalg_report(family).c_str())) {
       return 0;
     }
   }

@@ -75,21 +75,34 @@ void Router::Probe(Family family, AfalgFamily *state) const {
     return;
   }
   state->on = true;
+  for (const AlgInfo &info : kAlgs) {
+    if (info.family == family) {
+      afalg_key_passed_[static_cast<size_t>(info.alg)] =
+          status.KeyUsable(info.key_len);
+    }
+  }
   state->state = "on (" + policy + ") from " +
                  std::to_string(*afalg_min_len_[static_cast<size_t>(family)]) +
                  " bytes: " + status.Describe();
 }
 
+std::string Router::afalg_report(Family family) const {
+  const std::string health = afalg::Service::Get().Health(family);
+  return afalg_state(family) + (health.empty() ? "" : "; since: " + health);
+}
+
 std::string Router::afalg_state_so_far(Family family) const {
   const AfalgFamily &state = afalg_[static_cast<size_t>(family)];
-  if (state.settled.load(std::memory_order_acquire)) return state.state;
+  if (state.settled.load(std::memory_order_acquire)) {
+    return afalg_report(family);
+  }
   return "auto, not probed: no request of at least " +
          std::to_string(*afalg_min_len_[static_cast<size_t>(family)]) +
          " bytes";
 }
 
 Path Router::Choose(Alg alg, uint64_t len) const {
-  if (len >= AfalgMinLen(alg) && afalg_on(Info(alg).family)) {
+  if (len >= AfalgMinLen(alg) && AfalgServes(alg)) {
     const std::optional<Handoff> refused = afalg::Service::Get().Admit(alg);
     if (!refused.has_value()) return Path::kAfalg;
     CountHandoff(alg, *refused, len);
@@ -164,7 +177,10 @@ std::string Router::DescribeRoute(Alg alg) const {
   }
   // Called while the family settles: its state, not afalg_on().
   if (afalg_[static_cast<size_t>(family)].on) {
-    text += "; afalg from " + std::to_string(AfalgMinLen(alg)) + " B";
+    text += afalg_key_passed_[static_cast<size_t>(alg)]
+                ? "; afalg from " + std::to_string(AfalgMinLen(alg)) + " B"
+                : "; not afalg: its driver failed the probe for " +
+                      std::to_string(Info(alg).key_len) + "-byte keys";
   }
   return text;
 }

@@ -107,7 +107,8 @@ class Router {
     }
     if (!afalg_min_len_[static_cast<size_t>(family)].has_value()) return false;
     const AfalgFamily *state = SettledUnlessOutOfMemory(family);
-    return state == nullptr || state->on;
+    return state == nullptr ||
+           (state->on && afalg_key_passed_[static_cast<size_t>(alg)]);
   }
 
   // Counts a key an engine of `alg` set up (schedule and tables made).
@@ -130,7 +131,8 @@ class Router {
     const auto f = static_cast<size_t>(Info(alg).family);
     const std::optional<uint64_t> &min_len = afalg_min_len_[f];
     const bool settled_off =
-        afalg_[f].settled.load(std::memory_order_acquire) && !afalg_[f].on;
+        afalg_[f].settled.load(std::memory_order_acquire) &&
+        !afalg_key_passed_[static_cast<size_t>(alg)];
     if (!min_len.has_value() || settled_off) return ~uint64_t{0};
     return std::max<uint64_t>(*min_len, 1);
   }
@@ -142,13 +144,23 @@ class Router {
     const AfalgFamily *state = SettledUnlessOutOfMemory(family);
     return state != nullptr && state->on;
   }
+  // Whether it serves `alg`: its family, and keys of its size, which the
+  // probe checked one by one (settling the family).
+  bool AfalgServes(Alg alg) const {
+    return afalg_on(Info(alg).family) &&
+           afalg_key_passed_[static_cast<size_t>(alg)];
+  }
   // For people: whether and why the afalg path is on for `family`
-  // (settling it).
+  // (settling it), as the probe found it.
   const std::string &afalg_state(Family family) const {
     return Settled(family).state;
   }
-  // The same, without settling it: for the statistics file, written at
-  // exit.
+  // That, and what happened since in this process (the afalg path's
+  // health: keys the driver refused, requests that failed and rests, the
+  // driver gone): the afalg.<family> parameter, `aesmux info`.
+  std::string afalg_report(Family family) const;
+  // The report without settling the family: for the statistics file,
+  // written at exit.
   std::string afalg_state_so_far(Family family) const;
 
   // For people: which paths serve `alg` at which lengths, as Choose() and
@@ -210,6 +222,9 @@ class Router {
   // Per family: the threshold the policy sets, nullopt when it is off.
   std::array<std::optional<uint64_t>, kNumFamilies> afalg_min_len_{};
   mutable std::array<AfalgFamily, kNumFamilies> afalg_{};
+  // Per algorithm, written with its family's `on`: whether the probe's
+  // known answer for its key size came out right.
+  mutable std::array<bool, kNumAlgs> afalg_key_passed_{};
   // Written when the family's afalg path is settled.
   mutable std::array<std::string, kNumAlgs> route_description_{};
 };

@@ -7,6 +7,12 @@
 #include <linux/if_alg.h>
 #include <linux/seccomp.h>
 #include <liburing.h>
+#include <openssl/async.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
+#include <openssl/provider.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -122,6 +128,20 @@ std::unique_ptr<ProviderEnv> LoadAfalgEnv(std::vector<std::string> settings) {
   return std::make_unique<ProviderEnv>(settings);
 }
 
+std::string AfalgReport(const ProviderEnv &env, const std::string &family) {
+  const std::string key = "afalg." + family;
+  OSSL_PARAM probe[] = {OSSL_PARAM_utf8_string(key.c_str(), nullptr, 0),
+                        OSSL_PARAM_END};
+  if (!OSSL_PROVIDER_get_params(env.aesmux(), probe)) return {};
+  std::string text(probe[0].return_size + 1, '\0');
+  OSSL_PARAM fetch[] = {
+      OSSL_PARAM_utf8_string(key.c_str(), text.data(), text.size()),
+      OSSL_PARAM_END};
+  if (!OSSL_PROVIDER_get_params(env.aesmux(), fetch)) return {};
+  text.resize(fetch[0].return_size);
+  return text;
+}
+
 Bytes EvpCrypt(const EVP_CIPHER *cipher, const Bytes &key, const Bytes &iv,
                const Bytes &in, bool encrypt, const std::vector<size_t> &splits,
                bool in_place) {
@@ -172,6 +192,77 @@ std::vector<size_t> RandomSplits(std::mt19937_64 &rng, size_t len,
     left -= piece;
   }
   return splits;
+}
+
+std::vector<int> RunJobs(int jobs, int (*fn)(void *), std::vector<void *> args) {
+  std::vector<ASYNC_JOB *> handles(jobs, nullptr);
+  std::vector<ASYNC_WAIT_CTX *> waits(jobs);
+  std::vector<int> results(jobs, -1);
+  std::vector<bool> started(jobs, false);
+  for (int j = 0; j < jobs; ++j) waits[j] = ASYNC_WAIT_CTX_new();
+  int running = jobs;
+  while (running > 0) {
+    // Every paused job's wait fd, waited for together.
+    std::vector<pollfd> fds;
+    std::vector<int> owners;
+    for (int j = 0; j < jobs; ++j) {
+      size_t count = 0;
+      if (results[j] != -1 || !started[j]) continue;
+      ASYNC_WAIT_CTX_get_all_fds(waits[j], nullptr, &count);
+      if (count != 1) continue;
+      OSSL_ASYNC_FD fd;
+      ASYNC_WAIT_CTX_get_all_fds(waits[j], &fd, &count);
+      fds.push_back({fd, POLLIN, 0});
+      owners.push_back(j);
+    }
+    std::vector<bool> ready(jobs, true);
+    if (!fds.empty() && fds.size() == static_cast<size_t>(running)) {
+      if (poll(fds.data(), fds.size(), -1) < 0) break;
+      for (size_t i = 0; i < fds.size(); ++i) {
+        ready[owners[i]] = (fds[i].revents & POLLIN) != 0;
+      }
+    }
+    for (int j = 0; j < jobs; ++j) {
+      if (results[j] != -1 || !ready[j]) continue;
+      started[j] = true;
+      int ret = 0;
+      switch (ASYNC_start_job(&handles[j], waits[j], &ret, fn, &args[j],
+                              sizeof(void *))) {
+        case ASYNC_FINISH:
+          results[j] = ret;
+          --running;
+          break;
+        case ASYNC_PAUSE:
+          break;
+        default:
+          results[j] = 0;
+          --running;
+      }
+    }
+  }
+  for (ASYNC_WAIT_CTX *wait : waits) ASYNC_WAIT_CTX_free(wait);
+  return results;
+}
+
+std::string AskVmHost(const std::string &request) {
+  const char *port = std::getenv("AESMUX_VM_CONTROL");
+  if (port == nullptr || *port == '\0') return {};
+  const int fd = open(port, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return {};
+  const std::string line = request + "\n";
+  std::string answer;
+  if (write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size())) {
+    char c;
+    while (read(fd, &c, 1) == 1 && c != '\n') answer += c;
+  }
+  close(fd);
+  return answer;
+}
+
+std::optional<uint64_t> DeviceRequests() {
+  const std::string answer = AskVmHost("count test");
+  if (!answer.starts_with("ok ")) return std::nullopt;
+  return std::strtoull(answer.c_str() + 3, nullptr, 10);
 }
 
 }  // namespace aesmux::test

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -60,6 +61,10 @@ std::vector<long> AfalgSyscalls();
 std::unique_ptr<ProviderEnv> LoadAfalgEnv(std::vector<std::string> settings = {
                                               "afalg = force"});
 
+// The afalg.<family> parameter as text: the probe's state and what
+// happened on the path since (the pointer form has the state alone).
+std::string AfalgReport(const ProviderEnv &env, const std::string &family);
+
 // EVP encryption or decryption of `in` in updates of the given sizes (the
 // rest in a last update), without padding, in place or not.
 Bytes EvpCrypt(const EVP_CIPHER *cipher, const Bytes &key, const Bytes &iv,
@@ -69,6 +74,21 @@ Bytes EvpCrypt(const EVP_CIPHER *cipher, const Bytes &key, const Bytes &iv,
 // A few random split points for `len` bytes (sizes of updates).
 std::vector<size_t> RandomSplits(std::mt19937_64 &rng, size_t len,
                                  size_t block);
+
+// Runs `jobs` ASYNC jobs of `fn` (each given its entry of `args`) to
+// completion the way openssl speed does: start them all, then resume those
+// whose wait fd is readable (waiting for it without a time limit, as an
+// application does). Returns the jobs' results.
+std::vector<int> RunJobs(int jobs, int (*fn)(void *), std::vector<void *> args);
+
+// In the guest of the VM suites (scripts/afalg-vm-common.sh), the host's
+// side of its control port: asks `request` ("count LABEL", "device_del
+// ID") and returns the answer ("ok …", "error …"); "" outside such a guest
+// (no AESMUX_VM_CONTROL) or if the host does not answer.
+std::string AskVmHost(const std::string &request);
+// The requests the virtio-crypto device completed on its data queue so
+// far, as QEMU counts them; nullopt outside such a guest.
+std::optional<uint64_t> DeviceRequests();
 
 }  // namespace aesmux::test
 

@@ -137,6 +137,14 @@ class AfalgFaultTest : public ::testing::Test {
     if (rests) {
       EXPECT_EQ(Count(Alg::kAes128Cbc, Handoff::kUnhealthy), resting + 1);
       EXPECT_EQ(Count(Alg::kAes128Cbc, core::Path::kAfalg), served);
+      // What `aesmux info` shows (afalg.cbc).
+      const std::string report = router_->afalg_report(core::Family::kCbc);
+      EXPECT_NE(report.find("; since: AES-128-CBC: 1 failed request ran on "
+                            "the CPU (last " +
+                            std::string(core::HandoffName(reason))),
+                std::string::npos)
+          << report;
+      EXPECT_NE(report.find("resting "), std::string::npos) << report;
     } else {
       EXPECT_EQ(Count(Alg::kAes128Cbc, core::Path::kAfalg), served + 1);
     }
@@ -284,21 +292,80 @@ TEST_F(AfalgFaultTest, GcmRecordFailureInPlaceLosesNothing) {
                              data.data(), data.size(), tag));
 }
 
+// The probe checks every key size with a known answer: a driver that
+// gets one size wrong keeps that size on the CPU, the others on the path,
+// and says so (in a child: the Service of this process has probed).
+TEST_F(AfalgFaultTest, ProbeKeepsAKeySizeTheDriverGetsWrongOnTheCpu) {
+  const std::string result = RunInChild([this] {
+    afalg::InjectFault(Fault::kProbeAnswer, -1, -EIO, 24);
+    route::Settings settings;
+    settings.tier = kernels::BestTier(kernels::DetectCpuFeatures());
+    for (route::FamilySettings &family : settings.families) {
+      family.afalg = route::AfalgPolicy::kForce;
+    }
+    route::Router router(settings, library_.get());
+    afalg::ClearFaults();
+    const std::string &state = router.afalg_state(core::Family::kCbc);
+    if (state.find("keys of 16 and 32 bytes; not 24-byte keys: wrong answer") ==
+        std::string::npos) {
+      std::fprintf(stderr, "afalg.cbc: %s\n", state.c_str());
+      return 1;
+    }
+    if (!router.AfalgServes(Alg::kAes128Cbc) ||
+        router.AfalgServes(Alg::kAes192Cbc) ||
+        !router.AfalgServes(Alg::kAes256Cbc)) {
+      return 2;
+    }
+    if (router.route_description(Alg::kAes192Cbc).find(
+            "not afalg: its driver failed the probe for 24-byte keys") ==
+        std::string::npos) {
+      return 3;
+    }
+    // AES-192 on the CPU, as the default provider; AES-128 on the path.
+    const uint64_t afalg_192 = Count(Alg::kAes192Cbc, core::Path::kAfalg);
+    std::mt19937_64 rng(16);
+    const Bytes key = RandomBytes(rng, 24), iv = RandomBytes(rng, 16);
+    const Bytes plain = RandomBytes(rng, 4096);
+    route::BlockEngine engine(router, Alg::kAes192Cbc);
+    engine.SetKey(key);
+    Bytes out(plain.size()), chain = iv;
+    const core::Segment segment{out.data(), plain.data(), plain.size()};
+    if (!engine.Run(Direction::kEncrypt, chain.data(), std::span(&segment, 1))) {
+      return 4;
+    }
+    auto reference = NewCipherCtx();
+    Bytes expected(plain.size());
+    int len = 0;
+    EVP_EncryptInit_ex2(reference.get(), EVP_aes_192_cbc(), key.data(),
+                        iv.data(), nullptr);
+    EVP_CIPHER_CTX_set_padding(reference.get(), 0);
+    EVP_EncryptUpdate(reference.get(), expected.data(), &len, plain.data(),
+                      static_cast<int>(plain.size()));
+    if (out != expected) return 5;
+    return Count(Alg::kAes192Cbc, core::Path::kAfalg) == afalg_192 ? 0 : 6;
+  });
+  EXPECT_EQ(result, "");
+}
+
+// On a CPU driver (ECB: no offload driver has it in the VM suites), whose
+// requests complete inline; an offload driver's take one too, but the
+// timeout that bounds their waits (ring.h) may add one a second.
 TEST_F(AfalgFaultTest, OneIoUringEnterPerSynchronousRequest) {
-  EncryptInPlace(4096, 7);  // the thread's ring and the key's sockets exist
   std::mt19937_64 rng(15);
   const Bytes key = RandomBytes(rng, 16);
-  route::BlockEngine engine(*router_, Alg::kAes128Cbc);
+  route::BlockEngine engine(*router_, Alg::kAes128Ecb);
   engine.SetKey(key);
-  Bytes data = RandomBytes(rng, 16384), out(16384), iv(16, 0);
+  Bytes data = RandomBytes(rng, 16384), out(16384);
+  // The thread's ring and the key's sockets exist after the first.
   const core::Segment first{out.data(), data.data(), data.size()};
-  ASSERT_TRUE(engine.Run(Direction::kEncrypt, iv.data(), std::span(&first, 1)));
+  ASSERT_TRUE(engine.Run(Direction::kEncrypt, nullptr, std::span(&first, 1)));
+  ASSERT_FALSE(afalg::Service::Get().offload(core::Family::kEcb));
   const uint64_t enters = afalg::RingEnters();
   constexpr int kRequests = 50;
   for (int i = 0; i < kRequests; ++i) {
     const core::Segment segment{out.data(), data.data(), data.size()};
     ASSERT_TRUE(
-        engine.Run(Direction::kEncrypt, iv.data(), std::span(&segment, 1)));
+        engine.Run(Direction::kEncrypt, nullptr, std::span(&segment, 1)));
   }
   EXPECT_EQ(afalg::RingEnters() - enters, static_cast<uint64_t>(kRequests));
 }

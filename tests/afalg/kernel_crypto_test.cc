@@ -6,12 +6,15 @@
 #include "provider/afalg/kernel_crypto.h"
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <thread>
 
+#include "provider/afalg/known_answers.h"
 #include "provider/afalg/ring.h"
 #include "provider/core/process.h"
 
@@ -112,6 +115,48 @@ TEST(BestImplementation, FindsTheNameOnAnyLineOfAnEntry) {
   EXPECT_EQ(ParseProcCrypto(kReordered).size(), 2u);
 }
 
+TEST(BestOffloadImplementation, PassesOverCpuSoftwareOfHigherPriority) {
+  // What a bind() by driver name should ask for: cbc-aes-qce, though
+  // cbc-aes-aesni has the higher priority (a bind by "cbc(aes)" gets it).
+  const std::optional<CryptoAlg> cbc =
+      BestOffloadImplementation(kProcCrypto, "cbc(aes)", "skcipher");
+  ASSERT_TRUE(cbc.has_value());
+  EXPECT_EQ(cbc->driver, "cbc-aes-qce");
+  EXPECT_EQ(cbc->priority, 300);
+  // Only CPU software: none.
+  EXPECT_FALSE(BestOffloadImplementation(kProcCrypto, "gcm(aes)", "aead"));
+  EXPECT_FALSE(BestOffloadImplementation(kProcCrypto, "xts(aes)", "skcipher"));
+}
+
+TEST(BestOffloadImplementation, TakesTheOffloadDriverOfHighestPriority) {
+  // virtio-crypto's driver (priority 150) against a second engine's.
+  constexpr const char *kTwoEngines =
+      "name : cbc(aes)\ndriver : virtio_crypto_aes_cbc\npriority : 150\n"
+      "type : skcipher\nasync : yes\n\n"
+      "name : cbc(aes)\ndriver : cbc-aes-aesni\npriority : 400\n"
+      "type : skcipher\n\n"
+      "name : cbc(aes)\ndriver : mv-cbc-aes\npriority : 300\n"
+      "type : skcipher\nselftest : failed\n\n"
+      "name : cbc(aes)\ndriver : safexcel-cbc-aes\npriority : 200\n"
+      "type : skcipher\n";
+  const std::optional<CryptoAlg> cbc =
+      BestOffloadImplementation(kTwoEngines, "cbc(aes)", "skcipher");
+  ASSERT_TRUE(cbc.has_value());
+  // mv-cbc-aes failed its self-test: never chosen.
+  EXPECT_EQ(cbc->driver, "safexcel-cbc-aes");
+  EXPECT_FALSE(IsCpuSoftwareDriver("virtio_crypto_aes_cbc"));
+}
+
+TEST(FindDriver, FindsAnEntryByItsDriverName) {
+  const std::optional<CryptoAlg> qce =
+      FindDriver(kProcCrypto, "cbc-aes-qce", "skcipher");
+  ASSERT_TRUE(qce.has_value());
+  EXPECT_EQ(qce->name, "cbc(aes)");
+  EXPECT_EQ(qce->module, "qcrypto");
+  EXPECT_FALSE(FindDriver(kProcCrypto, "cbc-aes-qce", "aead"));
+  EXPECT_FALSE(FindDriver(kProcCrypto, "cbc-aes-foo", "skcipher"));
+}
+
 TEST(IsCpuSoftwareDriver, KnowsTheCpuImplementations) {
   for (const char *driver :
        {"aes-generic", "cbc(aes-generic)", "cbc-aes-aesni", "__cbc-aes-aesni",
@@ -168,6 +213,51 @@ TEST(InitLockTest, ItsHolderTakesItAgain) {
   }));
   // And given back by its last holder: another thread takes it.
   EXPECT_TRUE(ReturnsInTime([] { core::InitLock lock; }));
+}
+
+// The probe's known answers (known_answers.h), each against the default
+// provider: a wrong one would turn a good driver's key size off.
+TEST(KnownAnswers, AgreeWithTheDefaultProvider) {
+  size_t checked = 0;
+  for (const KnownAnswer &answer : kKnownAnswers) {
+    const bool xts = answer.family == core::Family::kXts;
+    const std::string name =
+        "AES-" + std::to_string(answer.key_len * (xts ? 4 : 8)) + "-" +
+        std::string(core::FamilyName(answer.family));
+    SCOPED_TRACE(name);
+    EVP_CIPHER *cipher = EVP_CIPHER_fetch(nullptr, name.c_str(),
+                                          "provider=default");
+    ASSERT_NE(cipher, nullptr);
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    uint8_t key[64];
+    for (size_t i = 0; i < answer.key_len; ++i) key[i] = static_cast<uint8_t>(i);
+    const uint8_t iv[16] = {};
+    ASSERT_TRUE(EVP_EncryptInit_ex2(ctx, cipher, key, iv, nullptr));
+    EVP_CIPHER_CTX_set_padding(ctx, 0);
+    uint8_t out[32] = {};
+    int len = 0, final_len = 0;
+    ASSERT_TRUE(EVP_EncryptUpdate(ctx, out, &len, kKnownAnswerInput.data(),
+                                  kKnownAnswerInput.size()));
+    ASSERT_TRUE(EVP_EncryptFinal_ex(ctx, out + len, &final_len));
+    size_t out_len = static_cast<size_t>(len + final_len);
+    if (answer.family == core::Family::kGcm) {
+      ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16,
+                                      out + out_len));
+      out_len += 16;
+    }
+    std::string hex;
+    for (size_t i = 0; i < out_len; ++i) {
+      static constexpr char kDigits[] = "0123456789abcdef";
+      hex += kDigits[out[i] >> 4];
+      hex += kDigits[out[i] & 15];
+    }
+    EXPECT_EQ(hex, answer.output);
+    EVP_CIPHER_CTX_free(ctx);
+    EVP_CIPHER_free(cipher);
+    ++checked;
+  }
+  // Every family and key size aesmux serves has one.
+  EXPECT_EQ(checked, core::kNumAlgs);
 }
 
 }  // namespace

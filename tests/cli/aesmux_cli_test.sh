@@ -368,6 +368,18 @@ if aesmux calibrate --quick --runs 1 --seconds 0.0005 --cnf \
 else
   fail "calibrate --cnf: $(cat "$work/snippet.cnf" 2>&1)"
 fi
+if aesmux calibrate --quick --runs 1 --seconds 0.0005 --families cbc,gcm \
+     --module "$build/provider/aesmux.so" --output "$work/families.conf" \
+     --plot "$work/families.svg" >/dev/null 2>&1 &&
+   grep -q '^# aesmux calibration, written by `aesmux calibrate --quick --families cbc,gcm`' "$work/families.conf" &&
+   grep -q '^cbc.fallback_max_len = ' "$work/families.conf" &&
+   grep -q '^gcm.fallback_max_len = ' "$work/families.conf" &&
+   ! grep -qE '^(ecb|ctr|xts)\.' "$work/families.conf" &&
+   ! grep -qE '^#   AES-[0-9]+-(ECB|CTR|XTS) ' "$work/families.conf"; then
+  pass "calibrate --families measures and writes those families alone"
+else
+  fail "calibrate --families: $(cat "$work/families.conf" 2>&1)"
+fi
 
 # 5. Usage: --help and --version; an unknown command or option, or a value
 # that is not a number in range, is refused with exit status 2 before
@@ -418,6 +430,9 @@ usage_error "--seconds: 'inf' is not a finite number" calibrate --seconds inf
 usage_error "--seconds: 'nan' is not a finite number" calibrate --seconds nan
 usage_error "--output needs a value (FILE)" calibrate --output
 usage_error "must name different files" calibrate --output a.svg --plot a.svg
+usage_error "--families: unknown family 'cbx' (did you mean 'cbc'?)" \
+  calibrate --families gcm,cbx
+usage_error "--families names no family" calibrate --families ,
 usage_error "--runs: 'x' is not a whole number" bench --runs x
 usage_error "--seconds: 'inf' is not a finite number" bench --seconds inf
 usage_error "--seconds: -1 is out of range (0.0001 to 3600)" bench --seconds=-1
