@@ -257,7 +257,11 @@ class Suites:
                     "default", str(cnf), str(data / "dhparams.pem")]
             if "test_get_argument(6)" in source:  # 3.2 and later
                 argv.append(str(data))
-            runs.append(Run(name, argv, self.env, self.src, stats))
+            # A working directory of its own: sslapitest writes files there
+            # (tls-prov-key.pem), which the two runs would race for.
+            cwd = self.work / f"{name}.cwd"
+            cwd.mkdir(exist_ok=True)
+            runs.append(Run(name, argv, self.env, cwd, stats))
         return runs
 
     def recordlentest_runs(self):
