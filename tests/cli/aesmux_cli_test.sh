@@ -20,6 +20,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 shift
 emulator=("$@")
 aesmux() { "${emulator[@]}" "$build/provider/aesmux" "$@"; }
+# The system's openssl, uninstrumented, loading this build's module: a
+# sanitizer build's module needs its ASan runtime loaded first.
+asan_runtime=$(ldd "$build/provider/aesmux.so" 2>/dev/null |
+  awk '/libasan/ { print $3 }')
+system_openssl() {
+  if [ -n "$asan_runtime" ]; then
+    LD_PRELOAD=$asan_runtime ASAN_OPTIONS=detect_leaks=0 openssl "$@"
+  else
+    "${emulator[@]}" openssl "$@"
+  fi
+}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -185,7 +196,7 @@ printf '[evp]\ndefault_properties = ?provider=aesmux\n' >>"$work/own.cnf"
 sed -i 's/^providers = providers$/providers = providers\nalg_section = evp/' "$work/own.cnf"
 head -c 4096 /dev/zero >"$work/zeros"
 for i in 1 2 3; do
-  OPENSSL_CONF=$work/own.cnf "${emulator[@]}" openssl enc -aes-128-cbc -nopad \
+  OPENSSL_CONF=$work/own.cnf system_openssl enc -aes-128-cbc -nopad \
     -K 000102030405060708090a0b0c0d0e0f -iv 000102030405060708090a0b0c0d0e0f \
     -in "$work/zeros" -out /dev/null
 done
