@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -85,11 +86,15 @@ std::string ProcessFile(const core::StatsProcess &process, uint64_t requests) {
   return std::string(buffer.data(), text.used);
 }
 
+// A view's notes point into the text it was parsed from: each text is kept
+// for the test program's life, so that a view of a temporary stays valid.
 std::unique_ptr<StatsFileView> Parse(const std::string &text,
                                      core::StatsParseError *error = nullptr) {
+  static std::deque<std::string> texts;
+  const std::string &kept = texts.emplace_back(text);
   auto view = std::make_unique<StatsFileView>();
   core::StatsParseError ignored;
-  if (!core::ParseStatsFile(text, view.get(), error ? error : &ignored)) {
+  if (!core::ParseStatsFile(kept, view.get(), error ? error : &ignored)) {
     return nullptr;
   }
   return view;
