@@ -408,8 +408,8 @@ void Service::CheckKeySizes(int tfm, Family family, FamilyStatus &status) {
   }
 }
 
-std::optional<Handoff> Service::Admit(Alg alg) const {
-  if (!Armed()) return Handoff::kForked;
+std::optional<Handoff> Service::Admit(Alg alg, bool fork_rebuild) const {
+  if (!Armed(fork_rebuild)) return Handoff::kForked;
   if (gone(core::Info(alg).family)) return Handoff::kDriverGone;
   const int64_t until =
       health_[static_cast<size_t>(alg)].resting_until_ns.load(

@@ -165,8 +165,9 @@ class Service {
     return aad_len + len + 16 <= max_request();
   }
 
-  // Per request: nullopt if the path may serve `alg` now, else why not.
-  std::optional<core::Handoff> Admit(core::Alg alg) const;
+  // Per request: nullopt if the path may serve `alg` now, else why not;
+  // `fork_rebuild` is the asking provider's afalg_fork (process.h).
+  std::optional<core::Handoff> Admit(core::Alg alg, bool fork_rebuild) const;
   // After a request: failures that say the path is broken make `alg` rest
   // for a while (1 s, doubling per consecutive failure, at most 64 s); a
   // success ends the streak.

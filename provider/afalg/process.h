@@ -28,12 +28,13 @@ namespace aesmux::afalg {
 using core::ProcessGeneration;
 
 // Arming: the process that probed AF_ALG and io_uring successfully at
-// provider init is armed; its forked descendants are armed only when the
-// children may rebuild (SetForkRebuild). The afalg path runs only in an
-// armed process.
-bool Armed();
+// provider init is armed; its forked descendants are armed only for a
+// provider whose children may rebuild (`fork_rebuild`, its afalg_fork
+// setting: each provider instance keeps its own policy, so one loaded with
+// afalg_fork = rebuild does not open sockets in the children of another).
+// The afalg path runs only in an armed process.
+bool Armed(bool fork_rebuild);
 void Arm();
-void SetForkRebuild(bool rebuild);
 
 }  // namespace aesmux::afalg
 

@@ -17,7 +17,6 @@ Router::Router(Settings settings, const fallback::FallbackLibrary *fallback)
     : settings_(std::move(settings)),
       fallback_(fallback),
       load_generation_(core::ProcessGeneration()) {
-  if (settings_.afalg_fork_rebuild) afalg::SetForkRebuild(true);
   afalg::ConfigureFdBudget(settings_.afalg_max_fds);
   for (size_t f = 0; f < kNumFamilies; ++f) {
     const FamilySettings &config = settings_.families[f];
@@ -103,7 +102,8 @@ std::string Router::afalg_state_so_far(Family family) const {
 
 Path Router::Choose(Alg alg, uint64_t len) const {
   if (len >= AfalgMinLen(alg) && AfalgServes(alg)) {
-    const std::optional<Handoff> refused = afalg::Service::Get().Admit(alg);
+    const std::optional<Handoff> refused = afalg::Service::Get().Admit(
+        alg, settings_.afalg_fork_rebuild);
     if (!refused.has_value()) return Path::kAfalg;
     CountHandoff(alg, *refused, len);
   }

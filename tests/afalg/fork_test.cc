@@ -82,6 +82,33 @@ TEST(AfalgFork, AChildRebuildsItsOwnWhenAllowed) {
   EXPECT_EQ(result, "");
 }
 
+// Each provider keeps its own afalg_fork: another one loaded in the same
+// process with afalg_fork = rebuild (before or beside it) does not make
+// this one's children open sockets.
+TEST(AfalgFork, EachProviderKeepsItsOwnForkPolicy) {
+  SKIP_WITHOUT_AFALG();
+  const std::string result = RunInChild([] {
+    auto rebuilds =
+        LoadAfalgEnv({"afalg = force", "afalg_fork = rebuild"});
+    auto stays = LoadAfalgEnv({"afalg = force"});
+    if (!rebuilds->loaded() || !stays->loaded()) return 2;
+    if (!EncryptAgrees(*rebuilds, 1) || !EncryptAgrees(*stays, 2)) return 3;
+    const std::string grandchild = RunInChild([&] {
+      if (!InstallSeccompFilter(Deny::kKill, true, AfalgSyscalls())) return 4;
+      if (!EncryptAgrees(*stays, 3)) return 5;
+      if (stays->Stat(kAlg, "afalg", "requests") != 0) return 6;
+      return stays->Stat(kAlg, "afalg-fallback:forked", "requests") == 1 ? 0
+                                                                         : 7;
+    });
+    if (!grandchild.empty()) {
+      std::fprintf(stderr, "child of the child: %s\n", grandchild.c_str());
+      return 8;
+    }
+    return 0;
+  });
+  EXPECT_EQ(result, "");
+}
+
 constexpr std::chrono::seconds kChildTimeout(60);  // TCG is slow
 
 // A job paused with its request in the parent's ring when the process
