@@ -347,6 +347,8 @@ void Service::CheckKeySizes(int tfm, Family family, FamilyStatus &status) {
   const bool aead = family == Family::kGcm;
   int error = 0;
   Ring *ring = Ring::ForThisThread(&error);
+  const KernelAlgorithm kernel = KernelAlgorithmFor(family);
+  bool first = true;
   for (const KnownAnswer &answer : kKnownAnswers) {
     if (answer.family != family) continue;
     const std::string size = std::to_string(answer.key_len) + "-byte keys";
@@ -354,14 +356,27 @@ void Service::CheckKeySizes(int tfm, Family family, FamilyStatus &status) {
       status.key_notes += (status.key_notes.empty() ? "" : "; ") + size +
                           ": " + why;
     };
+    UniqueFd own;
+    if (!first) {
+      own = UniqueFd(socket(AF_ALG, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+      const int ret = own.valid() ? BindAlgorithm(own.get(), kernel.type,
+                                                  status.bind_name)
+                                  : -errno;
+      if (ret != 0) {
+        refuse("socket: " + ErrnoText(ret));
+        continue;
+      }
+    }
+    const int keyed = first ? tfm : own.get();
+    first = false;
     uint8_t key[64];
     for (size_t i = 0; i < answer.key_len; ++i) key[i] = static_cast<uint8_t>(i);
-    if (const int ret = SetSocketKey(tfm, family, {key, answer.key_len});
+    if (const int ret = SetSocketKey(keyed, family, {key, answer.key_len});
         ret != 0) {
       refuse("refused (" + ErrnoText(ret) + ")");
       continue;
     }
-    UniqueFd op(accept4(tfm, nullptr, nullptr, SOCK_CLOEXEC));
+    UniqueFd op(accept4(keyed, nullptr, nullptr, SOCK_CLOEXEC));
     if (!op.valid()) {
       refuse("accept: " + ErrnoText(-errno));
       continue;

@@ -209,8 +209,12 @@ class Service {
   // binds; fills the status's driver fields. 0 or -errno.
   int BindForProbe(int tfm, core::Family family, bool force,
                    FamilyStatus &status);
-  // Keys `tfm` with each key size of `family` and checks its known answer
-  // through this thread's ring; fills key_lens and key_notes.
+  // Keys `tfm`, then a socket of its own bound to the same implementation
+  // for each further key size of `family` (a driver may keep a key's
+  // session on the device until its socket closes, whatever keys it sees
+  // after: virtio-crypto does, and an engine's sessions are few), and checks
+  // each size's known answer through this thread's ring; fills key_lens and
+  // key_notes.
   void CheckKeySizes(int tfm, core::Family family, FamilyStatus &status);
   int ReadProcCrypto();
 
