@@ -20,7 +20,7 @@
 # and a virtio-serial port named aesmux.control through which the guest
 # asks the host (scripts/vm-control.py) for the device's request counts
 # and to remove the device: the guest's shell function vm_count LABEL, and
-# AESMUX_VM_CONTROL (the port's path) for test programs. The host's log of
+# AFALG_VM_CONTROL (the port's path) for test programs. The host's log of
 # it is $vm/control.log.
 
 # vm_options [--no-bench] [FILTER]: the VM scripts' arguments. Sets
@@ -181,11 +181,11 @@ done
 # The control port (vm-control.py on the host).
 for port in /sys/class/virtio-ports/*; do
   [ "\$(cat \$port/name 2>/dev/null)" = aesmux.control ] &&
-    export AESMUX_VM_CONTROL=/dev/\$(basename \$port)
+    export AFALG_VM_CONTROL=/dev/\$(basename \$port)
 done
 vm_count() {
-  [ -n "\$AESMUX_VM_CONTROL" ] || return 0
-  exec 3<>"\$AESMUX_VM_CONTROL"
+  [ -n "\$AFALG_VM_CONTROL" ] || return 0
+  exec 3<>"\$AFALG_VM_CONTROL"
   echo "count \$1" >&3
   read -r reply <&3
   exec 3>&-

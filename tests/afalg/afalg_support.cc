@@ -245,7 +245,7 @@ std::vector<int> RunJobs(int jobs, int (*fn)(void *), std::vector<void *> args) 
 }
 
 std::string AskVmHost(const std::string &request) {
-  const char *port = std::getenv("AESMUX_VM_CONTROL");
+  const char *port = std::getenv("AFALG_VM_CONTROL");
   if (port == nullptr || *port == '\0') return {};
   const int fd = open(port, O_RDWR | O_CLOEXEC);
   if (fd < 0) return {};

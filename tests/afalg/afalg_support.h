@@ -84,7 +84,7 @@ std::vector<int> RunJobs(int jobs, int (*fn)(void *), std::vector<void *> args);
 // In the guest of the VM suites (scripts/afalg-vm-common.sh), the host's
 // side of its control port: asks `request` ("count LABEL", "device_del
 // ID") and returns the answer ("ok …", "error …"); "" outside such a guest
-// (no AESMUX_VM_CONTROL) or if the host does not answer.
+// (no AFALG_VM_CONTROL) or if the host does not answer.
 std::string AskVmHost(const std::string &request);
 // The requests the virtio-crypto device completed on its data queue so
 // far, as QEMU counts them; nullopt outside such a guest.

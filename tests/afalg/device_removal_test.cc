@@ -104,7 +104,7 @@ int UpdateInJob(void *arg) {
 TEST(AfalgDeviceRemoval, StreamsGoOnOnTheCpu) {
   SKIP_WITHOUT_AFALG();
   if (AskVmHost("count removal-start").empty()) {
-    GTEST_SKIP() << "not in the guest of the VM suites (no AESMUX_VM_CONTROL)";
+    GTEST_SKIP() << "not in the guest of the VM suites (no AFALG_VM_CONTROL)";
   }
   std::string proc_crypto;
   afalg::ReadWholeFile("/proc/crypto", &proc_crypto);
