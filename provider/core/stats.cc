@@ -437,6 +437,12 @@ void SetStatsFilePrefix(const std::string &prefix) {
   if (fd >= 0) close(fd);
 }
 
+std::string StatsFileProblem() {
+  Registry &registry = TheRegistry();
+  std::lock_guard lock(registry.mutex);
+  return registry.file_problem.data();
+}
+
 std::string StatsFileState() {
   Registry &registry = TheRegistry();
   std::lock_guard lock(registry.mutex);

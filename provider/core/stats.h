@@ -106,6 +106,9 @@ int WriteStatsFile();
 // where the files go, or the first problem ("no statistics are written:
 // ...", or why exited processes are not folded).
 std::string StatsFileState();
+// The first problem with the statistics file, or "" if none: one of the
+// problems `aesmux info` reports (and exits 1 for).
+std::string StatsFileProblem();
 
 // The counting fast path; everything else lives in stats.cc.
 namespace stats_internal {

@@ -316,10 +316,14 @@ int GetParamsOrThrow(ProviderContext *provctx, OSSL_PARAM params[]) {
       !OSSL_PARAM_set_utf8_string(p, SettingsText(settings).c_str())) {
     return 0;
   }
-  // "problems": what aesmux ignored of its configuration, one a line.
+  // "problems": what aesmux ignored of its configuration, and why it writes
+  // no statistics where stats_file says, one a line.
   if ((p = OSSL_PARAM_locate(params, "problems")) != nullptr) {
     std::string text;
     for (const std::string &warning : provctx->warnings) text += warning + "\n";
+    if (const std::string stats = core::StatsFileProblem(); !stats.empty()) {
+      text += "stats_file: " + stats + "\n";
+    }
     if (!OSSL_PARAM_set_utf8_string(p, text.c_str())) return 0;
   }
   // "off": why aesmux registers no algorithm; empty when it does.

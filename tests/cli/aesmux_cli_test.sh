@@ -275,6 +275,10 @@ problem "an unknown variable with the nearest one" \
   AESMUX_KERNAL=aesni
 grep -q '^PROBLEMS       2 in its configuration' "$work/problem.txt" ||
   fail "info does not count both problems: $(cat "$work/problem.txt")"
+aesmux_cnf "$work/nostats.cnf" "stats_file = $work/missing/s"
+problem "a statistics directory that does not exist" \
+  "  stats_file: no statistics are written: cannot open the directory $work/missing: No such file or directory" \
+  OPENSSL_CONF="$work/nostats.cnf"
 problem "what aesmux ignores while off, and that it is off" \
   "OFF            disable = 1 (environment: AESMUX_DISABLE): aesmux registers no algorithm" \
   AESMUX_DISABLE=1 AESMUX_KERNELS=fast

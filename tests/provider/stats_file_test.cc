@@ -614,8 +614,8 @@ size_t Count(const std::string &text, const std::string &what) {
 }
 
 // A directory that does not exist: said once on stderr, at load, and in
-// the provider's "stats-file" parameter (`aesmux info`); the write at exit
-// says nothing more.
+// the provider's "stats-file" and "problems" parameters (`aesmux info`
+// shows it and exits 1); the write at exit says nothing more.
 TEST(StatsWriter, AMissingDirectoryIsReportedOnce) {
   TempDir dir;
   const std::string prefix = dir / "missing/s";
@@ -629,6 +629,9 @@ TEST(StatsWriter, AMissingDirectoryIsReportedOnce) {
         if (!state.starts_with("no statistics are written: ") ||
             state.find(dir / "missing") == std::string::npos) {
           return 3;
+        }
+        if (env->ProviderParam("problems") != "stats_file: " + state + "\n") {
+          return 4;
         }
         std::exit(0);
       },
