@@ -18,7 +18,9 @@ BUILD_DIR/docs/settings_reference prints their reference. Checked:
 - the ENGINE the build made (where it did) offers exactly one control
   command per setting, as the declaration names them, and DUMP_STATS;
 - every AESMUX_* variable and per-family key the user documentation names
-  is a setting (or one of the few other variables aesmux reads).
+  is a setting (or one of the few other variables aesmux reads);
+- aesmux(7)'s differences from the default provider are docs/differences.md's,
+  one for one and in its order (each item starts as the document's does).
 """
 import os
 import re
@@ -176,6 +178,41 @@ def check_names(names, keys):
             print(f"ok: {path} names only settings that exist")
 
 
+def opening(text, count=4):
+    """The first words of a list item, without markup or parentheses."""
+    text = re.sub(r"\([^()]*\)", " ", text.replace("\\-", "-"))
+    text = re.sub(r"[^\w\s'-]", " ", text.replace("`", ""))
+    return " ".join(text.split()[:count])
+
+
+def check_differences():
+    doc = read("docs/differences.md")
+    items = [block[2:] for block in re.split(r"\n(?=- )", doc)
+             if block.startswith("- ")]
+    man = read("docs/aesmux.7.in")
+    start = man.index(".SH DIFFERENCES")
+    section = man[start:man.index("\n.SH ", start + 1)]
+    man_items = []
+    for item in section.split(".IP \\(bu")[1:]:
+        words = []
+        for line in item.splitlines()[1:]:
+            if re.match(r"\.(B|I|BR|BI|RB) ", line):
+                words.append(line.split(" ", 1)[1].replace('"', " "))
+            elif not line.startswith("."):
+                words.append(line)
+        man_items.append(" ".join(words))
+    ours = [opening(item) for item in items]
+    theirs = [opening(item) for item in man_items]
+    if ours != theirs:
+        fail("aesmux(7)'s differences are not docs/differences.md's:\n  " +
+             "\n  ".join(f"{a!r} | {b!r}" for a, b in
+                          zip(ours + [""] * len(theirs),
+                              theirs + [""] * len(ours)) if a or b))
+    else:
+        print(f"ok: aesmux(7) lists docs/differences.md's {len(ours)} "
+              "differences, in order")
+
+
 def main():
     if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and
                                        sys.argv[2] != "--update"):
@@ -191,6 +228,7 @@ def main():
     check_man(build)
     check_engine(build, names)
     check_names(names, keys)
+    check_differences()
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1
