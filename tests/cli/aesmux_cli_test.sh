@@ -21,14 +21,15 @@ shift
 emulator=("$@")
 aesmux() { "${emulator[@]}" "$build/provider/aesmux" "$@"; }
 # The system's openssl, uninstrumented, loading this build's module: a
-# sanitizer build's module needs its ASan runtime loaded first.
-asan_runtime=$(ldd "$build/provider/aesmux.so" 2>/dev/null |
+# sanitizer build's module needs its ASan runtime loaded first. (ldd fails
+# on a cross build's module, which is never a sanitizer build's.)
+asan_runtime=$({ ldd "$build/provider/aesmux.so" 2>/dev/null || true; } |
   awk '/libasan/ { print $3 }')
 system_openssl() {
   if [ -n "$asan_runtime" ]; then
     LD_PRELOAD=$asan_runtime ASAN_OPTIONS=detect_leaks=0 openssl "$@"
   else
-    "${emulator[@]}" openssl "$@"
+    openssl "$@"
   fi
 }
 work=$(mktemp -d)
@@ -80,9 +81,12 @@ cp stats/nginx.* "$work/stats/"
 cp stats/nginx-summary "$work/stats/nginx.summary.$(id -u)"
 cd "$work"
 mask_uid() { sed "s/nginx\.summary\.$(id -u)/nginx.summary.@UID@/g"; }
-golden stats.txt < <(flock -s stats "$build/provider/aesmux" stats stats/nginx)
-golden stats.json < <(flock -s stats "$build/provider/aesmux" stats --json stats/nginx)
-golden stats-per-process.txt < <(flock -s stats "$build/provider/aesmux" stats \
+golden stats.txt < <(flock -s stats "${emulator[@]}" "$build/provider/aesmux" \
+  stats stats/nginx)
+golden stats.json < <(flock -s stats "${emulator[@]}" "$build/provider/aesmux" \
+  stats --json stats/nginx)
+golden stats-per-process.txt < <(flock -s stats "${emulator[@]}" \
+  "$build/provider/aesmux" stats \
   --per-process stats/nginx | mask_uid)
 golden stats-per-process.json < <(aesmux stats --per-process --json \
   stats/nginx.4101.0a0b0c0d0e0f4101 stats/nginx.4102.0a0b0c0d0e0f4102)
@@ -190,25 +194,30 @@ fi
 # 1d. aesmux stats adds no file of its own, and folds: N processes that
 # counted something leave their files, and `aesmux stats` (with the
 # stats_file in force) reads them, folds the exited ones and adds nothing.
-mkdir -m 1777 "$work/own"
-aesmux_cnf "$work/own.cnf" "stats_file = $work/own/s"
-printf '[evp]\ndefault_properties = ?provider=aesmux\n' >>"$work/own.cnf"
-sed -i 's/^providers = providers$/providers = providers\nalg_section = evp/' "$work/own.cnf"
-head -c 4096 /dev/zero >"$work/zeros"
-for i in 1 2 3; do
-  OPENSSL_CONF=$work/own.cnf system_openssl enc -aes-128-cbc -nopad \
-    -K 000102030405060708090a0b0c0d0e0f -iv 000102030405060708090a0b0c0d0e0f \
-    -in "$work/zeros" -out /dev/null
-done
-for i in 1 2 3; do
-  OPENSSL_CONF=$work/own.cnf aesmux stats >"$work/own.txt"
-done
-if [ "$(ls "$work/own" | wc -l)" -eq 1 ] && [ -e "$work/own/s.summary.$(id -u)" ] &&
-   head -1 "$work/own.txt" | grep -qx '3 processes' &&
-   grep -q '^AES-128-CBC  simd  *[0-9]*  *12288 ' "$work/own.txt"; then
-  pass "three processes folded into one summary; aesmux stats added no file"
+if [ ${#emulator[@]} -ne 0 ]; then
+  # The system's openssl is this machine's; none runs the emulated module.
+  echo "skip: processes of the system's openssl counting (no openssl for ${emulator[0]})"
 else
-  fail "the directory after aesmux stats: $(ls "$work/own") $(cat "$work/own.txt")"
+  mkdir -m 1777 "$work/own"
+  aesmux_cnf "$work/own.cnf" "stats_file = $work/own/s"
+  printf '[evp]\ndefault_properties = ?provider=aesmux\n' >>"$work/own.cnf"
+  sed -i 's/^providers = providers$/providers = providers\nalg_section = evp/' "$work/own.cnf"
+  head -c 4096 /dev/zero >"$work/zeros"
+  for i in 1 2 3; do
+    OPENSSL_CONF=$work/own.cnf system_openssl enc -aes-128-cbc -nopad \
+      -K 000102030405060708090a0b0c0d0e0f -iv 000102030405060708090a0b0c0d0e0f \
+      -in "$work/zeros" -out /dev/null
+  done
+  for i in 1 2 3; do
+    OPENSSL_CONF=$work/own.cnf aesmux stats >"$work/own.txt"
+  done
+  if [ "$(ls "$work/own" | wc -l)" -eq 1 ] && [ -e "$work/own/s.summary.$(id -u)" ] &&
+     head -1 "$work/own.txt" | grep -qx '3 processes' &&
+     grep -q '^AES-128-CBC  [a-z]*  *[0-9]*  *12288 ' "$work/own.txt"; then
+    pass "three processes folded into one summary; aesmux stats added no file"
+  else
+    fail "the directory after aesmux stats: $(ls "$work/own") $(cat "$work/own.txt")"
+  fi
 fi
 cd "$here"
 
