@@ -28,7 +28,7 @@ GenericCtx::GenericCtx(ProviderContext *provider_context, core::Alg algorithm)
 // Every keyed context costs its EVP_CIPHER_CTX (192 bytes of heap with
 // OpenSSL 3.0) and this: at most 448 bytes keeps ECB, CBC and CTR within
 // the default provider's 656 bytes per keyed context, XTS (with its
-// 256-byte tweak key) within 928 (tests/provider/ctx_memory_bench).
+// 256-byte tweak key) within 928 (bench/provider/ctx_memory_bench).
 static_assert(sizeof(GenericCtx) <= 448,
               "a keyed context would cost more than the default provider's");
 

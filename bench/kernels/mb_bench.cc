@@ -37,7 +37,7 @@
 #include "kernels/kernels.h"
 #include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 
 const char aesmux::test::kBenchName[] = "mb_bench";
 
