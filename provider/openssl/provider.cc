@@ -132,9 +132,9 @@ const std::string &PathsText() {
 
 // "mb-tier": the multi-buffer kernels in use and their widths.
 std::string MbTierText(const route::Settings &settings) {
-  if (settings.mb_tier == nullptr) return "none";
-  std::string text = std::string(settings.mb_tier->name) + " (";
-  for (const kernels::mb::MbKernel &kernel : settings.mb_tier->kernels) {
+  if (settings.tier == nullptr || settings.tier->mb.lanes == 0) return "none";
+  std::string text = std::string(settings.tier->name) + " (";
+  for (const kernels::MbKernel &kernel : settings.tier->mb.kernels) {
     if (text.back() != '(') text += ", ";
     text += std::to_string(kernel.lanes);
   }

@@ -171,7 +171,7 @@ class BlockEngine {
       queued = &batch->queued;
     }
     const batch::Ran ran = batch::EncryptCbc(
-        *route_.mb_tier(), *simd_.tier(),
+        *simd_.tier(),
         {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len, queued},
         caller);
     if (ran == batch::Ran::kNot) return false;

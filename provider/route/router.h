@@ -239,11 +239,6 @@ class BlockRoute {
 
   const Router &router() const { return *router_; }
   Alg alg() const { return alg_; }
-  // The multi-buffer tier of the kMb path (null when there is none).
-  const kernels::mb::MbTier *mb_tier() const {
-    return batches_ ? router_->settings().mb_tier : nullptr;
-  }
-
   // The path for a request of `len` bytes in `direction`. `batchable`: the
   // request is one segment (a multi-buffer batch takes no more). `caller`
   // (batch::CallerProbe) answers, asked only of a CBC encryption in the mb
@@ -309,7 +304,7 @@ class BlockRoute {
   // At least simd_min_len_ bytes: the kernels (the largest value when the
   // key is not on them); at least afalg_min_len_: ask Router::Choose(); from
   // mb_min_len_ to mb_max_len_ (CBC encryption only): mb, in lanes of
-  // mb_tier(), in an ASYNC job, or from mb_threads_min_len_ also outside.
+  // the key's tier, in an ASYNC job, or from mb_threads_min_len_ also outside.
   uint64_t simd_min_len_ = ~uint64_t{0};
   uint64_t afalg_min_len_ = ~uint64_t{0};
   uint64_t mb_min_len_ = ~uint64_t{0};

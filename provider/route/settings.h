@@ -47,7 +47,6 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
 #include "provider/core/algorithm.h"
 
@@ -129,11 +128,10 @@ struct Settings {
   // programs use OpenSSL's default provider), as "disable = 1 (<origin>)";
   // empty when it is on.
   std::string off;
-  // The kernel tier for every key, or nullptr when kernels are off (forced
-  // off, or the CPU lacks what the lowest tier needs).
+  // The kernel tier for every key, single-stream and multi-buffer, or
+  // nullptr when kernels are off (forced off, or the CPU lacks what the
+  // lowest tier needs).
   const kernels::Tier *tier = nullptr;
-  // The multi-buffer kernels of the same tier, or nullptr.
-  const kernels::mb::MbTier *mb_tier = nullptr;
   // How the tier was chosen, for diagnostics ("auto", "forced", "none", …).
   std::string tier_reason;
   std::array<FamilySettings, kNumFamilies> families{};

@@ -144,7 +144,7 @@ TEST_P(BatchTest, JobsResumedInAnyOrderAllComplete) {
       [&] {
         // One job per lane: the last one's submission runs the lanes.
         const int kFirst = static_cast<int>(
-            kernels::mb::MbTierByName(GetParam().kernels)->lanes);
+            kernels::TierByName(GetParam().kernels)->mb.lanes);
         const int kSecond = kFirst - 1, kJobs = kFirst + kSecond + 1;
         if (!ASYNC_init_thread(kJobs, 0)) return 2;
         std::vector<std::vector<Stream>> streams(kJobs);
