@@ -125,7 +125,8 @@ struct FamilyStatus {
   std::string Describe() const;
 };
 
-// The kernel's name and socket type for a family.
+// The kernel's name and socket type for a family, from its row in
+// core::kFamilies (whose names are NUL-terminated literals).
 struct KernelAlgorithm {
   const char *type;  // "skcipher" or "aead"
   const char *name;  // "cbc(aes)"

@@ -483,15 +483,7 @@ struct GcmFamily {
 }  // namespace gcm
 
 const OSSL_DISPATCH *GcmDispatch(core::Alg alg) {
-  switch (alg) {
-    case core::Alg::kAes128Gcm:
-      return kCipherDispatch<core::Alg::kAes128Gcm, gcm::GcmFamily>;
-    case core::Alg::kAes192Gcm:
-      return kCipherDispatch<core::Alg::kAes192Gcm, gcm::GcmFamily>;
-    case core::Alg::kAes256Gcm:
-      return kCipherDispatch<core::Alg::kAes256Gcm, gcm::GcmFamily>;
-    default: return nullptr;
-  }
+  return FamilyDispatch<core::Family::kGcm, gcm::GcmFamily>(alg);
 }
 
 }  // namespace aesmux::openssl

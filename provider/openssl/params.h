@@ -220,19 +220,9 @@ bool GetUintParam(const OSSL_PARAM params[], const char *key,
 bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
                   bool *found);
 
-// The constants a family's algorithms report, with the default provider's
-// values: EVP_CIPH_*_MODE, default IV length, block size, AEAD, custom IV.
-struct FamilyConstants {
-  unsigned int mode;
-  size_t iv_len;
-  size_t block_size;
-  int aead;
-  int custom_iv;
-};
-FamilyConstants ConstantsOf(core::Family family);
-
 // The constants of `alg` that OpenSSL caches at fetch time (mode, key and IV
-// length, block size, flags), with the default provider's values.
+// length, block size, flags): the default provider's values, from
+// core::kAlgs and core::kFamilies.
 bool SetAlgorithmParams(core::Alg alg, OSSL_PARAM params[]);
 const OSSL_PARAM *AlgorithmGettableParams(void *provctx);
 
