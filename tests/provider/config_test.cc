@@ -407,7 +407,9 @@ const SettingValue *InForce(const Settings &settings, std::string_view key) {
 
 TEST(SettingKeys, NamesAndEnvironmentVariablesFollowOneRule) {
   const std::vector<KeyInstance> keys = EveryKey();
-  EXPECT_EQ(keys.size(), 25u);
+  // Seven process-wide keys; fallback_max_len, afalg and afalg_min_len of
+  // every family; cbc.mb_min_len, cbc.mb_max_len, cbc.mb_threads_min_len.
+  EXPECT_EQ(keys.size(), 7 + 3 * kNumFamilies + 3);
   std::map<std::string, int> seen;
   for (const KeyInstance &key : keys) {
     EXPECT_EQ(++seen[key.name], 1) << key.name << " declared twice";
@@ -557,7 +559,7 @@ TEST(Calibration, EveryThresholdFollowsDefaultCalibrationConfigEnvironment) {
   }
   // fallback_max_len and afalg_min_len of every family, cbc.mb_min_len,
   // cbc.mb_max_len and cbc.mb_threads_min_len.
-  EXPECT_EQ(calibrated, 13);
+  EXPECT_EQ(calibrated, 2 * int(kNumFamilies) + 3);
 }
 
 TEST(Calibration, ThresholdsFromTheFileReachTheFamilies) {
