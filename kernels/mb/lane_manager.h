@@ -5,12 +5,13 @@
 // tiers.h), in the manner of intel-ipsec-mb's out-of-order managers with an
 // in-order queue on top (kernels/README.md, "Multi-buffer CBC encryption").
 //
-// CBC encryption is serial within one stream (about 2 cycles per byte
-// however wide the CPU), so throughput comes from running independent
-// streams side by side: each job takes a lane; when every lane is busy the
-// kernel advances all of them by the shortest remaining length, the lanes
-// that finish are retired and refilled by later submissions. Nothing ever
-// waits for more work to arrive: the caller decides when to Flush().
+// CBC encryption is serial within one stream (each block's rounds wait
+// for the previous block's ciphertext, however wide the CPU), so
+// throughput comes from running independent streams side by side: each
+// job takes a lane; when every lane is busy the kernel advances all of
+// them by the shortest remaining length, the lanes that finish are retired
+// and refilled by later submissions. Nothing ever waits for more work to
+// arrive: the caller decides when to Flush().
 #ifndef AESMUX_KERNELS_MB_LANE_MANAGER_H_
 #define AESMUX_KERNELS_MB_LANE_MANAGER_H_
 

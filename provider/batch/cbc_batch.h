@@ -115,7 +115,8 @@ class Combiner;  // combiner.cc
 // - InAsyncJob(): whether the calling thread runs in an OpenSSL ASYNC job
 //   (whose requests batch with the thread's other jobs'). The answer is
 //   kept for EncryptCbc, so that a request asks OpenSSL once (a question
-//   costs about a quarter of a 16-byte CBC encryption: perf, BENCHMARKS.md).
+//   costs a large part of a 16-byte CBC encryption: BENCHMARKS.md, "Threads
+//   with small records").
 // - OtherThreads(): how many other threads are making CBC encryptions that
 //   could batch with this one. Asking counts the calling thread among them
 //   until EncryptCbc has served the request, so the router that asks must

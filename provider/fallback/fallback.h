@@ -9,7 +9,7 @@
 // every cipher fetched with "provider=default", on the first request that
 // needs it, not when aesmux loads: most processes that load aesmux (through
 // a system-wide openssl.cnf) never take the fallback path, and making it
-// costs about a millisecond (BENCHMARKS.md, "Start-up").
+// would be most of what loading aesmux costs (BENCHMARKS.md, "Start-up").
 // Contexts call the default provider's cipher functions directly, not
 // through EVP: OpenSSL 3 hands any cipher, a fetched one too, to an ENGINE
 // set as the default for its algorithm (ENGINE_set_default_ciphers,

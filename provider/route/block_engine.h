@@ -87,11 +87,10 @@ class BlockEngine {
   bool RunCbcEncryptPipes(std::span<const PipeRequest> pipes);
 
   // Run() for one ECB or CBC segment of whole blocks, the shape of every
-  // short update, without the general case's loops and spans: at 16 bytes
-  // an update is mostly this overhead (32 instructions fewer per call; a
-  // CBC encryption that may be batched takes 359 instead of 405 through
-  // EVP, callgrind on aesni). Requests for the afalg path or the fallback
-  // path take Run().
+  // short update, without the general case's loops and spans, which would
+  // be most of a 16-byte update's cost beside the kernel (BENCHMARKS.md,
+  // "Choices in the code, per call"). Requests for the afalg path or the
+  // fallback path take Run().
   bool RunWholeBlocks(Direction direction, uint8_t *iv, uint8_t *out,
                       const uint8_t *in, size_t len) {
     batch::CallerProbe caller;

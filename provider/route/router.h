@@ -95,10 +95,11 @@ class Router {
   // Whether Choose(alg, len) can differ between lengths: when it cannot,
   // a GCM message is routed as soon as it starts, without buffering AAD.
   // Where only the afalg path could make it differ, this settles it: a GCM
-  // context made while it was not settled would route each message, 108
-  // more instructions per record (BENCHMARKS.md, "Start-up").
-  // If memory runs out while it settles, the length matters: the afalg
-  // path settles on a later message.
+  // context made while it was not settled would route each message,
+  // buffering its AAD: a cost on every record, where settling is one probe
+  // per process (BENCHMARKS.md, "Own C++ runtime, afalg probe on first
+  // use"). If memory runs out while it settles, the length matters: the
+  // afalg path settles on a later message.
   bool LengthMatters(Alg alg) const {
     const Family family = Info(alg).family;
     if (settings_.tier != nullptr &&
@@ -243,8 +244,9 @@ class BlockRoute {
   // request is one segment (a multi-buffer batch takes no more). `caller`
   // (batch::CallerProbe) answers, asked only of a CBC encryption in the mb
   // range (a request outside it asks nothing): whether it runs in an
-  // OpenSSL ASYNC job (a call into libcrypto, about a quarter of a 16-byte
-  // CBC encryption); if not, and it is long enough for threads to batch,
+  // OpenSSL ASYNC job (a call into libcrypto, a large part of a 16-byte
+  // CBC encryption: BENCHMARKS.md, "Threads with small records"); if not,
+  // and it is long enough for threads to batch,
   // how many other threads make such requests now, which counts it among
   // them until the mb path has served it (so it goes there, in lanes or
   // alone). It batches with them only when they outnumber the CPUs and

@@ -100,11 +100,12 @@ struct FamilySettings {
 // a starting point), to a power of two. A real engine also takes time per
 // byte, which moves its break-even up; an engine also spares the CPU,
 // which the kernel's own drivers weigh too (docs: qce's aes_sw_max_len).
-// With AES instructions: break-even measured at 13 KiB (CTR) to 20 KiB
-// (CBC) on arm64, 5.3 to 7.4 KiB on amd64 (where it was 4K before).
+// With AES instructions: the power of two within the break-evens measured
+// on arm64 and above amd64's (BENCHMARKS.md, "Where the afalg path starts
+// to pay").
 inline constexpr uint64_t kDefaultAutoAfalgMinLen = 16 * 1024;
 // Without (Arm boards without the Crypto Extensions, where OpenSSL runs its
-// NEON code): break-even at 1.3 KiB (CTR) to 1.8 KiB (CBC).
+// NEON code): the power of two just above the break-evens measured there.
 inline constexpr uint64_t kDefaultAutoAfalgMinLenWithoutAes = 2 * 1024;
 
 // Where the value of a setting in force came from, in increasing priority.
