@@ -265,12 +265,12 @@ struct Legacy {
   }
 
   // ECB, CBC, CTR, XTS: 1 or 0. libcrypto hands ECB and CBC whole blocks,
-  // except through EVP_Cipher. Whole blocks go to the provider's update,
-  // the path it keeps short for small requests (without padding the same
-  // as its `cipher`, and cheaper per request: BENCHMARKS.md, "The
-  // ENGINE"); a trailing partial block to its `cipher` (EVP_Cipher's),
-  // with a whole block of output room for it, as EVP gives providers. The
-  // stream modes go to `cipher`.
+  // except through EVP_Cipher. Whole blocks go to the provider's update, the
+  // path it keeps short for small requests (without padding the same as its
+  // `cipher`, and cheaper per request: BENCHMARKS.md, "What does it change end
+  // to end?"); a trailing partial block to its `cipher` (EVP_Cipher's), with a
+  // whole block of output room for it, as EVP gives providers. The stream
+  // modes go to `cipher`.
   static int DoCipher(EVP_CIPHER_CTX *ctx, unsigned char *out,
                       const unsigned char *in, size_t inl) noexcept {
     CipherData *d = DataOf(ctx);
@@ -400,7 +400,7 @@ struct Legacy {
   // a key resets the provider context's IV and `num` as libcrypto resets
   // the EVP_CIPHER_CTX's; without it, Init would see key changes only and
   // every data call would have to compare `num`, a large part of a short
-  // CTR request: BENCHMARKS.md, "The ENGINE").
+  // CTR request: BENCHMARKS.md, "What does it change end to end?").
   static EVP_CIPHER *Make() {
     const core::AlgInfo &info = core::Info(kAlg);
     const core::FamilyInfo &c = core::Info(kFamily);

@@ -41,11 +41,11 @@ extern "C" {
 // An expanded AES key schedule: `rounds` + 1 round keys of 16 bytes in the
 // byte order of the FIPS-197 state (round_keys[0] is the cipher key for
 // AES-128). A decryption schedule holds the "equivalent inverse cipher" keys
-// (InvMixColumns applied to rounds 1..rounds-1) in decryption order, as
-// AESDEC expects. rounds is 10, 12 or 14. Aligned to 16 bytes, which the
-// kernels' movdqa loads need and which keeps every round key within one
-// cache line; no more, because every keyed context holds one and pays for
-// padding (BENCHMARKS.md, "Memory per keyed context").
+// (InvMixColumns applied to rounds 1..rounds-1) in decryption order, as AESDEC
+// expects. rounds is 10, 12 or 14. Aligned to 16 bytes, which the kernels'
+// movdqa loads need and which keeps every round key within one cache line; no
+// more, because every keyed context holds one and pays for padding
+// (BENCHMARKS.md, "What does loading aesmux cost: start-up and memory?").
 typedef struct aesmux_aes_key {
   AESMUX_ALIGNED(16) uint8_t round_keys[15][16];
   uint32_t rounds;
@@ -55,14 +55,14 @@ typedef struct aesmux_aes_key {
 // only meaningful to kernels of that same tier (each tier chooses its own
 // layout of powers of H). A tier's kernels read and write only the first
 // AESMUX_GCM_KEY_BYTES_<TIER> bytes, so a key meant for one tier may live in
-// that many bytes (64-byte aligned) rather than in the whole struct, which
-// is as large as the largest tier's: every keyed GCM context holds one, and
-// the aesni tier's 8 powers of H and their halves need under half of the
-// AVX-512 tier's 32 powers (BENCHMARKS.md, "GCM context memory"). A tier
-// may fill it in two stages: gcm_init computes what short inputs need, and
-// ghash, gcm_encrypt and gcm_decrypt complete it on the first longer input,
-// which is why they take it writable. A copy of a tier's bytes is a valid
-// key in whatever stage it was copied.
+// that many bytes (64-byte aligned) rather than in the whole struct, which is
+// as large as the largest tier's: every keyed GCM context holds one, and the
+// aesni tier's 8 powers of H and their halves need under half of the AVX-512
+// tier's 32 powers (BENCHMARKS.md, "What does loading aesmux cost: start-up
+// and memory?"). A tier may fill it in two stages: gcm_init computes what
+// short inputs need, and ghash, gcm_encrypt and gcm_decrypt complete it on the
+// first longer input, which is why they take it writable. A copy of a tier's
+// bytes is a valid key in whatever stage it was copied.
 //   aesni:       H^1..H^8 and their Karatsuba halves (kernels/include/ghash.inc)
 //   vaes_avx2:   H^1..H^16, a zero vector, a flag (the kernels compute the
 //                powers' Karatsuba halves per call)

@@ -159,11 +159,11 @@ inline constexpr MbKernel kAesniMbKernels[] = {
 
 // Every tier built into this library, best first.
 //
-// min_lanes: a multi-buffer call costs about the same whatever the number
-// of its busy lanes, so a lone busy lane runs faster alone on the
-// single-stream kernel, and from two busy lanes the narrowest multi-buffer
-// kernel wins on every tier (BENCHMARKS.md, "Multi-buffer CBC
-// encryption").
+// min_lanes: a multi-buffer call costs about the same whatever the number of
+// its busy lanes, so a lone busy lane runs faster alone on the single-stream
+// kernel, and from two busy lanes the narrowest multi-buffer kernel wins on
+// every tier (BENCHMARKS.md, "How much do multi-buffer lanes and threads
+// gain?").
 inline constexpr std::array kTiers = {
     Tier{"vaes_avx512",
          kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |

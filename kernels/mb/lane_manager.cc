@@ -123,7 +123,8 @@ void CbcLaneManager::Place(CbcJob *job, unsigned lane) {
 // Keys and IVs of newly placed lanes are copied in here, just before the
 // kernel runs, a whole row of four lanes at a time where all four are new:
 // back-to-back stores to one cache line commit faster than stores to 15
-// different lines (BENCHMARKS.md, "Kernel choices in the code").
+// different lines (BENCHMARKS.md, "How does it compare with BoringSSL, per
+// record and per kernel?").
 void CbcLaneManager::LoadLanes(uint32_t lanes) {
   for (unsigned group = 0; group < 4; ++group) {
     const uint32_t quad = (lanes >> (4 * group)) & 15;

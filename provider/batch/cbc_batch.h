@@ -113,10 +113,10 @@ class Combiner;  // combiner.cc
 // (route::BlockRoute::Choose), each question at most once, and only of a
 // request the mb path could take, and what it decides:
 // - InAsyncJob(): whether the calling thread runs in an OpenSSL ASYNC job
-//   (whose requests batch with the thread's other jobs'). The answer is
-//   kept for EncryptCbc, so that a request asks OpenSSL once (a question
-//   costs a large part of a 16-byte CBC encryption: BENCHMARKS.md, "Threads
-//   with small records").
+//   (whose requests batch with the thread's other jobs'). The answer is kept
+//   for EncryptCbc, so that a request asks OpenSSL once (a question costs a
+//   large part of a 16-byte CBC encryption: BENCHMARKS.md, "How much do
+//   multi-buffer lanes and threads gain?").
 // - OtherThreads(): how many other threads are making CBC encryptions that
 //   could batch with this one. Asking counts the calling thread among them
 //   until EncryptCbc has served the request, so the router that asks must

@@ -32,13 +32,12 @@
 
 namespace aesmux::openssl {
 
-// OSSL_PARAM_locate without a strcmp call per parameter: EVP asks for one
-// or two parameters at a time and every get/set_ctx_params looks up each of
-// its eight or so keys, so an inline comparison of these short keys (most
-// differ in the first byte) replaces eight library calls, which were a large
-// part of a short message's cost where a caller re-keys per message and so
-// passes through four of these calls (BENCHMARKS.md, "Choices in the code,
-// per call").
+// OSSL_PARAM_locate without a strcmp call per parameter: EVP asks for one or
+// two parameters at a time and every get/set_ctx_params looks up each of its
+// eight or so keys, so an inline comparison of these short keys (most differ
+// in the first byte) replaces eight library calls, which were a large part of
+// a short message's cost where a caller re-keys per message and so passes
+// through four of these calls (BENCHMARKS.md, "Instructions per record").
 inline bool SameKey(const char *a, const char *b) {
   while (*a == *b && *a != '\0') {
     ++a;

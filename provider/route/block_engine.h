@@ -89,7 +89,7 @@ class BlockEngine {
   // Run() for one ECB or CBC segment of whole blocks, the shape of every
   // short update, without the general case's loops and spans, which would
   // be most of a 16-byte update's cost beside the kernel (BENCHMARKS.md,
-  // "Choices in the code, per call"). Requests for the afalg path or the
+  // "Instructions per record"). Requests for the afalg path or the
   // fallback path take Run().
   bool RunWholeBlocks(Direction direction, uint8_t *iv, uint8_t *out,
                       const uint8_t *in, size_t len) {
@@ -202,9 +202,9 @@ class BlockEngine {
   // The router's rule for this algorithm and key.
   BlockRoute route_;
   Family family_;
-  // What only some contexts use exists once they use it (BENCHMARKS.md,
-  // "Memory per keyed context"): XTS's tweak key, and each path's state
-  // but the kernels'.
+  // What only some contexts use exists once they use it (BENCHMARKS.md, "What
+  // does loading aesmux cost: start-up and memory?"): XTS's tweak key, and
+  // each path's state but the kernels'.
   core::Boxed<kernels::XtsTweakKey> xts_tweak_;
   core::Boxed<fallback::FallbackContext> fallback_;
   // The afalg path's: the kernel key (a copy shares it) and in-place
@@ -224,10 +224,10 @@ class BlockEngine {
     batch::QueuedRequest queued;
   };
   core::Boxed<BatchState> batch_;
-  // ECB, CBC, CTR; XTS's data key (the whole key when XTS has no tier).
-  // Last, and [[no_unique_address]]: the members of whatever holds the
-  // engine go into its tail padding (BENCHMARKS.md, "Memory per keyed
-  // context").
+  // ECB, CBC, CTR; XTS's data key (the whole key when XTS has no tier). Last,
+  // and [[no_unique_address]]: the members of whatever holds the engine go
+  // into its tail padding (BENCHMARKS.md, "What does loading aesmux cost:
+  // start-up and memory?").
   [[no_unique_address]] kernels::SimdKey simd_;
 };
 

@@ -57,14 +57,14 @@ class BlockRoute;
 
 class Router {
  public:
-  // Settles the afalg path of each family: at once where the policy is off
-  // or force (force probes here, so that a process is set up before it
-  // may enter a sandbox); under auto, on the family's first request of at
-  // least its afalg_min_len, or when afalg_on(), afalg_state(),
-  // route_description() or LengthMatters() (a GCM context, with the
-  // default thresholds) asks, so that loading costs no /proc/crypto read
-  // (BENCHMARKS.md, "Start-up"). A probe runs once per process while any
-  // instance lives (provider/afalg/afalg.h says what it costs); a forked
+  // Settles the afalg path of each family: at once where the policy is off or
+  // force (force probes here, so that a process is set up before it may enter
+  // a sandbox); under auto, on the family's first request of at least its
+  // afalg_min_len, or when afalg_on(), afalg_state(), route_description() or
+  // LengthMatters() (a GCM context, with the default thresholds) asks, so that
+  // loading costs no /proc/crypto read (BENCHMARKS.md, "What does loading
+  // aesmux cost: start-up and memory?"). A probe runs once per process while
+  // any instance lives (provider/afalg/afalg.h says what it costs); a forked
   // child probes only under afalg_fork = rebuild.
   Router(Settings settings, const fallback::FallbackLibrary *fallback);
   Router(const Router &) = delete;
@@ -243,16 +243,15 @@ class BlockRoute {
   // The path for a request of `len` bytes in `direction`. `batchable`: the
   // request is one segment (a multi-buffer batch takes no more). `caller`
   // (batch::CallerProbe) answers, asked only of a CBC encryption in the mb
-  // range (a request outside it asks nothing): whether it runs in an
-  // OpenSSL ASYNC job (a call into libcrypto, a large part of a 16-byte
-  // CBC encryption: BENCHMARKS.md, "Threads with small records"); if not,
-  // and it is long enough for threads to batch,
-  // how many other threads make such requests now, which counts it among
-  // them until the mb path has served it (so it goes there, in lanes or
-  // alone). It batches with them only when they outnumber the CPUs and
-  // thread batching does not rest (recent requests waited for peers in
-  // vain or finished late). kAfalg only when the afalg path admitted the
-  // request (Router::Choose).
+  // range (a request outside it asks nothing): whether it runs in an OpenSSL
+  // ASYNC job (a call into libcrypto, a large part of a 16-byte CBC
+  // encryption: BENCHMARKS.md, "How much do multi-buffer lanes and threads
+  // gain?"); if not, and it is long enough for threads to batch, how many
+  // other threads make such requests now, which counts it among them until the
+  // mb path has served it (so it goes there, in lanes or alone). It batches
+  // with them only when they outnumber the CPUs and thread batching does not
+  // rest (recent requests waited for peers in vain or finished late). kAfalg
+  // only when the afalg path admitted the request (Router::Choose).
   template <typename Caller>
   Path Choose(Direction direction, uint64_t len, bool batchable,
               Caller &caller) {

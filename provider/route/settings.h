@@ -86,7 +86,7 @@ struct FamilySettings {
   // Outside an ASYNC job, only requests of at least this many bytes (and
   // within the two above) are combined with other threads' (CBC only):
   // shorter ones lose more waiting for a combiner than lanes win them
-  // (BENCHMARKS.md, "Threads with small records").
+  // (BENCHMARKS.md, "How much do multi-buffer lanes and threads gain?").
   uint64_t mb_threads_min_len = 0;
 };
 

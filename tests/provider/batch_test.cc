@@ -380,10 +380,10 @@ TEST_P(BatchTest, ManyThreadsOnFewCpusFormBatches) {
       << "more than two lanes per batch on average";
 }
 
-// With the default cbc.mb_threads_min_len (8K), threads beyond the CPUs
-// never batch a shorter record: each runs at once on the single-stream
-// kernel (the simd path), which beats waiting for a combiner there
-// (BENCHMARKS.md, "Threads with small records"); records of at least the
+// With the default cbc.mb_threads_min_len (8K), threads beyond the CPUs never
+// batch a shorter record: each runs at once on the single-stream kernel (the
+// simd path), which beats waiting for a combiner there (BENCHMARKS.md, "How
+// much do multi-buffer lanes and threads gain?"); records of at least the
 // floor batch as before.
 TEST_P(BatchTest, ThreadsBatchOnlyRecordsFromTheThreadsFloor) {
   if (UsableCpus() >= kManyThreads) {
