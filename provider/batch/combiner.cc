@@ -178,9 +178,7 @@ Combiner::Lease *Combiner::ThisThreadLease() {
   // thread-local block must stay within glibc's optional static TLS
   // surplus (512 bytes), or every thread-local access of the module (the
   // per-thread statistics counted per request) goes through
-  // _dl_tlsdesc_dynamic, a call where the static block needs none
-  // (BENCHMARKS.md, "Key lookups, the statistics' thread-local, the path
-  // calls").
+  // _dl_tlsdesc_dynamic, a call where the static block needs none.
   constexpr core::ThreadSlot kSlot = core::ThreadSlot::kCombinerLease;
   auto *lease = static_cast<Lease *>(core::ThreadObject(kSlot));
   if (lease != nullptr && &lease->owner == this) return lease;

@@ -97,8 +97,8 @@ class Router {
   // Where only the afalg path could make it differ, this settles it: a GCM
   // context made while it was not settled would route each message,
   // buffering its AAD: a cost on every record, where settling is one probe
-  // per process (BENCHMARKS.md, "Own C++ runtime, afalg probe on first
-  // use"). If memory runs out while it settles, the length matters: the
+  // per process (BENCHMARKS.md, "What does loading aesmux cost: start-up
+  // and memory?"). If memory runs out while it settles, the length matters: the
   // afalg path settles on a later message.
   bool LengthMatters(Alg alg) const {
     const Family family = Info(alg).family;

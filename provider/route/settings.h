@@ -101,8 +101,8 @@ struct FamilySettings {
 // byte, which moves its break-even up; an engine also spares the CPU,
 // which the kernel's own drivers weigh too (docs: qce's aes_sw_max_len).
 // With AES instructions: the power of two within the break-evens measured
-// on arm64 and above amd64's (BENCHMARKS.md, "Where the afalg path starts
-// to pay").
+// on arm64 and above amd64's (BENCHMARKS.md, "What does the afalg path
+// cost, and when does it pay?").
 inline constexpr uint64_t kDefaultAutoAfalgMinLen = 16 * 1024;
 // Without (Arm boards without the Crypto Extensions, where OpenSSL runs its
 // NEON code): the power of two just above the break-evens measured there.
