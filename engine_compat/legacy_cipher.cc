@@ -6,7 +6,6 @@
 #include <openssl/core_names.h>
 #include <openssl/engineerr.h>
 #include <openssl/err.h>
-#include <openssl/obj_mac.h>
 #include <openssl/params.h>
 
 #include <atomic>
@@ -26,13 +25,14 @@ namespace {
 using core::Alg;
 using core::Family;
 
-constexpr std::array<int, core::kNumAlgs> kNids = {
-    NID_aes_128_ecb, NID_aes_192_ecb, NID_aes_256_ecb,
-    NID_aes_128_cbc, NID_aes_192_cbc, NID_aes_256_cbc,
-    NID_aes_128_ctr, NID_aes_192_ctr, NID_aes_256_ctr,
-    NID_aes_128_xts, NID_aes_256_xts,
-    NID_aes_128_gcm, NID_aes_192_gcm, NID_aes_256_gcm,
-};
+// The legacy ciphers' NIDs, in core::Alg order.
+constexpr std::array<int, core::kNumAlgs> kNids = [] {
+  std::array<int, core::kNumAlgs> nids{};
+  for (const core::AlgInfo &info : core::kAlgs) {
+    nids[static_cast<size_t>(info.alg)] = info.nid;
+  }
+  return nids;
+}();
 
 // The largest IV a provider context holds (GCM: 128 bytes).
 constexpr size_t kMaxProviderIv = 128;
@@ -265,14 +265,12 @@ struct Legacy {
   }
 
   // ECB, CBC, CTR, XTS: 1 or 0. libcrypto hands ECB and CBC whole blocks,
-  // except through EVP_Cipher. Whole blocks go to the provider's update,
-  // the path it keeps short for small requests (without padding the same
-  // as its `cipher`; callgrind, `openssl speed -evp aes-128-ecb` of 256
-  // bytes: 671 instructions a request through `cipher`, 552 through
-  // update, 433 through the provider); a
-  // trailing partial block to its `cipher` (EVP_Cipher's), with a whole
-  // block of output room for it, as EVP gives providers. The stream modes
-  // go to `cipher`.
+  // except through EVP_Cipher. Whole blocks go to the provider's update, the
+  // path it keeps short for small requests (without padding the same as its
+  // `cipher`, and cheaper per request: BENCHMARKS.md, "What does it change end
+  // to end?"); a trailing partial block to its `cipher` (EVP_Cipher's), with a
+  // whole block of output room for it, as EVP gives providers. The stream
+  // modes go to `cipher`.
   static int DoCipher(EVP_CIPHER_CTX *ctx, unsigned char *out,
                       const unsigned char *in, size_t inl) noexcept {
     CipherData *d = DataOf(ctx);
@@ -394,37 +392,29 @@ struct Legacy {
   }
 
   // A cipher with the flags of OpenSSL's own legacy AES cipher of this
-  // mode, plus EVP_CIPH_CUSTOM_COPY (the context holds a provider context,
-  // which a memcpy must not share) and EVP_CIPH_ALWAYS_CALL_INIT (an init
-  // without a key resets the provider context's IV and `num` as libcrypto
-  // resets the EVP_CIPHER_CTX's; without it, Init would see key changes
-  // only and every data call would have to compare `num`, which costs a
-  // quarter of a 16-byte CTR request).
-  static EVP_CIPHER *Make(int nid) {
-    const openssl::FamilyConstants c = openssl::ConstantsOf(kFamily);
+  // mode (crypto/evp/e_aes.c), from core::kAlgs: ASN.1 parameters where
+  // the cipher has an OID; a custom IV with its init ctrl for the modes
+  // whose context keeps its IV; GCM's AEAD flags. Plus
+  // EVP_CIPH_CUSTOM_COPY (the context holds a provider context, which a
+  // memcpy must not share) and EVP_CIPH_ALWAYS_CALL_INIT (an init without
+  // a key resets the provider context's IV and `num` as libcrypto resets
+  // the EVP_CIPHER_CTX's; without it, Init would see key changes only and
+  // every data call would have to compare `num`, a large part of a short
+  // CTR request: BENCHMARKS.md, "What does it change end to end?").
+  static EVP_CIPHER *Make() {
+    const core::AlgInfo &info = core::Info(kAlg);
+    const core::FamilyInfo &c = core::Info(kFamily);
     unsigned long flags =
         c.mode | EVP_CIPH_CUSTOM_COPY | EVP_CIPH_ALWAYS_CALL_INIT;
-    switch (kFamily) {
-      case Family::kEcb:
-      case Family::kCbc:
-        flags |= EVP_CIPH_FLAG_DEFAULT_ASN1;
-        break;
-      case Family::kCtr:
-        break;
-      case Family::kXts:
-        flags |= EVP_CIPH_FLAG_DEFAULT_ASN1 | EVP_CIPH_CUSTOM_IV |
-                 EVP_CIPH_ALWAYS_CALL_INIT | EVP_CIPH_CTRL_INIT;
-        break;
-      case Family::kGcm:
-        flags |= EVP_CIPH_FLAG_AEAD_CIPHER | EVP_CIPH_FLAG_DEFAULT_ASN1 |
-                 EVP_CIPH_CUSTOM_IV | EVP_CIPH_FLAG_CUSTOM_CIPHER |
-                 EVP_CIPH_ALWAYS_CALL_INIT | EVP_CIPH_CTRL_INIT |
-                 EVP_CIPH_CUSTOM_IV_LENGTH;
-        break;
+    if (!info.oid.empty()) flags |= EVP_CIPH_FLAG_DEFAULT_ASN1;
+    if (c.custom_iv) flags |= EVP_CIPH_CUSTOM_IV | EVP_CIPH_CTRL_INIT;
+    if (c.aead) {
+      flags |= EVP_CIPH_FLAG_AEAD_CIPHER | EVP_CIPH_FLAG_CUSTOM_CIPHER |
+               EVP_CIPH_CUSTOM_IV_LENGTH;
     }
     EVP_CIPHER *cipher =
-        EVP_CIPHER_meth_new(nid, static_cast<int>(c.block_size),
-                            static_cast<int>(core::Info(kAlg).key_len));
+        EVP_CIPHER_meth_new(info.nid, static_cast<int>(c.block_size),
+                            static_cast<int>(info.key_len));
     if (cipher == nullptr ||
         !EVP_CIPHER_meth_set_iv_length(cipher, static_cast<int>(c.iv_len)) ||
         !EVP_CIPHER_meth_set_flags(cipher, flags) ||
@@ -443,7 +433,7 @@ struct Legacy {
 template <size_t... kIndex>
 std::array<EVP_CIPHER *, core::kNumAlgs> MakeAll(
     std::index_sequence<kIndex...>) {
-  return {Legacy<static_cast<Alg>(kIndex)>::Make(kNids[kIndex])...};
+  return {Legacy<static_cast<Alg>(kIndex)>::Make()...};
 }
 
 }  // namespace

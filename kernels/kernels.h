@@ -16,8 +16,10 @@
 // - Kernels never fail and never allocate; they clear key-bearing vector
 //   registers before returning.
 //
-// Symbols are aesmux_<operation>_<tier>; the tier table in tiers.h maps a
-// tier name to its set of entry points. This header must stay valid C.
+// Each kernel shape is declared once, as a function type with its contract
+// (aesmux_<shape>_fn); the entry points are declared with it, named
+// aesmux_<operation>_<tier>, and the tier table in tiers.h maps a tier name
+// to its set of them. This header must stay valid C.
 #ifndef AESMUX_KERNELS_KERNELS_H_
 #define AESMUX_KERNELS_KERNELS_H_
 
@@ -39,11 +41,11 @@ extern "C" {
 // An expanded AES key schedule: `rounds` + 1 round keys of 16 bytes in the
 // byte order of the FIPS-197 state (round_keys[0] is the cipher key for
 // AES-128). A decryption schedule holds the "equivalent inverse cipher" keys
-// (InvMixColumns applied to rounds 1..rounds-1) in decryption order, as
-// AESDEC expects. rounds is 10, 12 or 14. Aligned to 16 bytes, which the
-// kernels' movdqa loads need and which keeps every round key within one
-// cache line; no more, because every keyed context holds one and pays for
-// padding (BENCHMARKS.md, "Memory per keyed context").
+// (InvMixColumns applied to rounds 1..rounds-1) in decryption order, as AESDEC
+// expects. rounds is 10, 12 or 14. Aligned to 16 bytes, which the kernels'
+// movdqa loads need and which keeps every round key within one cache line; no
+// more, because every keyed context holds one and pays for padding
+// (BENCHMARKS.md, "What does loading aesmux cost: start-up and memory?").
 typedef struct aesmux_aes_key {
   AESMUX_ALIGNED(16) uint8_t round_keys[15][16];
   uint32_t rounds;
@@ -53,14 +55,14 @@ typedef struct aesmux_aes_key {
 // only meaningful to kernels of that same tier (each tier chooses its own
 // layout of powers of H). A tier's kernels read and write only the first
 // AESMUX_GCM_KEY_BYTES_<TIER> bytes, so a key meant for one tier may live in
-// that many bytes (64-byte aligned) rather than in the whole struct, which
-// is as large as the largest tier's: every keyed GCM context holds one, and
-// the aesni tier's 8 powers of H and their halves need under half of the
-// AVX-512 tier's 32 powers (BENCHMARKS.md, "GCM context memory"). A tier
-// may fill it in two stages: gcm_init computes what short inputs need, and
-// ghash, gcm_encrypt and gcm_decrypt complete it on the first longer input,
-// which is why they take it writable. A copy of a tier's bytes is a valid
-// key in whatever stage it was copied.
+// that many bytes (64-byte aligned) rather than in the whole struct, which is
+// as large as the largest tier's: every keyed GCM context holds one, and the
+// aesni tier's 8 powers of H and their halves need under half of the AVX-512
+// tier's 32 powers (BENCHMARKS.md, "What does loading aesmux cost: start-up
+// and memory?"). A tier may fill it in two stages: gcm_init computes what
+// short inputs need, and ghash, gcm_encrypt and gcm_decrypt complete it on the
+// first longer input, which is why they take it writable. A copy of a tier's
+// bytes is a valid key in whatever stage it was copied.
 //   aesni:       H^1..H^8 and their Karatsuba halves (kernels/include/ghash.inc)
 //   vaes_avx2:   H^1..H^16, a zero vector, a flag (the kernels compute the
 //                powers' Karatsuba halves per call)
@@ -73,49 +75,45 @@ typedef struct aesmux_gcm_key {
 } aesmux_gcm_key;
 
 // ---------------------------------------------------------------------------
-// Tier "aesni": AES-NI + PCLMULQDQ + SSE4.1, xmm registers.
+// The kernels by shape. Each shape is a function type with its contract;
+// every tier implements each one (tiers.h lists a tier's entry points).
 // ---------------------------------------------------------------------------
 
 // Expands a 16-, 24- or 32-byte `key` into the encryption schedule `enc`.
 // `key_len` must be 16, 24 or 32.
-void aesmux_aes_expand_key_aesni(aesmux_aes_key *enc, const uint8_t *key,
-                                 size_t key_len);
+typedef void aesmux_expand_key_fn(aesmux_aes_key *enc, const uint8_t *key,
+                                  size_t key_len);
 
 // Derives the decryption schedule `dec` from the encryption schedule `enc`.
-void aesmux_aes_decrypt_key_aesni(aesmux_aes_key *dec,
-                                  const aesmux_aes_key *enc);
+typedef void aesmux_decrypt_key_fn(aesmux_aes_key *dec,
+                                   const aesmux_aes_key *enc);
 
-void aesmux_ecb_encrypt_aesni(const aesmux_aes_key *enc, uint8_t *out,
-                              const uint8_t *in, size_t len);
-void aesmux_ecb_decrypt_aesni(const aesmux_aes_key *dec, uint8_t *out,
-                              const uint8_t *in, size_t len);
+// ECB with an encryption schedule (encrypt) or a decryption schedule
+// (decrypt).
+typedef void aesmux_ecb_fn(const aesmux_aes_key *key, uint8_t *out,
+                           const uint8_t *in, size_t len);
 
 // CBC: `iv` is the chaining value; on return it holds the last ciphertext
-// block (the next call's IV).
-void aesmux_cbc_encrypt_aesni(const aesmux_aes_key *enc, uint8_t iv[16],
-                              uint8_t *out, const uint8_t *in, size_t len);
-void aesmux_cbc_decrypt_aesni(const aesmux_aes_key *dec, uint8_t iv[16],
-                              uint8_t *out, const uint8_t *in, size_t len);
+// block (the next call's IV). `key` is an encryption schedule for
+// encryption, a decryption schedule for decryption.
+typedef void aesmux_cbc_fn(const aesmux_aes_key *key, uint8_t iv[16],
+                           uint8_t *out, const uint8_t *in, size_t len);
 
 // CTR with a full 128-bit big-endian counter (carries propagate through all
 // 16 bytes, wrapping at 2^128). On return `counter` is the next unused
 // counter block.
-void aesmux_ctr_crypt_aesni(const aesmux_aes_key *enc, uint8_t counter[16],
-                            uint8_t *out, const uint8_t *in, size_t len);
+typedef void aesmux_ctr_fn(const aesmux_aes_key *enc, uint8_t counter[16],
+                           uint8_t *out, const uint8_t *in, size_t len);
 
 // XTS (IEEE 1619) over one data unit of `len` >= 16 bytes with ciphertext
 // stealing when `len` is not a multiple of 16. `data_key` is key 1 (an
 // encryption schedule for encrypt, a decryption schedule for decrypt);
 // `tweak_key` is always key 2's encryption schedule; `iv` is the tweak input
 // and is not modified.
-void aesmux_xts_encrypt_aesni(const aesmux_aes_key *data_key,
-                              const aesmux_aes_key *tweak_key,
-                              const uint8_t iv[16], uint8_t *out,
-                              const uint8_t *in, size_t len);
-void aesmux_xts_decrypt_aesni(const aesmux_aes_key *data_key,
-                              const aesmux_aes_key *tweak_key,
-                              const uint8_t iv[16], uint8_t *out,
-                              const uint8_t *in, size_t len);
+typedef void aesmux_xts_fn(const aesmux_aes_key *data_key,
+                           const aesmux_aes_key *tweak_key,
+                           const uint8_t iv[16], uint8_t *out,
+                           const uint8_t *in, size_t len);
 
 // GCM. `xi` is the GHASH accumulator in the byte order of the GCM
 // specification (the tag is xi XOR E(K, J0)), so accumulators are portable
@@ -124,87 +122,43 @@ void aesmux_xts_decrypt_aesni(const aesmux_aes_key *data_key,
 //
 // gcm_init computes H = E(K, 0^128) from `enc` and this tier's powers of H,
 // leaving nothing derived from a key `gkey` held before.
-void aesmux_gcm_init_aesni(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
-// Folds `len` bytes (whole blocks) of `in` into `xi`.
-void aesmux_ghash_aesni(aesmux_gcm_key *gkey, uint8_t xi[16],
-                        const uint8_t *in, size_t len);
-// Encrypts `in` in CTR mode from `ctr` and folds the ciphertext into `xi`.
-void aesmux_gcm_encrypt_aesni(const aesmux_aes_key *enc,
-                              aesmux_gcm_key *gkey, uint8_t ctr[16],
-                              uint8_t xi[16], uint8_t *out, const uint8_t *in,
-                              size_t len);
-// Folds the ciphertext `in` into `xi` and decrypts it in CTR mode from `ctr`.
-void aesmux_gcm_decrypt_aesni(const aesmux_aes_key *enc,
-                              aesmux_gcm_key *gkey, uint8_t ctr[16],
-                              uint8_t xi[16], uint8_t *out, const uint8_t *in,
-                              size_t len);
+typedef void aesmux_gcm_init_fn(aesmux_gcm_key *gkey,
+                                const aesmux_aes_key *enc);
+// ghash folds `len` bytes (whole blocks) of `in` into `xi`.
+typedef void aesmux_ghash_fn(aesmux_gcm_key *gkey, uint8_t xi[16],
+                             const uint8_t *in, size_t len);
+// gcm_encrypt encrypts `in` in CTR mode from `ctr` and folds the ciphertext
+// into `xi`; gcm_decrypt folds the ciphertext `in` into `xi` and decrypts it
+// in CTR mode from `ctr`.
+typedef void aesmux_gcm_fn(const aesmux_aes_key *enc, aesmux_gcm_key *gkey,
+                           uint8_t ctr[16], uint8_t xi[16], uint8_t *out,
+                           const uint8_t *in, size_t len);
 
-// ---------------------------------------------------------------------------
-// Tiers "vaes_avx2" (VAES + VPCLMULQDQ on ymm, AVX2) and "vaes_avx512"
-// (the same on zmm, AVX-512F/BW/VL). Same contracts as the aesni tier. Key
-// expansion is the aesni tier's in both (tiers.h): the schedule layout is
-// shared and one 128-bit recurrence gains nothing from wider vectors.
-// ---------------------------------------------------------------------------
-
-void aesmux_ecb_encrypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t *out,
-                                  const uint8_t *in, size_t len);
-void aesmux_ecb_decrypt_vaes_avx2(const aesmux_aes_key *dec, uint8_t *out,
-                                  const uint8_t *in, size_t len);
-void aesmux_cbc_encrypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t iv[16],
-                                  uint8_t *out, const uint8_t *in, size_t len);
-void aesmux_cbc_decrypt_vaes_avx2(const aesmux_aes_key *dec, uint8_t iv[16],
-                                  uint8_t *out, const uint8_t *in, size_t len);
-void aesmux_ctr_crypt_vaes_avx2(const aesmux_aes_key *enc, uint8_t counter[16],
-                                uint8_t *out, const uint8_t *in, size_t len);
-void aesmux_xts_encrypt_vaes_avx2(const aesmux_aes_key *data_key,
-                                  const aesmux_aes_key *tweak_key,
-                                  const uint8_t iv[16], uint8_t *out,
-                                  const uint8_t *in, size_t len);
-void aesmux_xts_decrypt_vaes_avx2(const aesmux_aes_key *data_key,
-                                  const aesmux_aes_key *tweak_key,
-                                  const uint8_t iv[16], uint8_t *out,
-                                  const uint8_t *in, size_t len);
-void aesmux_gcm_init_vaes_avx2(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
-void aesmux_ghash_vaes_avx2(aesmux_gcm_key *gkey, uint8_t xi[16],
-                            const uint8_t *in, size_t len);
-void aesmux_gcm_encrypt_vaes_avx2(const aesmux_aes_key *enc,
-                                  aesmux_gcm_key *gkey, uint8_t ctr[16],
-                                  uint8_t xi[16], uint8_t *out,
-                                  const uint8_t *in, size_t len);
-void aesmux_gcm_decrypt_vaes_avx2(const aesmux_aes_key *enc,
-                                  aesmux_gcm_key *gkey, uint8_t ctr[16],
-                                  uint8_t xi[16], uint8_t *out,
-                                  const uint8_t *in, size_t len);
-
-void aesmux_ecb_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t *out,
-                                    const uint8_t *in, size_t len);
-void aesmux_ecb_decrypt_vaes_avx512(const aesmux_aes_key *dec, uint8_t *out,
-                                    const uint8_t *in, size_t len);
-void aesmux_cbc_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t iv[16],
-                                    uint8_t *out, const uint8_t *in, size_t len);
-void aesmux_cbc_decrypt_vaes_avx512(const aesmux_aes_key *dec, uint8_t iv[16],
-                                    uint8_t *out, const uint8_t *in, size_t len);
-void aesmux_ctr_crypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t counter[16],
-                                  uint8_t *out, const uint8_t *in, size_t len);
-void aesmux_xts_encrypt_vaes_avx512(const aesmux_aes_key *data_key,
-                                    const aesmux_aes_key *tweak_key,
-                                    const uint8_t iv[16], uint8_t *out,
-                                    const uint8_t *in, size_t len);
-void aesmux_xts_decrypt_vaes_avx512(const aesmux_aes_key *data_key,
-                                    const aesmux_aes_key *tweak_key,
-                                    const uint8_t iv[16], uint8_t *out,
-                                    const uint8_t *in, size_t len);
-void aesmux_gcm_init_vaes_avx512(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
-void aesmux_ghash_vaes_avx512(aesmux_gcm_key *gkey, uint8_t xi[16],
-                              const uint8_t *in, size_t len);
-void aesmux_gcm_encrypt_vaes_avx512(const aesmux_aes_key *enc,
-                                    aesmux_gcm_key *gkey, uint8_t ctr[16],
-                                    uint8_t xi[16], uint8_t *out,
-                                    const uint8_t *in, size_t len);
-void aesmux_gcm_decrypt_vaes_avx512(const aesmux_aes_key *enc,
-                                    aesmux_gcm_key *gkey, uint8_t ctr[16],
-                                    uint8_t xi[16], uint8_t *out,
-                                    const uint8_t *in, size_t len);
+// The entry points of tiers "aesni" (AES-NI + PCLMULQDQ + SSE4.1, xmm
+// registers), "vaes_avx2" (VAES + VPCLMULQDQ on ymm, AVX2) and
+// "vaes_avx512" (the same on zmm, AVX-512F/BW/VL). Key expansion is the
+// aesni tier's in all three: the schedule layout is shared and one 128-bit
+// recurrence gains nothing from wider vectors.
+aesmux_expand_key_fn aesmux_aes_expand_key_aesni;
+aesmux_decrypt_key_fn aesmux_aes_decrypt_key_aesni;
+aesmux_ecb_fn aesmux_ecb_encrypt_aesni, aesmux_ecb_decrypt_aesni,
+    aesmux_ecb_encrypt_vaes_avx2, aesmux_ecb_decrypt_vaes_avx2,
+    aesmux_ecb_encrypt_vaes_avx512, aesmux_ecb_decrypt_vaes_avx512;
+aesmux_cbc_fn aesmux_cbc_encrypt_aesni, aesmux_cbc_decrypt_aesni,
+    aesmux_cbc_encrypt_vaes_avx2, aesmux_cbc_decrypt_vaes_avx2,
+    aesmux_cbc_encrypt_vaes_avx512, aesmux_cbc_decrypt_vaes_avx512;
+aesmux_ctr_fn aesmux_ctr_crypt_aesni, aesmux_ctr_crypt_vaes_avx2,
+    aesmux_ctr_crypt_vaes_avx512;
+aesmux_xts_fn aesmux_xts_encrypt_aesni, aesmux_xts_decrypt_aesni,
+    aesmux_xts_encrypt_vaes_avx2, aesmux_xts_decrypt_vaes_avx2,
+    aesmux_xts_encrypt_vaes_avx512, aesmux_xts_decrypt_vaes_avx512;
+aesmux_gcm_init_fn aesmux_gcm_init_aesni, aesmux_gcm_init_vaes_avx2,
+    aesmux_gcm_init_vaes_avx512;
+aesmux_ghash_fn aesmux_ghash_aesni, aesmux_ghash_vaes_avx2,
+    aesmux_ghash_vaes_avx512;
+aesmux_gcm_fn aesmux_gcm_encrypt_aesni, aesmux_gcm_decrypt_aesni,
+    aesmux_gcm_encrypt_vaes_avx2, aesmux_gcm_decrypt_vaes_avx2,
+    aesmux_gcm_encrypt_vaes_avx512, aesmux_gcm_decrypt_vaes_avx512;
 
 // ---------------------------------------------------------------------------
 // Multi-buffer CBC encryption (kernels/mb/): up to 16 independent streams
@@ -226,7 +180,8 @@ typedef struct aesmux_mb_cbc_lanes {
   AESMUX_ALIGNED(64) uint8_t round_keys[15][16][16];  // [round][lane]
 } aesmux_mb_cbc_lanes;
 
-// Advances every lane whose bit is set in `lane_mask` (bits 0..N-1 for an
+// A multi-buffer CBC-encryption kernel. Advances every lane whose bit is
+// set in `lane_mask` (bits 0..N-1 for an
 // xN kernel; higher bits are ignored) by `len` bytes: encrypts
 // in[l][0, len) into out[l][0, len) in CBC mode from iv[l] with round keys
 // round_keys[0..rounds][l], then advances in[l] and out[l] by `len` and
@@ -244,30 +199,15 @@ typedef struct aesmux_mb_cbc_lanes {
 // Each tier has kernels of 4 and 8 lanes besides its widest, for batches
 // whose busy lanes are all low: they cost less per call (fewer vectors per
 // step), not less per lane.
-void aesmux_cbc_encrypt_x4_aesni(aesmux_mb_cbc_lanes *lanes,
-                                 uint32_t lane_mask, size_t len,
-                                 uint32_t rounds);
-void aesmux_cbc_encrypt_x8_aesni(aesmux_mb_cbc_lanes *lanes,
-                                 uint32_t lane_mask, size_t len,
-                                 uint32_t rounds);
-void aesmux_cbc_encrypt_x4_vaes_avx2(aesmux_mb_cbc_lanes *lanes,
-                                     uint32_t lane_mask, size_t len,
-                                     uint32_t rounds);
-void aesmux_cbc_encrypt_x8_vaes_avx2(aesmux_mb_cbc_lanes *lanes,
-                                     uint32_t lane_mask, size_t len,
-                                     uint32_t rounds);
-void aesmux_cbc_encrypt_x16_vaes_avx2(aesmux_mb_cbc_lanes *lanes,
+typedef void aesmux_mb_cbc_encrypt_fn(aesmux_mb_cbc_lanes *lanes,
                                       uint32_t lane_mask, size_t len,
                                       uint32_t rounds);
-void aesmux_cbc_encrypt_x4_vaes_avx512(aesmux_mb_cbc_lanes *lanes,
-                                       uint32_t lane_mask, size_t len,
-                                       uint32_t rounds);
-void aesmux_cbc_encrypt_x8_vaes_avx512(aesmux_mb_cbc_lanes *lanes,
-                                       uint32_t lane_mask, size_t len,
-                                       uint32_t rounds);
-void aesmux_cbc_encrypt_x16_vaes_avx512(aesmux_mb_cbc_lanes *lanes,
-                                        uint32_t lane_mask, size_t len,
-                                        uint32_t rounds);
+
+aesmux_mb_cbc_encrypt_fn aesmux_cbc_encrypt_x4_aesni,
+    aesmux_cbc_encrypt_x8_aesni, aesmux_cbc_encrypt_x4_vaes_avx2,
+    aesmux_cbc_encrypt_x8_vaes_avx2, aesmux_cbc_encrypt_x16_vaes_avx2,
+    aesmux_cbc_encrypt_x4_vaes_avx512, aesmux_cbc_encrypt_x8_vaes_avx512,
+    aesmux_cbc_encrypt_x16_vaes_avx512;
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -249,7 +249,7 @@ void SimdGcm::XorPartial(uint8_t *out, const uint8_t *in, size_t len,
 }
 
 // Inlined into Encrypt and Decrypt, which are all that call it: one call
-// per update, not two (BENCHMARKS.md, "Per-record cost").
+// per update, not two (BENCHMARKS.md, "Instructions per record").
 template <bool kEncrypt>
 [[gnu::always_inline]] inline SimdGcm::Status SimdGcm::Crypt(
     uint8_t *out, const uint8_t *in, size_t len) {
@@ -327,7 +327,7 @@ void SimdGcm::Finish(uint8_t tag[16]) {
 // The whole tag is compared, masked to its first `tag_len` bytes, in
 // vector operations without an early exit: the time does not depend on
 // where the tags differ. Inline rather than CRYPTO_memcmp, a call into
-// libcrypto per record (BENCHMARKS.md, "Per-record cost").
+// libcrypto per record (BENCHMARKS.md, "Instructions per record").
 bool SimdGcm::Verify(const uint8_t tag[16], size_t tag_len) {
   uint8_t computed[16];
   Finish(computed);

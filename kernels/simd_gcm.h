@@ -51,13 +51,13 @@ class SimdGcm {
   // allocated; only the first key and a change of tier allocate, so a new
   // key on the same tier always succeeds.
   [[nodiscard]] bool SetKey(const Tier &tier, std::span<const uint8_t> key);
-  // SetKey on `storage`, which this object then owns as if it had
-  // allocated it: `tier.gcm_key_bytes` or more, from ::operator new with
-  // alignof(aesmux_gcm_key). For an owner that allocates the GHASH key in
-  // one block with itself (route/gcm_paths.h), which saves a second
-  // aligned block's rounding (BENCHMARKS.md, "Where a GCM context's bytes
-  // go"); such an owner must keep the tier (a change of tier frees the
-  // storage) and take the storage back with ReleaseKeyStorage before it is
+  // SetKey on `storage`, which this object then owns as if it had allocated
+  // it: `tier.gcm_key_bytes` or more, from ::operator new with
+  // alignof(aesmux_gcm_key). For an owner that allocates the GHASH key in one
+  // block with itself (route/gcm_paths.h), which saves a second aligned
+  // block's rounding (BENCHMARKS.md, "What does loading aesmux cost: start-up
+  // and memory?"); such an owner must keep the tier (a change of tier frees
+  // the storage) and take the storage back with ReleaseKeyStorage before it is
   // destroyed.
   void SetKey(const Tier &tier, std::span<const uint8_t> key,
               aesmux_gcm_key *storage);
@@ -143,7 +143,8 @@ class SimdGcm {
   // How many bytes of the partial block under way are filled: the AAD's
   // length modulo 16 until the payload begins (the AAD's partial block is
   // folded in then), then the payload's. Not a field: every keyed GCM
-  // context holds this object (BENCHMARKS.md, "GCM context memory").
+  // context holds this object (BENCHMARKS.md, "What does loading aesmux cost:
+  // start-up and memory?").
   size_t PendingLen() const {
     return static_cast<size_t>(msg_.data_len != 0 ? msg_.data_len
                                                    : msg_.aad_len) & 15;

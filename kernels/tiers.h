@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// Kernel tiers: which sets of SIMD kernels exist, what each needs from the
-// CPU, and how to pick one. Selection happens once per key, never in a hot
-// loop: callers keep the `const Tier*` next to the expanded key.
+// Kernel tiers: which sets of SIMD kernels exist (single-stream and
+// multi-buffer), what each needs from the CPU, and how to pick one.
+// Selection happens once per key, never in a hot loop: callers keep the
+// `const Tier*` next to the expanded key.
 #ifndef AESMUX_KERNELS_TIERS_H_
 #define AESMUX_KERNELS_TIERS_H_
 
@@ -13,7 +14,7 @@
 
 // The kernels are x86-64 assembly, which kernels/CMakeLists.txt builds for
 // x86-64 targets only. For any other target this library has no tiers:
-// kTiers and mb::kMbTiers are empty, so no key gets a tier, and the router
+// kTiers is empty, so no key gets a tier, and the router
 // serves every request on the afalg or fallback path; the provider's code
 // is the same for every target.
 #if defined(__x86_64__)
@@ -22,8 +23,12 @@
 #define AESMUX_HAVE_KERNELS 0
 #endif
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -74,47 +79,91 @@ std::string_view TargetProcessor();
 // this build is for aarch64"); empty when it is not.
 std::string WhyNoTiers();
 
-// One tier's entry points. Every tier implements every operation.
+// One tier's single-stream entry points (kernels.h: one contract per
+// shape). Every tier implements every operation.
 struct TierOps {
-  void (*expand_key)(aesmux_aes_key *enc, const uint8_t *key, size_t key_len);
-  void (*decrypt_key)(aesmux_aes_key *dec, const aesmux_aes_key *enc);
-  void (*ecb_encrypt)(const aesmux_aes_key *enc, uint8_t *out,
-                      const uint8_t *in, size_t len);
-  void (*ecb_decrypt)(const aesmux_aes_key *dec, uint8_t *out,
-                      const uint8_t *in, size_t len);
-  void (*cbc_encrypt)(const aesmux_aes_key *enc, uint8_t iv[16], uint8_t *out,
-                      const uint8_t *in, size_t len);
-  void (*cbc_decrypt)(const aesmux_aes_key *dec, uint8_t iv[16], uint8_t *out,
-                      const uint8_t *in, size_t len);
-  void (*ctr_crypt)(const aesmux_aes_key *enc, uint8_t counter[16],
-                    uint8_t *out, const uint8_t *in, size_t len);
-  void (*xts_encrypt)(const aesmux_aes_key *data_key,
-                      const aesmux_aes_key *tweak_key, const uint8_t iv[16],
-                      uint8_t *out, const uint8_t *in, size_t len);
-  void (*xts_decrypt)(const aesmux_aes_key *data_key,
-                      const aesmux_aes_key *tweak_key, const uint8_t iv[16],
-                      uint8_t *out, const uint8_t *in, size_t len);
-  void (*gcm_init)(aesmux_gcm_key *gkey, const aesmux_aes_key *enc);
-  void (*ghash)(aesmux_gcm_key *gkey, uint8_t xi[16], const uint8_t *in,
-                size_t len);
-  void (*gcm_encrypt)(const aesmux_aes_key *enc, aesmux_gcm_key *gkey,
-                      uint8_t ctr[16], uint8_t xi[16], uint8_t *out,
-                      const uint8_t *in, size_t len);
-  void (*gcm_decrypt)(const aesmux_aes_key *enc, aesmux_gcm_key *gkey,
-                      uint8_t ctr[16], uint8_t xi[16], uint8_t *out,
-                      const uint8_t *in, size_t len);
+  aesmux_expand_key_fn *expand_key;
+  aesmux_decrypt_key_fn *decrypt_key;
+  aesmux_ecb_fn *ecb_encrypt;
+  aesmux_ecb_fn *ecb_decrypt;
+  aesmux_cbc_fn *cbc_encrypt;
+  aesmux_cbc_fn *cbc_decrypt;
+  aesmux_ctr_fn *ctr_crypt;
+  aesmux_xts_fn *xts_encrypt;
+  aesmux_xts_fn *xts_decrypt;
+  aesmux_gcm_init_fn *gcm_init;
+  aesmux_ghash_fn *ghash;
+  aesmux_gcm_fn *gcm_encrypt;
+  aesmux_gcm_fn *gcm_decrypt;
 };
 
+// A multi-buffer CBC-encryption kernel and its width: it runs lanes
+// 0 .. lanes-1 (kernels.h).
+struct MbKernel {
+  size_t lanes;  // 4, 8 or 16
+  aesmux_mb_cbc_encrypt_fn *cbc_encrypt;
+};
+
+// One tier's multi-buffer CBC encryption, run by the lane manager
+// (kernels/mb/lane_manager.h).
+struct MbOps {
+  size_t lanes;      // the widest kernel's: 8 or 16
+  size_t min_lanes;  // fewer busy lanes run one by one on cbc_encrypt_one
+  std::span<const MbKernel> kernels;  // narrowest first, widest last
+  // The single-stream kernel for those: aesni's, whose chain keeps the IV
+  // XOR off the critical path, which no lane of a multi-buffer kernel can.
+  aesmux_cbc_fn *cbc_encrypt_one;
+
+  const MbKernel &widest() const { return kernels.back(); }
+  // The narrowest kernel that runs every lane of `lane_mask` (bits at or
+  // above `lanes` are ignored).
+  const MbKernel &KernelFor(uint32_t lane_mask) const {
+    const size_t needed = std::bit_width(lane_mask);
+    for (const MbKernel &kernel : kernels) {
+      if (kernel.lanes >= needed) return kernel;
+    }
+    return widest();
+  }
+};
+
+// A tier: what it needs of the CPU and every implementation it offers, so
+// that one choice per key (a `const Tier*`) selects the single-stream and
+// the multi-buffer kernels together.
 struct Tier {
   std::string_view name;
   CpuFeatures required;
   TierOps ops;
   // The bytes of an aesmux_gcm_key this tier's kernels use (kernels.h).
   size_t gcm_key_bytes;
+  MbOps mb;
+};
+
+#if AESMUX_HAVE_KERNELS
+// Each tier's multi-buffer kernels, narrowest first: a narrower kernel
+// costs less per call (fewer vectors per step) when only low lanes are
+// busy.
+inline constexpr MbKernel kVaesAvx512MbKernels[] = {
+    {4, aesmux_cbc_encrypt_x4_vaes_avx512},
+    {8, aesmux_cbc_encrypt_x8_vaes_avx512},
+    {16, aesmux_cbc_encrypt_x16_vaes_avx512},
+};
+inline constexpr MbKernel kVaesAvx2MbKernels[] = {
+    {4, aesmux_cbc_encrypt_x4_vaes_avx2},
+    {8, aesmux_cbc_encrypt_x8_vaes_avx2},
+    {16, aesmux_cbc_encrypt_x16_vaes_avx2},
+};
+inline constexpr MbKernel kAesniMbKernels[] = {
+    {4, aesmux_cbc_encrypt_x4_aesni},
+    {8, aesmux_cbc_encrypt_x8_aesni},
 };
 
 // Every tier built into this library, best first.
-#if AESMUX_HAVE_KERNELS
+//
+// min_lanes: a multi-buffer call costs about the same whatever the number of
+// its busy lanes, so a lone busy lane runs faster alone on the single-stream
+// kernel, and from two busy lanes the narrowest multi-buffer kernel wins on
+// every tier (BENCHMARKS.md, "How much do multi-buffer lanes and threads
+// gain?").
 inline constexpr std::array kTiers = {
     Tier{"vaes_avx512",
          kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |
@@ -126,7 +175,8 @@ inline constexpr std::array kTiers = {
                  aesmux_xts_decrypt_vaes_avx512, aesmux_gcm_init_vaes_avx512,
                  aesmux_ghash_vaes_avx512, aesmux_gcm_encrypt_vaes_avx512,
                  aesmux_gcm_decrypt_vaes_avx512},
-         AESMUX_GCM_KEY_BYTES_VAES_AVX512},
+         AESMUX_GCM_KEY_BYTES_VAES_AVX512,
+         MbOps{16, 2, kVaesAvx512MbKernels, aesmux_cbc_encrypt_aesni}},
     Tier{"vaes_avx2",
          kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kVaes | kVpclmulqdq,
          TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
@@ -136,7 +186,8 @@ inline constexpr std::array kTiers = {
                  aesmux_xts_decrypt_vaes_avx2, aesmux_gcm_init_vaes_avx2,
                  aesmux_ghash_vaes_avx2, aesmux_gcm_encrypt_vaes_avx2,
                  aesmux_gcm_decrypt_vaes_avx2},
-         AESMUX_GCM_KEY_BYTES_VAES_AVX2},
+         AESMUX_GCM_KEY_BYTES_VAES_AVX2,
+         MbOps{16, 2, kVaesAvx2MbKernels, aesmux_cbc_encrypt_aesni}},
     Tier{"aesni", kSse41 | kAesni | kPclmulqdq,
          TierOps{aesmux_aes_expand_key_aesni, aesmux_aes_decrypt_key_aesni,
                  aesmux_ecb_encrypt_aesni, aesmux_ecb_decrypt_aesni,
@@ -145,8 +196,20 @@ inline constexpr std::array kTiers = {
                  aesmux_xts_decrypt_aesni, aesmux_gcm_init_aesni,
                  aesmux_ghash_aesni, aesmux_gcm_encrypt_aesni,
                  aesmux_gcm_decrypt_aesni},
-         AESMUX_GCM_KEY_BYTES_AESNI},
+         AESMUX_GCM_KEY_BYTES_AESNI,
+         MbOps{8, 2, kAesniMbKernels, aesmux_cbc_encrypt_aesni}},
 };
+
+// Multi-buffer widths ascend and the last is the tier's.
+constexpr bool MbKernelsAscend(const Tier &tier) {
+  size_t previous = 0;
+  for (const MbKernel &kernel : tier.mb.kernels) {
+    if (kernel.lanes <= previous) return false;
+    previous = kernel.lanes;
+  }
+  return previous == tier.mb.lanes;
+}
+static_assert(std::ranges::all_of(kTiers, MbKernelsAscend));
 #else
 inline constexpr std::array<Tier, 0> kTiers{};
 #endif

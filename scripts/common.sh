@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The aesmux Authors
-# Shared by the scripts in this folder: dependency installation and the build.
+# Shared by the scripts in this folder and in bench/: dependency
+# installation and the build.
 # Source it; it defines functions only.
 
 AESMUX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

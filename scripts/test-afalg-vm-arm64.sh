@@ -62,7 +62,7 @@ vm_add_modules af_alg algif_skcipher algif_aead crypto_user gf128mul \
   aes-neon-blk aes-neon-bs virtio_mmio virtio_crypto virtio_console
 build=$AESMUX_ARM64_BUILD
 vm_add_binaries "$build/tests/afalg/afalg_test" \
-  "$build/tests/afalg/afalg_bench" "$build/provider/aesmux.so" \
+  "$build/bench/afalg/afalg_bench" "$build/provider/aesmux.so" \
   "$build/provider/aesmux" "$build/tests/provider/fork_test"
 
 # fork_test too (it also runs under user emulation): forks on a real
@@ -80,7 +80,7 @@ if [ $vm_bench = 1 ]; then
 
 for cpu in ce:0 neon:1; do
   [ \${cpu#*:} = 0 ] && unset OPENSSL_armcap || export OPENSSL_armcap=\${cpu#*:}
-  $build/tests/afalg/afalg_bench --vs-cpu | sed "s/^/AFALG-VM: bench \${cpu%:*} /"
+  $build/bench/afalg/afalg_bench --vs-cpu | sed "s/^/AFALG-VM: bench \${cpu%:*} /"
 done
 EOF
 )

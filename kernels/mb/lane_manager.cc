@@ -28,24 +28,10 @@ void WipeKeyColumn(KeyTable &table, unsigned lane) {
 
 }  // namespace
 
-const MbTier *BestMbTier(CpuFeatures available) {
-  for (const MbTier &tier : kMbTiers) {
-    if (Supported(tier, available)) return &tier;
-  }
-  return nullptr;
-}
-
-const MbTier *MbTierByName(std::string_view name) {
-  for (const MbTier &tier : kMbTiers) {
-    if (tier.name == name) return &tier;
-  }
-  return nullptr;
-}
-
-CbcLaneManager::CbcLaneManager(const MbTier &tier, uint32_t rounds)
+CbcLaneManager::CbcLaneManager(const Tier &tier, uint32_t rounds)
     : tier_(tier),
       rounds_(rounds),
-      all_lanes_(static_cast<uint32_t>((uint64_t{1} << tier.lanes) - 1)) {
+      all_lanes_(static_cast<uint32_t>((uint64_t{1} << tier.mb.lanes) - 1)) {
   std::memset(&lanes_, 0, sizeof(lanes_));
 }
 
@@ -136,8 +122,9 @@ void CbcLaneManager::Place(CbcJob *job, unsigned lane) {
 
 // Keys and IVs of newly placed lanes are copied in here, just before the
 // kernel runs, a whole row of four lanes at a time where all four are new:
-// back-to-back stores to one cache line commit twice as fast as stores to
-// 15 different lines.
+// back-to-back stores to one cache line commit faster than stores to 15
+// different lines (BENCHMARKS.md, "How does it compare with BoringSSL, per
+// record and per kernel?").
 void CbcLaneManager::LoadLanes(uint32_t lanes) {
   for (unsigned group = 0; group < 4; ++group) {
     const uint32_t quad = (lanes >> (4 * group)) & 15;
@@ -173,7 +160,7 @@ void CbcLaneManager::RunBusyLanes() {
     shortest = std::min(shortest, lane_remaining_[std::countr_zero(m)]);
   }
   const size_t busy_count = std::popcount(busy_);
-  if (busy_count < tier_.min_lanes) {
+  if (busy_count < tier_.mb.min_lanes) {
     // Too few lanes for a multi-buffer call to beat running them one by
     // one. A lane that never ran in the table runs from its job's own IV
     // (and stays unloaded: no key is copied in).
@@ -181,8 +168,8 @@ void CbcLaneManager::RunBusyLanes() {
       const unsigned lane = std::countr_zero(m);
       const CbcJob *job = lane_job_[lane];
       uint8_t *iv = (unloaded_ >> lane) & 1 ? job->iv : lanes_.iv[lane];
-      tier_.cbc_encrypt_one(job->key, iv, lanes_.out[lane], lanes_.in[lane],
-                            shortest);
+      tier_.mb.cbc_encrypt_one(job->key, iv, lanes_.out[lane],
+                               lanes_.in[lane], shortest);
       lanes_.in[lane] += shortest;
       lanes_.out[lane] += shortest;
     }
@@ -193,9 +180,9 @@ void CbcLaneManager::RunBusyLanes() {
       LoadLanes(unloaded_);
       unloaded_ = 0;
     }
-    const MbKernel &kernel = tier_.KernelFor(busy);
+    const MbKernel &kernel = tier_.mb.KernelFor(busy);
     kernel.cbc_encrypt(&lanes_, busy, shortest, rounds_);
-    ++calls_by_kernel_[&kernel - tier_.kernels.data()];
+    ++calls_by_kernel_[&kernel - tier_.mb.kernels.data()];
     ++kernel_calls_;
   }
   lanes_filled_ += busy_count;
@@ -214,7 +201,7 @@ void CbcLaneManager::RunBusyLanes() {
 // wiped), far less than the idle lanes of a wider call.
 uint32_t CbcLaneManager::CompactLanes() {
   const uint32_t count = std::popcount(busy_);
-  const size_t width = tier_.KernelFor((uint32_t{1} << count) - 1).lanes;
+  const size_t width = tier_.mb.KernelFor((uint32_t{1} << count) - 1).lanes;
   const uint32_t low = static_cast<uint32_t>((uint64_t{1} << width) - 1);
   uint32_t free = ~busy_ & low;
   for (uint32_t high = busy_ & ~low; high != 0; high &= high - 1) {

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// Multi-buffer CBC encryption: the tiers of multi-buffer kernels and a lane
-// manager that runs many independent CBC-encryption jobs through one of
-// them, in the manner of intel-ipsec-mb's out-of-order managers with an
+// Multi-buffer CBC encryption: a lane manager that runs many independent
+// CBC-encryption jobs through one tier's multi-buffer kernels (Tier::mb in
+// tiers.h), in the manner of intel-ipsec-mb's out-of-order managers with an
 // in-order queue on top (kernels/README.md, "Multi-buffer CBC encryption").
 //
-// CBC encryption is serial within one stream (about 2 cycles per byte
-// however wide the CPU), so throughput comes from running independent
-// streams side by side: each job takes a lane; when every lane is busy the
-// kernel advances all of them by the shortest remaining length, the lanes
-// that finish are retired and refilled by later submissions. Nothing ever
-// waits for more work to arrive: the caller decides when to Flush().
+// CBC encryption is serial within one stream (each block's rounds wait
+// for the previous block's ciphertext, however wide the CPU), so
+// throughput comes from running independent streams side by side: each
+// job takes a lane; when every lane is busy the kernel advances all of
+// them by the shortest remaining length, the lanes that finish are retired
+// and refilled by later submissions. Nothing ever waits for more work to
+// arrive: the caller decides when to Flush().
 #ifndef AESMUX_KERNELS_MB_LANE_MANAGER_H_
 #define AESMUX_KERNELS_MB_LANE_MANAGER_H_
 
@@ -20,117 +21,13 @@
 #endif
 
 #include <array>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <span>
-#include <string_view>
 
 #include "kernels/kernels.h"
 #include "kernels/tiers.h"
 
 namespace aesmux::kernels::mb {
-
-// A multi-buffer CBC-encryption kernel (contract in kernels.h).
-using MbCbcEncryptFn = void (*)(aesmux_mb_cbc_lanes *lanes, uint32_t lane_mask,
-                                size_t len, uint32_t rounds);
-
-// A multi-buffer kernel and its width: it runs lanes 0 .. lanes-1.
-struct MbKernel {
-  size_t lanes;  // 4, 8 or 16
-  MbCbcEncryptFn cbc_encrypt;
-};
-
-// One tier of multi-buffer kernels. Names match the single-stream tiers of
-// tiers.h with the same CPU requirements, so one tier name selects both.
-struct MbTier {
-  std::string_view name;
-  CpuFeatures required;
-  size_t lanes;      // the widest kernel's: 8 or 16
-  size_t min_lanes;  // fewer busy lanes run one by one on cbc_encrypt_one
-  std::span<const MbKernel> kernels;  // narrowest first, widest last
-  // The single-stream kernel for those (aesni's, see below).
-  void (*cbc_encrypt_one)(const aesmux_aes_key *enc, uint8_t iv[16],
-                          uint8_t *out, const uint8_t *in, size_t len);
-
-  const MbKernel &widest() const { return kernels.back(); }
-  // The narrowest kernel that runs every lane of `lane_mask` (bits at or
-  // above `lanes` are ignored).
-  const MbKernel &KernelFor(uint32_t lane_mask) const {
-    const size_t needed = std::bit_width(lane_mask);
-    for (const MbKernel &kernel : kernels) {
-      if (kernel.lanes >= needed) return kernel;
-    }
-    return widest();
-  }
-};
-
-#if AESMUX_HAVE_KERNELS
-// One tier's kernels, narrowest first. A narrower kernel costs less per
-// call (fewer vectors per step) when only low lanes are busy.
-inline constexpr MbKernel kVaesAvx512Kernels[] = {
-    {4, aesmux_cbc_encrypt_x4_vaes_avx512},
-    {8, aesmux_cbc_encrypt_x8_vaes_avx512},
-    {16, aesmux_cbc_encrypt_x16_vaes_avx512},
-};
-inline constexpr MbKernel kVaesAvx2Kernels[] = {
-    {4, aesmux_cbc_encrypt_x4_vaes_avx2},
-    {8, aesmux_cbc_encrypt_x8_vaes_avx2},
-    {16, aesmux_cbc_encrypt_x16_vaes_avx2},
-};
-inline constexpr MbKernel kAesniKernels[] = {
-    {4, aesmux_cbc_encrypt_x4_aesni},
-    {8, aesmux_cbc_encrypt_x8_aesni},
-};
-
-// Every multi-buffer tier built into this library, best first.
-//
-// A kernel call costs about the same whatever the number of its busy lanes,
-// so with few busy lanes running them one after the other on the
-// single-stream aesni kernel can be faster: min_lanes is the break-even
-// measured with mb_bench --min-lanes (Sapphire Rapids class, AES-128 and
-// AES-256, 1 and 16 KiB). On the x4 kernels one busy lane runs at 0.77-0.93
-// times the single-stream speed (the single-stream kernel keeps the IV XOR
-// off the chain), two busy lanes at 1.6-1.9x on vaes_avx512 and vaes_avx2
-// and 1.3-1.6x on aesni.
-inline constexpr std::array kMbTiers = {
-    MbTier{"vaes_avx512",
-           kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kBmi2 | kVaes |
-               kVpclmulqdq | kAvx512f | kAvx512bw | kAvx512vl,
-           16, 2, kVaesAvx512Kernels, aesmux_cbc_encrypt_aesni},
-    MbTier{"vaes_avx2",
-           kSse41 | kAesni | kPclmulqdq | kAvx | kAvx2 | kVaes | kVpclmulqdq,
-           16, 2, kVaesAvx2Kernels, aesmux_cbc_encrypt_aesni},
-    MbTier{"aesni", kSse41 | kAesni | kPclmulqdq, 8, 2, kAesniKernels,
-           aesmux_cbc_encrypt_aesni},
-};
-
-// Widths ascend and the last is the tier's.
-constexpr bool KernelsAscendTo(const MbTier &tier) {
-  size_t previous = 0;
-  for (const MbKernel &kernel : tier.kernels) {
-    if (kernel.lanes <= previous) return false;
-    previous = kernel.lanes;
-  }
-  return previous == tier.lanes;
-}
-static_assert(KernelsAscendTo(kMbTiers[0]) && KernelsAscendTo(kMbTiers[1]) &&
-              KernelsAscendTo(kMbTiers[2]));
-#else
-inline constexpr std::array<MbTier, 0> kMbTiers{};  // tiers.h: no kernels
-#endif
-
-// The best multi-buffer tier whose requirements `available` meets, or
-// nullptr.
-const MbTier *BestMbTier(CpuFeatures available);
-
-// The multi-buffer tier called `name`, or nullptr. Does not check the CPU:
-// see Supported().
-const MbTier *MbTierByName(std::string_view name);
-
-inline bool Supported(const MbTier &tier, CpuFeatures available) {
-  return (tier.required & ~available) == 0;
-}
 
 // One CBC encryption, filled in by the caller. The manager reads key, in
 // and len, writes out[0, len) and iv, and sets done; it never changes the
@@ -148,7 +45,8 @@ struct CbcJob {
   bool done = false;     // set by the manager when the job is complete
 };
 
-// Runs CbcJobs of one key size through one multi-buffer tier. One per thread
+// Runs CbcJobs of one key size through one tier's multi-buffer kernels. One
+// per thread
 // (not thread-safe). Jobs are returned in submission order (oldest first).
 //
 // Key material copied into the lanes (round keys, chaining values) is wiped
@@ -163,16 +61,16 @@ class CbcLaneManager {
   // completes and returns the oldest (see Submit).
   static constexpr size_t kMaxPending = 256;
 
-  // `tier` must be supported by the CPU and outlive the manager; `rounds`
-  // is 10, 12 or 14.
-  CbcLaneManager(const MbTier &tier, uint32_t rounds);
+  // `tier` must be supported by the CPU, have multi-buffer kernels
+  // (tier.mb.lanes != 0) and outlive the manager; `rounds` is 10, 12 or 14.
+  CbcLaneManager(const Tier &tier, uint32_t rounds);
   ~CbcLaneManager();
   CbcLaneManager(const CbcLaneManager &) = delete;
   CbcLaneManager &operator=(const CbcLaneManager &) = delete;
 
-  const MbTier &tier() const { return tier_; }
+  const Tier &tier() const { return tier_; }
   uint32_t rounds() const { return rounds_; }
-  size_t lanes() const { return tier_.lanes; }
+  size_t lanes() const { return tier_.mb.lanes; }
   // Jobs submitted and not yet returned (queued, running or complete).
   size_t pending() const { return queue_size_; }
   // Lanes holding an incomplete job.
@@ -201,14 +99,14 @@ class CbcLaneManager {
   // job is complete, and returns it (removing it); nullptr when nothing is
   // pending. The busy lanes run on the tier's narrowest kernel that has
   // them all (they are moved down into free lanes first where that allows
-  // a narrower one). Fewer than tier().min_lanes busy lanes run one by one
-  // on the tier's single-stream kernel instead.
+  // a narrower one). Fewer than tier().mb.min_lanes busy lanes run one by
+  // one on the tier's single-stream kernel instead.
   CbcJob *Flush();
 
   // What ran, summed since construction: kernel calls (batches; each
   // single-stream call counts as one of one lane) and the lanes they
   // advanced; and the multi-buffer calls of each of the tier's kernels
-  // (index as in tier().kernels).
+  // (index as in tier().mb.kernels).
   uint64_t kernel_calls() const { return kernel_calls_; }
   uint64_t lanes_filled() const { return lanes_filled_; }
   uint64_t calls_of_kernel(size_t index) const {
@@ -232,7 +130,7 @@ class CbcLaneManager {
   CbcJob *PopOldest();
 
   aesmux_mb_cbc_lanes lanes_;  // first: 64-byte aligned
-  const MbTier &tier_;
+  const Tier &tier_;
   const uint32_t rounds_;
   const uint32_t all_lanes_;  // mask of the tier's lanes
   uint32_t busy_ = 0;         // mask of lanes holding an incomplete job

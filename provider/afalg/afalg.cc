@@ -119,14 +119,8 @@ bool FamilyStatus::KeyUsable(size_t key_len) const {
 }
 
 KernelAlgorithm KernelAlgorithmFor(Family family) {
-  switch (family) {
-    case Family::kEcb: return {"skcipher", "ecb(aes)"};
-    case Family::kCbc: return {"skcipher", "cbc(aes)"};
-    case Family::kCtr: return {"skcipher", "ctr(aes)"};
-    case Family::kXts: return {"skcipher", "xts(aes)"};
-    case Family::kGcm: return {"aead", "gcm(aes)"};
-  }
-  return {"skcipher", "?"};
+  const core::FamilyInfo &info = core::Info(family);
+  return {info.kernel_type.data(), info.kernel_name.data()};
 }
 
 // ---------------------------------------------------------------- Service

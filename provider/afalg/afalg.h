@@ -15,7 +15,7 @@
 //   init; under auto when the router settles the family, on its first
 //   request of at least afalg_min_len, its first GCM context or when asked
 //   (route/router.h), so that loading reads nothing (BENCHMARKS.md,
-//   "Start-up"):
+//   "What does loading aesmux cost: start-up and memory?"):
 //     auto:  /proc/crypto is read (one open/read/close for all families).
 //            If its best implementation of the family's algorithm is CPU
 //            software, or it cannot be read, the family is refused there
@@ -125,7 +125,8 @@ struct FamilyStatus {
   std::string Describe() const;
 };
 
-// The kernel's name and socket type for a family.
+// The kernel's name and socket type for a family, from its row in
+// core::kFamilies (whose names are NUL-terminated literals).
 struct KernelAlgorithm {
   const char *type;  // "skcipher" or "aead"
   const char *name;  // "cbc(aes)"

@@ -170,9 +170,9 @@ std::optional<CryptoAlg> Best(std::string_view proc_crypto,
   for (std::string_view entry = TakeEntry(&proc_crypto); !entry.empty();
        entry = TakeEntry(&proc_crypto)) {
     // Only the wanted algorithm's few entries are parsed whole (the kernel
-    // prints the name first): the full parse of every entry cost about 20
-    // instructions per byte, 232 K of GCM's probe (BENCHMARKS.md,
-    // "Start-up").
+    // prints the name first): parsing every entry whole was most of a probe's
+    // cost (BENCHMARKS.md, "What does loading aesmux cost: start-up and
+    // memory?").
     if (FieldOf(entry, key) != value) continue;
     CryptoAlg alg = ParseEntry(entry);
     if (alg.type != type || alg.internal || !alg.selftest_passed ||

@@ -16,7 +16,6 @@ namespace {
 
 using kernels::mb::CbcJob;
 using kernels::mb::CbcLaneManager;
-using kernels::mb::MbTier;
 
 // The wait fd every paused job registers: an eventfd made readable once and
 // never read, so the application's scheduler resumes the job at its next
@@ -55,26 +54,26 @@ constexpr int kSkip = 63;
 
 }  // namespace
 
-Ran EncryptInJob(ASYNC_JOB *job, const MbTier &tier,
-                 const kernels::Tier &single, const CbcRequest &request) {
+Ran EncryptInJob(ASYNC_JOB *job, const kernels::Tier &tier,
+                 const CbcRequest &request) {
   // Left by an earlier job on this context that was never resumed.
   if (request.queued != nullptr) request.queued->Cancel();
   const QueueRef queue = ThisThreadQueue();
   if (!queue) {
-    RunAlone(single, request);
+    RunAlone(tier, request);
     return Ran::kAlone;
   }
   std::unique_lock lock(queue->mutex);
   if (queue->skip_left > 0 || !RegisterWaitFd(job)) {
     if (queue->skip_left > 0) --queue->skip_left;
     lock.unlock();
-    RunAlone(single, request);
+    RunAlone(tier, request);
     return Ran::kAlone;
   }
   CbcLaneManager *lanes = queue->managers.For(tier, request.key->rounds);
   if (lanes == nullptr) {
     lock.unlock();
-    RunAlone(single, request);
+    RunAlone(tier, request);
     return Ran::kAlone;
   }
   CbcLaneManager &manager = *lanes;

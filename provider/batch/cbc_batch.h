@@ -113,9 +113,10 @@ class Combiner;  // combiner.cc
 // (route::BlockRoute::Choose), each question at most once, and only of a
 // request the mb path could take, and what it decides:
 // - InAsyncJob(): whether the calling thread runs in an OpenSSL ASYNC job
-//   (whose requests batch with the thread's other jobs'). The answer is
-//   kept for EncryptCbc, so that a request asks OpenSSL once (a question
-//   costs about a quarter of a 16-byte CBC encryption: perf, BENCHMARKS.md).
+//   (whose requests batch with the thread's other jobs'). The answer is kept
+//   for EncryptCbc, so that a request asks OpenSSL once (a question costs a
+//   large part of a 16-byte CBC encryption: BENCHMARKS.md, "How much do
+//   multi-buffer lanes and threads gain?").
 // - OtherThreads(): how many other threads are making CBC encryptions that
 //   could batch with this one. Asking counts the calling thread among them
 //   until EncryptCbc has served the request, so the router that asks must
@@ -152,8 +153,7 @@ class CallerProbe {
   void set_batches(bool batches) { batches_ = batches; }
 
  private:
-  friend Ran EncryptCbc(const kernels::mb::MbTier &lanes,
-                        const kernels::Tier &single, const CbcRequest &request,
+  friend Ran EncryptCbc(const kernels::Tier &tier, const CbcRequest &request,
                         const CallerProbe &caller);
   static ASYNC_JOB *NotAsked() {
     return reinterpret_cast<ASYNC_JOB *>(uintptr_t{1});
@@ -165,15 +165,15 @@ class CallerProbe {
   bool batches_;
 };
 
-// Encrypts `request`, in a multi-buffer batch when other requests are
-// available, else alone with `single`'s CBC kernel. `lanes` is the
-// multi-buffer tier; `caller`, the request's probe: in an ASYNC job the
+// Encrypts `request`, in a multi-buffer batch of `tier`'s kernels when
+// other requests are available, else alone with its single-stream CBC
+// kernel; `caller` is the request's probe: in an ASYNC job the
 // request batches with the thread's other jobs' (request.queued must be
 // set); outside one, the router asked caller.OtherThreads() and decided
 // whether it batches with other threads' (set_batches), which is not
 // checked again here.
-Ran EncryptCbc(const kernels::mb::MbTier &lanes, const kernels::Tier &single,
-               const CbcRequest &request, const CallerProbe &caller);
+Ran EncryptCbc(const kernels::Tier &tier, const CbcRequest &request,
+               const CallerProbe &caller);
 
 // At provider init: reads what batching threads needs from the system
 // (the CPU count), so that no request later makes a system call of a kind
@@ -191,7 +191,7 @@ void ReleaseIdleCombiner();
 // cipher pipeline API) together in multi-buffer lanes on this thread (the
 // mb path). False, having done nothing, if there is no memory for the
 // lanes.
-bool EncryptCbcStreams(const kernels::mb::MbTier &lanes,
+bool EncryptCbcStreams(const kernels::Tier &tier,
                        std::span<const CbcRequest> requests);
 
 }  // namespace aesmux::batch

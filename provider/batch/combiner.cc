@@ -25,7 +25,6 @@ namespace aesmux::batch {
 using internal::RunAlone;
 using internal::Shard;
 using internal::Slot;
-using kernels::mb::MbTier;
 
 namespace {
 
@@ -107,8 +106,7 @@ class Combiner {
   // Whether batching requests of `len` bytes rests.
   bool Resting(uint64_t len) { return HealthFor(health_, len).Rests(); }
 
-  Ran Encrypt(const MbTier &tier, const kernels::Tier &single,
-              const CbcRequest &request);
+  Ran Encrypt(const kernels::Tier &tier, const CbcRequest &request);
 
  private:
   struct Lease;
@@ -180,8 +178,7 @@ Combiner::Lease *Combiner::ThisThreadLease() {
   // thread-local block must stay within glibc's optional static TLS
   // surplus (512 bytes), or every thread-local access of the module (the
   // per-thread statistics counted per request) goes through
-  // _dl_tlsdesc_dynamic, 15 instructions more each (BENCHMARKS.md,
-  // "Per-record cost").
+  // _dl_tlsdesc_dynamic, a call where the static block needs none.
   constexpr core::ThreadSlot kSlot = core::ThreadSlot::kCombinerLease;
   auto *lease = static_cast<Lease *>(core::ThreadObject(kSlot));
   if (lease != nullptr && &lease->owner == this) return lease;
@@ -251,26 +248,25 @@ void Health::Rest() {
   rest_ns_.store(std::min(2 * rest, kMaxRestNs), std::memory_order_relaxed);
 }
 
-Ran Combiner::Encrypt(const MbTier &tier, const kernels::Tier &single,
-                      const CbcRequest &request) {
+Ran Combiner::Encrypt(const kernels::Tier &tier, const CbcRequest &request) {
   // One shard per batch's worth of threads that batch, up to one per CPU,
   // each thread in the shard its ordinal picks.
   if (Lease *lease = ThisThreadLease()) {
     const size_t in_use = std::clamp<size_t>(
-        (leases_.load(std::memory_order_relaxed) + tier.lanes - 1) /
-            tier.lanes,
+        (leases_.load(std::memory_order_relaxed) + tier.mb.lanes - 1) /
+            tier.mb.lanes,
         1, num_shards_);
     const size_t index = lease->ordinal % in_use;
     if (SlotIn(*lease, index) != nullptr) {
       internal::Verdict verdict;
       // Run() drops the lease's slot if it withdraws the request.
-      const Ran ran = shards_[index].Run(tier, single, request,
-                                         lease->slots[index], &verdict);
+      const Ran ran =
+          shards_[index].Run(tier, request, lease->slots[index], &verdict);
       HealthFor(health_, request.len).Count(verdict);
       return ran;
     }
   }
-  RunAlone(single, request);
+  RunAlone(tier, request);
   return Ran::kAlone;
 }
 
@@ -337,17 +333,17 @@ void ReleaseIdleCombiner() {
   delete combiner;
 }
 
-Ran EncryptCbc(const MbTier &lanes, const kernels::Tier &single,
-               const CbcRequest &request, const CallerProbe &caller) {
+Ran EncryptCbc(const kernels::Tier &tier, const CbcRequest &request,
+               const CallerProbe &caller) {
   if (ASYNC_JOB *job = caller.job()) {
-    return internal::EncryptInJob(job, lanes, single, request);
+    return internal::EncryptInJob(job, tier, request);
   }
   Combiner *combiner = caller.combiner_;
   Ran ran = Ran::kAlone;
   if (combiner != nullptr && caller.batches_) {
-    ran = combiner->Encrypt(lanes, single, request);
+    ran = combiner->Encrypt(tier, request);
   } else {
-    RunAlone(single, request);
+    RunAlone(tier, request);
   }
   if (combiner != nullptr) combiner->Leave();
   return ran;

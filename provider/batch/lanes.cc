@@ -15,7 +15,6 @@ namespace {
 
 using kernels::mb::CbcJob;
 using kernels::mb::CbcLaneManager;
-using kernels::mb::MbTier;
 
 // An AES key of 10, 12 or 14 rounds: the lane manager for that key size,
 // and the statistics' algorithm.
@@ -32,8 +31,8 @@ void Drain(CbcLaneManager &manager) {
 
 }  // namespace
 
-CbcLaneManager *Managers::For(const MbTier &tier, uint32_t rounds) {
-  const size_t t = static_cast<size_t>(&tier - kernels::mb::kMbTiers.data());
+CbcLaneManager *Managers::For(const kernels::Tier &tier, uint32_t rounds) {
+  const auto t = static_cast<size_t>(&tier - kernels::kTiers.data());
   std::unique_ptr<CbcLaneManager> &manager = managers_[t][KeySizeIndex(rounds)];
   if (manager == nullptr) {
     manager.reset(new (std::nothrow) CbcLaneManager(tier, rounds));
@@ -67,7 +66,7 @@ void Complete(CbcLaneManager &manager, CbcJob &job) {
   Drain(manager);
 }
 
-bool RunInLanes(Managers &managers, const MbTier &tier,
+bool RunInLanes(Managers &managers, const kernels::Tier &tier,
                 std::span<CbcJob> jobs) {
   for (const CbcJob &job : jobs) {
     if (managers.For(tier, job.key->rounds) == nullptr) return false;

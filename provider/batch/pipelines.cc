@@ -10,7 +10,7 @@
 
 namespace aesmux::batch {
 
-bool EncryptCbcStreams(const kernels::mb::MbTier &lanes,
+bool EncryptCbcStreams(const kernels::Tier &tier,
                        std::span<const CbcRequest> requests) {
   const QueueRef queue = internal::ThisThreadQueue();
   if (!queue) return false;
@@ -18,7 +18,7 @@ bool EncryptCbcStreams(const kernels::mb::MbTier &lanes,
   const size_t count = std::min(requests.size(), std::size(jobs));
   for (size_t i = 0; i < count; ++i) jobs[i] = internal::JobFor(requests[i]);
   std::lock_guard lock(queue->mutex);
-  return internal::RunInLanes(queue->managers, lanes, std::span(jobs, count));
+  return internal::RunInLanes(queue->managers, tier, std::span(jobs, count));
 }
 
 }  // namespace aesmux::batch

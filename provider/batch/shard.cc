@@ -22,7 +22,6 @@ namespace aesmux::batch::internal {
 namespace {
 
 using kernels::mb::CbcJob;
-using kernels::mb::MbTier;
 
 // The most requests one batch takes: the widest tier's lanes. More would
 // make the batch's own requests wait for a second round of the kernel.
@@ -204,9 +203,9 @@ bool Shard::Take(Slot &slot) {
   return true;
 }
 
-uint32_t Shard::Quorum(const MbTier &tier) const {
+uint32_t Shard::Quorum(const kernels::Tier &tier) const {
   const uint32_t cap = static_cast<uint32_t>(std::min<size_t>(
-      {tier.lanes, kMaxBatch,
+      {tier.mb.lanes, kMaxBatch,
        std::max<uint32_t>(threads_.load(std::memory_order_relaxed), 1)}));
   const uint32_t quorum = quorum_.load(std::memory_order_relaxed);
   return quorum == 0 ? cap : std::min(quorum, cap);
@@ -223,7 +222,7 @@ void Shard::Wait() {
   sched_yield();
 }
 
-bool Shard::Adapt(const MbTier &tier, bool reached, size_t taken) {
+bool Shard::Adapt(const kernels::Tier &tier, bool reached, size_t taken) {
   if (reached) {
     // Try one more next time: more lanes per kernel call, and fewer calls
     // for the scheduler's round of the waiting threads to wait for.
@@ -236,13 +235,13 @@ bool Shard::Adapt(const MbTier &tier, bool reached, size_t taken) {
   return taken > 1;
 }
 
-Ran Shard::Run(const MbTier &tier, const kernels::Tier &single,
-               const CbcRequest &request, Slot *&mine, Verdict *verdict) {
+Ran Shard::Run(const kernels::Tier &tier, const CbcRequest &request,
+               Slot *&mine, Verdict *verdict) {
   *verdict = Verdict::kNone;
   const uint32_t rounds = request.key->rounds;
   if (SoloTime::WantSample() || !mine->Reserve(request.len)) {
     const uint64_t start = NowNanos();
-    RunAlone(single, request);
+    RunAlone(tier, request);
     SoloTime::Learn(NowNanos() - start, request.len, rounds);
     return Ran::kAlone;
   }
@@ -268,7 +267,7 @@ Ran Shard::Run(const MbTier &tier, const kernels::Tier &single,
       if (reached || now >= deadline) {
         if (!Take(slot)) continue;  // a combiner took it first
         size_t taken = 0;
-        slot.ran = Combine(tier, single, slot, &taken);
+        slot.ran = Combine(tier, slot, &taken);
         batched = Adapt(tier, reached, taken);
         break;
       }
@@ -282,7 +281,7 @@ Ran Shard::Run(const MbTier &tier, const kernels::Tier &single,
           threads_.fetch_sub(1, std::memory_order_relaxed);
           mine = nullptr;
           *verdict = Verdict::kVain;
-          RunAlone(single, request);
+          RunAlone(tier, request);
           return Ran::kAlone;
         }
         continue;  // done meanwhile
@@ -306,12 +305,11 @@ Ran Shard::Run(const MbTier &tier, const kernels::Tier &single,
   return slot.ran;
 }
 
-Ran Shard::Combine(const MbTier &tier, const kernels::Tier &single,
-                   Slot &mine, size_t *taken) {
+Ran Shard::Combine(const kernels::Tier &tier, Slot &mine, size_t *taken) {
   std::array<Slot *, kMaxBatch> batch;
   size_t count = 0;
   batch[count++] = &mine;
-  const size_t limit = std::min(tier.lanes, kMaxBatch);
+  const size_t limit = std::min(tier.mb.lanes, kMaxBatch);
   for (Slot *slot = slots_.load(std::memory_order_acquire);
        slot != nullptr && count < limit; slot = slot->next) {
     if (slot != &mine && Take(*slot)) batch[count++] = slot;
@@ -335,8 +333,7 @@ Ran Shard::Combine(const MbTier &tier, const kernels::Tier &single,
   if (!in_lanes) {
     for (size_t i = 0; i < count; ++i) {
       Slot &slot = *batch[i];
-      single.ops.cbc_encrypt(&slot.key, slot.iv, slot.data, slot.data,
-                             slot.len);
+      tier.ops.cbc_encrypt(&slot.key, slot.iv, slot.data, slot.data, slot.len);
     }
   }
   const Ran ran = in_lanes ? Ran::kInLanes : Ran::kAlone;

@@ -24,9 +24,10 @@ std::string DriverOf(const std::string &state) {
   return rest.substr(0, rest.find(' '));
 }
 
-// Threads per CPU of the threads paths: the shape of a threaded server
-// with small records that the default cbc.mb_threads_min_len was measured
-// at (16 threads on 2 CPUs; BENCHMARKS.md, "Threads with small records").
+// Threads per CPU of the threads paths: the shape of a threaded server with
+// small records that the default cbc.mb_threads_min_len was measured at (16
+// threads on 2 CPUs; BENCHMARKS.md, "How much do multi-buffer lanes and
+// threads gain?").
 constexpr int kThreadsPerCpu = 8;
 constexpr int kMaxThreads = 64;
 

@@ -13,17 +13,10 @@
 
 namespace aesmux::core {
 
-// A mode family: algorithms of one family share thresholds and a context
-// type at the OpenSSL edge.
+// A mode family: algorithms of one family share thresholds, a context type
+// at the OpenSSL edge and the constants of kFamilies.
 enum class Family : uint8_t { kEcb, kCbc, kCtr, kXts, kGcm };
 inline constexpr size_t kNumFamilies = 5;
-
-inline constexpr std::array<std::string_view, kNumFamilies> kFamilyNames = {
-    "ecb", "cbc", "ctr", "xts", "gcm"};
-
-constexpr std::string_view FamilyName(Family family) {
-  return kFamilyNames[static_cast<size_t>(family)];
-}
 
 enum class Alg : uint8_t {
   kAes128Ecb, kAes192Ecb, kAes256Ecb,
@@ -34,32 +27,118 @@ enum class Alg : uint8_t {
 };
 inline constexpr size_t kNumAlgs = 14;
 
+// The one declaration of every cipher aesmux serves: its family's row in
+// kFamilies and its own in kAlgs. Everything else is derived from these
+// two tables: the provider's algorithm table and the constants its
+// get_params reports (provider/openssl/), the ENGINE's ciphers
+// (engine_compat/), the AF_ALG algorithm names (provider/afalg/), the
+// statistics and settings keys, and the fuzzers' cipher list
+// (tests/fuzz/). Core includes no OpenSSL header, so OpenSSL's numbers are
+// written here as plain values, with OpenSSL's names beside them;
+// tests/provider/cipher_table_test.cc holds every row against OpenSSL's
+// default provider.
+
+// What the algorithms of one family share.
+struct FamilyInfo {
+  Family family;
+  std::string_view name;  // "cbc": settings keys, statistics, "afalg.cbc"
+  unsigned mode;          // EVP_CIPH_<MODE>_MODE
+  size_t iv_len;          // the default IV length in bytes (0: no IV)
+  size_t block_size;      // as OpenSSL reports it (1 for CTR, XTS, GCM)
+  bool aead;              // authenticated, with a tag and AAD
+  bool custom_iv;         // the context keeps its IV (OpenSSL's custom_iv)
+  // The Linux kernel crypto API's algorithm (AF_ALG socket type and name).
+  std::string_view kernel_type;
+  std::string_view kernel_name;
+};
+
+inline constexpr std::array<FamilyInfo, kNumFamilies> kFamilies = {{
+    // family, name, mode (EVP_CIPH_*_MODE), IV bytes, block bytes, aead,
+    // custom_iv, AF_ALG type and name
+    {Family::kEcb, "ecb", 0x1, 0, 16, false, false, "skcipher", "ecb(aes)"},
+    {Family::kCbc, "cbc", 0x2, 16, 16, false, false, "skcipher", "cbc(aes)"},
+    {Family::kCtr, "ctr", 0x5, 16, 1, false, false, "skcipher", "ctr(aes)"},
+    {Family::kXts, "xts", 0x10001, 16, 1, false, true, "skcipher",
+     "xts(aes)"},
+    {Family::kGcm, "gcm", 0x6, 12, 1, true, true, "aead", "gcm(aes)"},
+}};
+
+// One cipher.
 struct AlgInfo {
   Alg alg;
   std::string_view name;  // OpenSSL's canonical name, as in the statistics
+  // The other names OpenSSL's default provider registers it under,
+  // ':'-separated, and its ASN.1 object identifier; either may be empty.
+  std::string_view aliases;
+  std::string_view oid;
+  int nid;  // OpenSSL's NID_aes_<bits>_<mode>: the ENGINE's cipher
   Family family;
   size_t key_len;  // bytes; for XTS both halves together
 };
 
 inline constexpr std::array<AlgInfo, kNumAlgs> kAlgs = {{
-    {Alg::kAes128Ecb, "AES-128-ECB", Family::kEcb, 16},
-    {Alg::kAes192Ecb, "AES-192-ECB", Family::kEcb, 24},
-    {Alg::kAes256Ecb, "AES-256-ECB", Family::kEcb, 32},
-    {Alg::kAes128Cbc, "AES-128-CBC", Family::kCbc, 16},
-    {Alg::kAes192Cbc, "AES-192-CBC", Family::kCbc, 24},
-    {Alg::kAes256Cbc, "AES-256-CBC", Family::kCbc, 32},
-    {Alg::kAes128Ctr, "AES-128-CTR", Family::kCtr, 16},
-    {Alg::kAes192Ctr, "AES-192-CTR", Family::kCtr, 24},
-    {Alg::kAes256Ctr, "AES-256-CTR", Family::kCtr, 32},
-    {Alg::kAes128Xts, "AES-128-XTS", Family::kXts, 32},
-    {Alg::kAes256Xts, "AES-256-XTS", Family::kXts, 64},
-    {Alg::kAes128Gcm, "AES-128-GCM", Family::kGcm, 16},
-    {Alg::kAes192Gcm, "AES-192-GCM", Family::kGcm, 24},
-    {Alg::kAes256Gcm, "AES-256-GCM", Family::kGcm, 32},
+    // alg, name, aliases, OID,
+    // NID, family, key bytes
+    {Alg::kAes128Ecb, "AES-128-ECB", "", "2.16.840.1.101.3.4.1.1",
+     418 /* NID_aes_128_ecb */, Family::kEcb, 16},
+    {Alg::kAes192Ecb, "AES-192-ECB", "", "2.16.840.1.101.3.4.1.21",
+     422 /* NID_aes_192_ecb */, Family::kEcb, 24},
+    {Alg::kAes256Ecb, "AES-256-ECB", "", "2.16.840.1.101.3.4.1.41",
+     426 /* NID_aes_256_ecb */, Family::kEcb, 32},
+    {Alg::kAes128Cbc, "AES-128-CBC", "AES128", "2.16.840.1.101.3.4.1.2",
+     419 /* NID_aes_128_cbc */, Family::kCbc, 16},
+    {Alg::kAes192Cbc, "AES-192-CBC", "AES192", "2.16.840.1.101.3.4.1.22",
+     423 /* NID_aes_192_cbc */, Family::kCbc, 24},
+    {Alg::kAes256Cbc, "AES-256-CBC", "AES256", "2.16.840.1.101.3.4.1.42",
+     427 /* NID_aes_256_cbc */, Family::kCbc, 32},
+    {Alg::kAes128Ctr, "AES-128-CTR", "", "",
+     904 /* NID_aes_128_ctr */, Family::kCtr, 16},
+    {Alg::kAes192Ctr, "AES-192-CTR", "", "",
+     905 /* NID_aes_192_ctr */, Family::kCtr, 24},
+    {Alg::kAes256Ctr, "AES-256-CTR", "", "",
+     906 /* NID_aes_256_ctr */, Family::kCtr, 32},
+    {Alg::kAes128Xts, "AES-128-XTS", "", "1.3.111.2.1619.0.1.1",
+     913 /* NID_aes_128_xts */, Family::kXts, 32},
+    {Alg::kAes256Xts, "AES-256-XTS", "", "1.3.111.2.1619.0.1.2",
+     914 /* NID_aes_256_xts */, Family::kXts, 64},
+    {Alg::kAes128Gcm, "AES-128-GCM", "id-aes128-GCM", "2.16.840.1.101.3.4.1.6",
+     895 /* NID_aes_128_gcm */, Family::kGcm, 16},
+    {Alg::kAes192Gcm, "AES-192-GCM", "id-aes192-GCM", "2.16.840.1.101.3.4.1.26",
+     898 /* NID_aes_192_gcm */, Family::kGcm, 24},
+    {Alg::kAes256Gcm, "AES-256-GCM", "id-aes256-GCM", "2.16.840.1.101.3.4.1.46",
+     901 /* NID_aes_256_gcm */, Family::kGcm, 32},
 }};
+
+// Each table is indexed by its enum: row i is the enumerator of value i.
+static_assert([] {
+  for (size_t i = 0; i < kNumFamilies; ++i) {
+    if (static_cast<size_t>(kFamilies[i].family) != i) return false;
+  }
+  for (size_t i = 0; i < kNumAlgs; ++i) {
+    if (static_cast<size_t>(kAlgs[i].alg) != i) return false;
+  }
+  return true;
+}());
+
+constexpr const FamilyInfo &Info(Family family) {
+  return kFamilies[static_cast<size_t>(family)];
+}
 
 constexpr const AlgInfo &Info(Alg alg) {
   return kAlgs[static_cast<size_t>(alg)];
+}
+
+inline constexpr std::array<std::string_view, kNumFamilies> kFamilyNames =
+    [] {
+      std::array<std::string_view, kNumFamilies> names{};
+      for (const FamilyInfo &info : kFamilies) {
+        names[static_cast<size_t>(info.family)] = info.name;
+      }
+      return names;
+    }();
+
+constexpr std::string_view FamilyName(Family family) {
+  return Info(family).name;
 }
 
 // Where a request runs.

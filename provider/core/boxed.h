@@ -3,7 +3,7 @@
 // Boxed<T>: a part of a context's state that most contexts never need (a
 // path's state, an XTS tweak key, a TLS record's MAC), kept on the heap and
 // made on first use, so that a context costs only what it uses
-// (BENCHMARKS.md, "Memory per keyed context").
+// (BENCHMARKS.md, "What does loading aesmux cost: start-up and memory?").
 //
 // It copies with the object that holds it, deeply, so a context's state
 // stays a value that dupctx copies by construction: through T's copy

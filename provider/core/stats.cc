@@ -73,10 +73,10 @@ struct FileWriter {
   char notes[sizeof(Registry::file_notes)] = {};
   StatsSnapshot snapshot;
   char text[kMaxStatsFileBytes] = {};
-  // This process as its file names it, drawn on its first write (and again
-  // in a forked child, whose pid differs). Zero, not a sentinel: a writer
-  // of all zeros lies in .bss, which costs a process nothing until it
-  // writes the file (BENCHMARKS.md, "Start-up").
+  // This process as its file names it, drawn on its first write (and again in
+  // a forked child, whose pid differs). Zero, not a sentinel: a writer of all
+  // zeros lies in .bss, which costs a process nothing until it writes the file
+  // (BENCHMARKS.md, "What does loading aesmux cost: start-up and memory?").
   long self_pid = 0;
   StatsProcess self;
   char suffix[32] = {};  // "<pid>.<id>"

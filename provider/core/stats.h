@@ -83,10 +83,9 @@ std::string FormatStats(const StatsSnapshot &snapshot);
 // processes do) still leaves a record: at most once per kProgressIntervalNs
 // per process, checked when a thread has served another kProgressBytes
 // (one clock read per MiB). The write itself, formatting every counter and
-// a create, write and rename, measured 0.7 to 4.5 ms on ext4 (15 to 40 µs
-// of it formatting): after every MiB, as before, that was most of the time
-// a TLS server spent. The record misses at most what the process served in
-// its last interval. If a write fails (no permission, a sandbox), progress
+// a create, write and rename, costs far more than serving a MiB: after
+// every MiB, it was most of the time a TLS server spent. The record misses
+// at most what the process served in its last interval. If a write fails (no permission, a sandbox), progress
 // writes stop: no further syscalls. A problem (the directory missing or not
 // writable at load, a write failing, a summary that cannot be folded into)
 // is printed once per process on stderr (core/diagnostics.h) and kept for

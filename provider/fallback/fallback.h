@@ -7,13 +7,14 @@
 // provider and never sees aesmux, so nothing fetched here can recurse into
 // aesmux whatever the application's configuration prefers. It is made, and
 // every cipher fetched with "provider=default", on the first request that
-// needs it, not when aesmux loads: most processes that load aesmux (through
-// a system-wide openssl.cnf) never take the fallback path, and making it
-// costs about a millisecond (BENCHMARKS.md, "Start-up").
-// Contexts call the default provider's cipher functions directly, not
-// through EVP: OpenSSL 3 hands any cipher, a fetched one too, to an ENGINE
-// set as the default for its algorithm (ENGINE_set_default_ciphers,
-// openssl.cnf's default_algorithms), and the ENGINE aesmux falls back here.
+// needs it, not when aesmux loads: most processes that load aesmux (through a
+// system-wide openssl.cnf) never take the fallback path, and making it would
+// be most of what loading aesmux costs (BENCHMARKS.md, "What does loading
+// aesmux cost: start-up and memory?"). Contexts call the default provider's
+// cipher functions directly, not through EVP: OpenSSL 3 hands any cipher, a
+// fetched one too, to an ENGINE set as the default for its algorithm
+// (ENGINE_set_default_ciphers, openssl.cnf's default_algorithms), and the
+// ENGINE aesmux falls back here.
 //
 // Errors: functions return false; what OpenSSL raised inside them is dropped
 // from the queue, so that the caller raises the default provider's errors.

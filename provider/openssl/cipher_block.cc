@@ -427,23 +427,13 @@ struct BlockFamily : GenericFamily {
   static constexpr auto PipelineFinal = openssl::PipelineFinal;
 };
 
-// CBC encryption can also pipeline (OpenSSL 3.5+).
-template <Alg kAlg>
-inline const OSSL_DISPATCH *const kCbcDispatch =
-    kCipherPipelineDispatch<kAlg, BlockFamily>;
-
 }  // namespace
 
 const OSSL_DISPATCH *BlockDispatch(Alg alg) {
-  switch (alg) {
-    case Alg::kAes128Ecb: return kCipherDispatch<Alg::kAes128Ecb, BlockFamily>;
-    case Alg::kAes192Ecb: return kCipherDispatch<Alg::kAes192Ecb, BlockFamily>;
-    case Alg::kAes256Ecb: return kCipherDispatch<Alg::kAes256Ecb, BlockFamily>;
-    case Alg::kAes128Cbc: return kCbcDispatch<Alg::kAes128Cbc>;
-    case Alg::kAes192Cbc: return kCbcDispatch<Alg::kAes192Cbc>;
-    case Alg::kAes256Cbc: return kCbcDispatch<Alg::kAes256Cbc>;
-    default: return nullptr;
-  }
+  // CBC encryption can also pipeline (OpenSSL 3.5+).
+  return core::Info(alg).family == Family::kCbc
+             ? FamilyDispatch<Family::kCbc, BlockFamily, Pipeline::kYes>(alg)
+             : FamilyDispatch<Family::kEcb, BlockFamily>(alg);
 }
 
 }  // namespace aesmux::openssl

@@ -97,12 +97,7 @@ struct CtrFamily : GenericFamily {
 }  // namespace
 
 const OSSL_DISPATCH *CtrDispatch(Alg alg) {
-  switch (alg) {
-    case Alg::kAes128Ctr: return kCipherDispatch<Alg::kAes128Ctr, CtrFamily>;
-    case Alg::kAes192Ctr: return kCipherDispatch<Alg::kAes192Ctr, CtrFamily>;
-    case Alg::kAes256Ctr: return kCipherDispatch<Alg::kAes256Ctr, CtrFamily>;
-    default: return nullptr;
-  }
+  return FamilyDispatch<core::Family::kCtr, CtrFamily>(alg);
 }
 
 }  // namespace aesmux::openssl

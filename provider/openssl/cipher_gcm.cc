@@ -32,7 +32,7 @@ namespace gcm {
 namespace {
 
 // Out of line, as TlsRecord and FinishMessage, so that GcmProcess, run for
-// every update, saves few registers (BENCHMARKS.md, "Per-record cost").
+// every update, saves few registers (BENCHMARKS.md, "Instructions per record").
 // Makes the message ready for its first update or final: starts it on the
 // buffered IV, or one drawn when encrypting without. False when there is no
 // message to go on with (no key, no IV, or it finished), or it cannot start.
@@ -153,7 +153,7 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
   }
   ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   // EVP_CipherInit_ex passes no parameters (every TLS 1.3 record): no call
-  // to find none (BENCHMARKS.md, "Per-record cost").
+  // to find none (BENCHMARKS.md, "Instructions per record").
   return params == nullptr ? 1 : GcmSetCtxParams(ctx, params);
 }
 
@@ -483,15 +483,7 @@ struct GcmFamily {
 }  // namespace gcm
 
 const OSSL_DISPATCH *GcmDispatch(core::Alg alg) {
-  switch (alg) {
-    case core::Alg::kAes128Gcm:
-      return kCipherDispatch<core::Alg::kAes128Gcm, gcm::GcmFamily>;
-    case core::Alg::kAes192Gcm:
-      return kCipherDispatch<core::Alg::kAes192Gcm, gcm::GcmFamily>;
-    case core::Alg::kAes256Gcm:
-      return kCipherDispatch<core::Alg::kAes256Gcm, gcm::GcmFamily>;
-    default: return nullptr;
-  }
+  return FamilyDispatch<core::Family::kGcm, gcm::GcmFamily>(alg);
 }
 
 }  // namespace aesmux::openssl

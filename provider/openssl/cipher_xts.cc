@@ -144,11 +144,7 @@ struct XtsFamily : GenericFamily {
 }  // namespace
 
 const OSSL_DISPATCH *XtsDispatch(Alg alg) {
-  switch (alg) {
-    case Alg::kAes128Xts: return kCipherDispatch<Alg::kAes128Xts, XtsFamily>;
-    case Alg::kAes256Xts: return kCipherDispatch<Alg::kAes256Xts, XtsFamily>;
-    default: return nullptr;
-  }
+  return FamilyDispatch<core::Family::kXts, XtsFamily>(alg);
 }
 
 }  // namespace aesmux::openssl

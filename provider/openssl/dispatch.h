@@ -12,6 +12,10 @@
 
 #include <openssl/core_dispatch.h>
 
+#include <array>
+#include <cstddef>
+#include <utility>
+
 #include "provider/openssl/params.h"
 #include "provider/core/algorithm.h"
 
@@ -79,6 +83,38 @@ inline const OSSL_DISPATCH kCipherPipelineDispatch[] = {
     {OSSL_FUNC_CIPHER_PIPELINE_UPDATE, DispatchFn(Family::PipelineUpdate)},
     {OSSL_FUNC_CIPHER_PIPELINE_FINAL, DispatchFn(Family::PipelineFinal)},
     {0, nullptr}};
+
+// Whether a family's dispatch tables add the cipher pipeline.
+enum class Pipeline : bool { kNo, kYes };
+
+// kAlg's dispatch table if kAlg is of kFamily, else null.
+template <core::Family kFamily, typename Functions, Pipeline kPipeline,
+          core::Alg kAlg>
+constexpr const OSSL_DISPATCH *DispatchIfOf() {
+  if constexpr (core::Info(kAlg).family != kFamily) {
+    return nullptr;
+  } else if constexpr (kPipeline == Pipeline::kYes) {
+    return kCipherPipelineDispatch<kAlg, Functions>;
+  } else {
+    return kCipherDispatch<kAlg, Functions>;
+  }
+}
+
+// The dispatch table of `alg` if it is one of kFamily's algorithms in
+// core::kAlgs, else null: one table per such algorithm, made from
+// `Functions` (kCipherDispatch's `Family`), so that a family's code names
+// none of its algorithms.
+template <core::Family kFamily, typename Functions,
+          Pipeline kPipeline = Pipeline::kNo>
+const OSSL_DISPATCH *FamilyDispatch(core::Alg alg) {
+  static constexpr auto kTables =
+      []<size_t... kIndex>(std::index_sequence<kIndex...>) {
+        return std::array<const OSSL_DISPATCH *, sizeof...(kIndex)>{
+            DispatchIfOf<kFamily, Functions, kPipeline,
+                         static_cast<core::Alg>(kIndex)>()...};
+      }(std::make_index_sequence<core::kNumAlgs>());
+  return kTables[static_cast<size_t>(alg)];
+}
 
 }  // namespace aesmux::openssl
 

@@ -42,11 +42,11 @@ inline bool IsFinished(IvState state) {
   return state == IvState::kFinished || state == IvState::kInterrupted;
 }
 
-// The EVP contract's state but the IV's storage: plain values, copied
-// whole by dupctx (a field added here is copied without anyone remembering
-// to). Lengths are bytes, not size_t, and the fields are in order of
-// alignment: every keyed context holds one (BENCHMARKS.md, "Where a GCM
-// context's bytes go").
+// The EVP contract's state but the IV's storage: plain values, copied whole by
+// dupctx (a field added here is copied without anyone remembering to). Lengths
+// are bytes, not size_t, and the fields are in order of alignment: every keyed
+// context holds one (BENCHMARKS.md, "What does loading aesmux cost: start-up
+// and memory?").
 struct GcmState {
   GcmState(ProviderContext *provider_context, Alg algorithm)
       : provider(provider_context), alg(algorithm) {}

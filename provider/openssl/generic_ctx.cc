@@ -25,10 +25,11 @@ GenericCtx::GenericCtx(ProviderContext *provider_context, core::Alg algorithm)
                                                                   : 1),
       provider(provider_context) {}
 
-// Every keyed context costs its EVP_CIPHER_CTX (192 bytes of heap with
-// OpenSSL 3.0) and this: at most 448 bytes keeps ECB, CBC and CTR within
-// the default provider's 656 bytes per keyed context, XTS (with its
-// 256-byte tweak key) within 928 (tests/provider/ctx_memory_bench).
+// Every keyed context costs its EVP_CIPHER_CTX and this: the bound keeps ECB,
+// CBC and CTR within the default provider's bytes per keyed context, and XTS
+// (with its tweak key) within the default provider's XTS (BENCHMARKS.md, "What
+// does loading aesmux cost: start-up and memory?"; bench/provider/
+// ctx_memory_bench).
 static_assert(sizeof(GenericCtx) <= 448,
               "a keyed context would cost more than the default provider's");
 

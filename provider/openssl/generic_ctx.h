@@ -30,7 +30,7 @@ inline constexpr size_t kAesBlock = 16;
 // copying itself (the engine and the boxed parts deeply), so a new member
 // is copied without a field list to remember it in. Members are as narrow
 // as their values, since every keyed context holds them (BENCHMARKS.md,
-// "Memory per keyed context").
+// "What does loading aesmux cost: start-up and memory?").
 struct GenericCtx {
   GenericCtx(ProviderContext *provider_context, core::Alg algorithm);
   // Throws std::bad_alloc if memory runs out.

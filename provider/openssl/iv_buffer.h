@@ -1,11 +1,10 @@
-// SPDX-License-Identifier: Apache-2.0
-// Copyright 2026 The aesmux Authors
+// SPDX-License-Identifier: Apache-2.0 Copyright 2026 The aesmux Authors
 // IvBuffer: a GCM context's IV storage, 1..kMaxIvLen (128) bytes, as the
 // default provider's 128-byte IV buffer behaves, in 17 bytes of the context:
 // IVs of up to 16 bytes (TLS's 12 among them) live inline; the first longer
-// length the context is given moves the IV into a 128-byte heap block,
-// where it stays until the context is freed (every keyed context holds an
-// IvBuffer: BENCHMARKS.md, "Where a GCM context's bytes go").
+// length the context is given moves the IV into a 128-byte heap block, where
+// it stays until the context is freed (every keyed context holds an IvBuffer:
+// BENCHMARKS.md, "What does loading aesmux cost: start-up and memory?").
 //
 // The buffer is one logical 128-byte array, zero until written: bytes past
 // the current IV length keep what was last written there (the default
@@ -42,7 +41,7 @@ class IvBuffer {
   size_t capacity() const { return on_heap_ ? kMaxIvLen : kInlineLen; }
 
   // Makes room for an IV of `len` (1..kMaxIvLen) bytes. Inline: every
-  // record's IV passes here (BENCHMARKS.md, "Per-record cost").
+  // record's IV passes here (BENCHMARKS.md, "Instructions per record").
   [[nodiscard]] bool Reserve(size_t len) {
     return len <= kInlineLen || on_heap_ || MoveToHeap();
   }

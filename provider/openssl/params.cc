@@ -4,7 +4,6 @@
 
 #include <openssl/core_names.h>
 #include <openssl/err.h>
-#include <openssl/evp.h>
 #include <openssl/proverr.h>
 
 #include <array>
@@ -13,7 +12,6 @@ namespace aesmux::openssl {
 namespace {
 
 using core::Alg;
-using core::Family;
 
 bool Failed() {
   ERR_raise(ERR_LIB_PROV, PROV_R_FAILED_TO_SET_PARAMETER);
@@ -44,17 +42,6 @@ constexpr std::array<const char *, 10> kAlgorithmKeys = {
     OSSL_CIPHER_PARAM_HAS_RAND_KEY, kEncryptThenMacKey};
 
 }  // namespace
-
-FamilyConstants ConstantsOf(Family family) {
-  switch (family) {
-    case Family::kEcb: return {EVP_CIPH_ECB_MODE, 0, 16, 0, 0};
-    case Family::kCbc: return {EVP_CIPH_CBC_MODE, 16, 16, 0, 0};
-    case Family::kCtr: return {EVP_CIPH_CTR_MODE, 16, 1, 0, 0};
-    case Family::kXts: return {EVP_CIPH_XTS_MODE, 16, 1, 0, 1};
-    case Family::kGcm: return {EVP_CIPH_GCM_MODE, 12, 1, 1, 1};
-  }
-  return {};
-}
 
 bool SetSizeParam(OSSL_PARAM params[], const char *key, size_t value) {
   OSSL_PARAM *p = FindParam(params, key);
@@ -116,11 +103,12 @@ bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
 
 bool SetAlgorithmParams(Alg alg, OSSL_PARAM params[]) {
   const core::AlgInfo &info = core::Info(alg);
-  const FamilyConstants c = ConstantsOf(info.family);
+  const core::FamilyInfo &c = core::Info(info.family);
   if (RefusedAsRepeated<kAlgorithmKeys>(params)) return false;
   return SetUintParam(params, OSSL_CIPHER_PARAM_MODE, c.mode) &&
-         SetIntParam(params, OSSL_CIPHER_PARAM_AEAD, c.aead) &&
-         SetIntParam(params, OSSL_CIPHER_PARAM_CUSTOM_IV, c.custom_iv) &&
+         SetIntParam(params, OSSL_CIPHER_PARAM_AEAD, c.aead ? 1 : 0) &&
+         SetIntParam(params, OSSL_CIPHER_PARAM_CUSTOM_IV,
+                     c.custom_iv ? 1 : 0) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_CTS, 0) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK, 0) &&
          SetIntParam(params, OSSL_CIPHER_PARAM_HAS_RAND_KEY, 0) &&

@@ -32,13 +32,12 @@
 
 namespace aesmux::openssl {
 
-// OSSL_PARAM_locate without a strcmp call per parameter: EVP asks for one
-// or two parameters at a time and every get/set_ctx_params looks up each of
-// its eight or so keys, so an inline comparison of these short keys (most
-// differ in the first byte) replaces eight library calls. In `openssl speed
-// -evp aes-128-gcm`, which re-keys and so passes through four of these calls
-// per message, OSSL_PARAM_locate and strcmp were a quarter of aesmux's time
-// at 16 bytes.
+// OSSL_PARAM_locate without a strcmp call per parameter: EVP asks for one or
+// two parameters at a time and every get/set_ctx_params looks up each of its
+// eight or so keys, so an inline comparison of these short keys (most differ
+// in the first byte) replaces eight library calls, which were a large part of
+// a short message's cost where a caller re-keys per message and so passes
+// through four of these calls (BENCHMARKS.md, "Instructions per record").
 inline bool SameKey(const char *a, const char *b) {
   while (*a == *b && *a != '\0') {
     ++a;
@@ -220,19 +219,9 @@ bool GetUintParam(const OSSL_PARAM params[], const char *key,
 bool GetSizeParam(const OSSL_PARAM params[], const char *key, size_t *value,
                   bool *found);
 
-// The constants a family's algorithms report, with the default provider's
-// values: EVP_CIPH_*_MODE, default IV length, block size, AEAD, custom IV.
-struct FamilyConstants {
-  unsigned int mode;
-  size_t iv_len;
-  size_t block_size;
-  int aead;
-  int custom_iv;
-};
-FamilyConstants ConstantsOf(core::Family family);
-
 // The constants of `alg` that OpenSSL caches at fetch time (mode, key and IV
-// length, block size, flags), with the default provider's values.
+// length, block size, flags): the default provider's values, from
+// core::kAlgs and core::kFamilies.
 bool SetAlgorithmParams(core::Alg alg, OSSL_PARAM params[]);
 const OSSL_PARAM *AlgorithmGettableParams(void *provctx);
 

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "provider/openssl/generic_ctx.h"
@@ -45,24 +46,39 @@ using core::Family;
 
 constexpr const char *kProperties = "provider=aesmux";
 
-// Names, aliases and OIDs exactly as the default provider registers them, so
-// that legacy NIDs, EVP_aes_*() and libssl's fetches all find aesmux.
-constexpr std::array<const char *, core::kNumAlgs> kAlgorithmNames = {
-    "AES-128-ECB:2.16.840.1.101.3.4.1.1",
-    "AES-192-ECB:2.16.840.1.101.3.4.1.21",
-    "AES-256-ECB:2.16.840.1.101.3.4.1.41",
-    "AES-128-CBC:AES128:2.16.840.1.101.3.4.1.2",
-    "AES-192-CBC:AES192:2.16.840.1.101.3.4.1.22",
-    "AES-256-CBC:AES256:2.16.840.1.101.3.4.1.42",
-    "AES-128-CTR",
-    "AES-192-CTR",
-    "AES-256-CTR",
-    "AES-128-XTS:1.3.111.2.1619.0.1.1",
-    "AES-256-XTS:1.3.111.2.1619.0.1.2",
-    "AES-128-GCM:id-aes128-GCM:2.16.840.1.101.3.4.1.6",
-    "AES-192-GCM:id-aes192-GCM:2.16.840.1.101.3.4.1.26",
-    "AES-256-GCM:id-aes256-GCM:2.16.840.1.101.3.4.1.46",
-};
+// An algorithm's names as OpenSSL's algorithm tables write them,
+// "NAME:ALIAS...:OID" (core::kAlgs: the default provider's names, aliases
+// and OID, so that legacy NIDs, EVP_aes_*() and libssl's fetches all find
+// aesmux), and its terminating NUL.
+constexpr size_t NamesSize(const core::AlgInfo &info) {
+  size_t size = info.name.size() + 1;
+  for (std::string_view more : {info.aliases, info.oid}) {
+    if (!more.empty()) size += more.size() + 1;
+  }
+  return size;
+}
+
+template <size_t kIndex>
+constexpr auto MakeNames() {
+  constexpr const core::AlgInfo &info = core::kAlgs[kIndex];
+  std::array<char, NamesSize(info)> names{};
+  size_t at = 0;
+  for (std::string_view part : {info.name, info.aliases, info.oid}) {
+    if (part.empty()) continue;
+    if (at != 0) names[at++] = ':';
+    for (char c : part) names[at++] = c;
+  }
+  return names;
+}
+
+template <size_t kIndex>
+inline constexpr auto kNames = MakeNames<kIndex>();
+
+// Every algorithm's names, in core::Alg order.
+constexpr auto kAlgorithmNames = []<size_t... kIndex>(
+                                     std::index_sequence<kIndex...>) {
+  return std::array<const char *, core::kNumAlgs>{kNames<kIndex>.data()...};
+}(std::make_index_sequence<core::kNumAlgs>());
 
 using AlgorithmTable = std::array<OSSL_ALGORITHM, core::kNumAlgs + 1>;
 core::ProcessValue<AlgorithmTable> g_algorithms;
@@ -132,9 +148,9 @@ const std::string &PathsText() {
 
 // "mb-tier": the multi-buffer kernels in use and their widths.
 std::string MbTierText(const route::Settings &settings) {
-  if (settings.mb_tier == nullptr) return "none";
-  std::string text = std::string(settings.mb_tier->name) + " (";
-  for (const kernels::mb::MbKernel &kernel : settings.mb_tier->kernels) {
+  if (settings.tier == nullptr || settings.tier->mb.lanes == 0) return "none";
+  std::string text = std::string(settings.tier->name) + " (";
+  for (const kernels::MbKernel &kernel : settings.tier->mb.kernels) {
     if (text.back() != '(') text += ", ";
     text += std::to_string(kernel.lanes);
   }

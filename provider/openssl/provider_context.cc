@@ -37,9 +37,10 @@ struct Instances {
   std::mutex mutex;
   int count = 0;
   // Whether an instance has set the file's prefix. Until one has, nothing
-  // reads the notes, so instances do not make them (a few thousand
-  // instructions at load and at teardown); the one that sets the prefix
-  // makes them at once.
+  // reads the notes, so instances do not make them (work at load and at
+  // teardown that nobody would read: BENCHMARKS.md, "What does loading aesmux
+  // cost: start-up and memory?"); the one that sets the prefix makes them at
+  // once.
   bool stats_file = false;
 };
 constinit Instances g_instances;

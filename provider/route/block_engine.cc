@@ -209,8 +209,7 @@ bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
       requests[i] = {alg(), &simd_.encrypt_schedule(), pipes[i].iv,
                      pipes[i].out, pipes[i].in, pipes[i].len};
     }
-    if (batch::EncryptCbcStreams(*route_.mb_tier(),
-                                 std::span(requests, count))) {
+    if (batch::EncryptCbcStreams(*simd_.tier(), std::span(requests, count))) {
       for (size_t i = 0; i < count; ++i) {
         route_.Served(Path::kMb, pipes[i].len);
       }

@@ -87,11 +87,10 @@ class BlockEngine {
   bool RunCbcEncryptPipes(std::span<const PipeRequest> pipes);
 
   // Run() for one ECB or CBC segment of whole blocks, the shape of every
-  // short update, without the general case's loops and spans: at 16 bytes
-  // an update is mostly this overhead (32 instructions fewer per call; a
-  // CBC encryption that may be batched takes 359 instead of 405 through
-  // EVP, callgrind on aesni). Requests for the afalg path or the fallback
-  // path take Run().
+  // short update, without the general case's loops and spans, which would
+  // be most of a 16-byte update's cost beside the kernel (BENCHMARKS.md,
+  // "Instructions per record"). Requests for the afalg path or the
+  // fallback path take Run().
   bool RunWholeBlocks(Direction direction, uint8_t *iv, uint8_t *out,
                       const uint8_t *in, size_t len) {
     batch::CallerProbe caller;
@@ -113,9 +112,9 @@ class BlockEngine {
   }
 
   // Run() for XTS's one data unit, as RunWholeBlocks() for ECB and CBC:
-  // at 16 to 64 bytes the general case's loops, spans and family switch
-  // were a tenth of a call through EVP. Requests for the afalg path or the
-  // fallback path take Run().
+  // it skips the general case's loops, spans and family switch, which a
+  // data unit of 16 to 64 bytes would otherwise pay on every call.
+  // Requests for the afalg path or the fallback path take Run().
   bool RunDataUnit(Direction direction, uint8_t *tweak, uint8_t *out,
                    const uint8_t *in, size_t len) {
     batch::CallerProbe caller;  // never asked: XTS is not batched
@@ -171,7 +170,7 @@ class BlockEngine {
       queued = &batch->queued;
     }
     const batch::Ran ran = batch::EncryptCbc(
-        *route_.mb_tier(), *simd_.tier(),
+        *simd_.tier(),
         {route_.alg(), &simd_.encrypt_schedule(), iv, out, in, len, queued},
         caller);
     if (ran == batch::Ran::kNot) return false;
@@ -203,9 +202,9 @@ class BlockEngine {
   // The router's rule for this algorithm and key.
   BlockRoute route_;
   Family family_;
-  // What only some contexts use exists once they use it (BENCHMARKS.md,
-  // "Memory per keyed context"): XTS's tweak key, and each path's state
-  // but the kernels'.
+  // What only some contexts use exists once they use it (BENCHMARKS.md, "What
+  // does loading aesmux cost: start-up and memory?"): XTS's tweak key, and
+  // each path's state but the kernels'.
   core::Boxed<kernels::XtsTweakKey> xts_tweak_;
   core::Boxed<fallback::FallbackContext> fallback_;
   // The afalg path's: the kernel key (a copy shares it) and in-place
@@ -225,10 +224,10 @@ class BlockEngine {
     batch::QueuedRequest queued;
   };
   core::Boxed<BatchState> batch_;
-  // ECB, CBC, CTR; XTS's data key (the whole key when XTS has no tier).
-  // Last, and [[no_unique_address]]: the members of whatever holds the
-  // engine go into its tail padding (BENCHMARKS.md, "Memory per keyed
-  // context").
+  // ECB, CBC, CTR; XTS's data key (the whole key when XTS has no tier). Last,
+  // and [[no_unique_address]]: the members of whatever holds the engine go
+  // into its tail padding (BENCHMARKS.md, "What does loading aesmux cost:
+  // start-up and memory?").
   [[no_unique_address]] kernels::SimdKey simd_;
 };
 

@@ -72,11 +72,11 @@ class CpuGcm {
                       const uint8_t *in, size_t len, uint8_t tag[16]) = 0;
 };
 
-// Made only where the router has a tier, with its GHASH key in one heap
-// block: the key first, at the block's 64-byte alignment (the VAES
-// kernels load it with aligned vector loads), this object after it. Two
-// aligned blocks would each be rounded up to a multiple of 64 bytes by the
-// aligned operator new (BENCHMARKS.md, "Where a GCM context's bytes go");
+// Made only where the router has a tier, with its GHASH key in one heap block:
+// the key first, at the block's 64-byte alignment (the VAES kernels load it
+// with aligned vector loads), this object after it. Two aligned blocks would
+// each be rounded up to a multiple of 64 bytes by the aligned operator new
+// (BENCHMARKS.md, "What does loading aesmux cost: start-up and memory?");
 // operator new, not posix_memalign, so that the allocation failure and key
 // hygiene tests see the block.
 class SimdGcmPath final : public CpuGcm {

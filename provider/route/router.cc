@@ -118,7 +118,7 @@ BlockRoute Router::RouteBlocks(Alg alg, bool key_on_tier) const {
   if (settings_.tier == nullptr || !key_on_tier) return route;
   const uint64_t max = config.fallback_max_len;
   route.simd_min_len_ = max == 0 ? 0 : max == ~uint64_t{0} ? max : max + 1;
-  if (family != Family::kCbc || settings_.mb_tier == nullptr) return route;
+  if (family != Family::kCbc || settings_.tier->mb.lanes == 0) return route;
   route.batches_ = true;
   if (config.mb_max_len != 0) {
     // A batch of nothing is no batch: from one byte at least.
@@ -161,15 +161,15 @@ std::string Router::DescribeRoute(Alg alg) const {
                ? simd + " at every length"
                : "fallback up to " + std::to_string(config.fallback_max_len) +
                      " B, " + simd + " above";
-    if (config.mb_max_len != 0 && settings_.mb_tier != nullptr) {
+    if (config.mb_max_len != 0 && settings_.tier->mb.lanes != 0) {
       text += "; encryption " +
               (config.mb_min_len > 1
                    ? "from " + std::to_string(config.mb_min_len) + " B "
                    : std::string()) +
               "up to " + std::to_string(config.mb_max_len) +
               " B in multi-buffer lanes (mb, " +
-              std::string(settings_.mb_tier->name) + ", up to " +
-              std::to_string(settings_.mb_tier->lanes) +
+              std::string(settings_.tier->name) + ", up to " +
+              std::to_string(settings_.tier->mb.lanes) +
               " lanes) when concurrent requests are there to batch with: "
               "those of ASYNC jobs" +
               DescribeThreadBatching(config);

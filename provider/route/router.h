@@ -57,14 +57,14 @@ class BlockRoute;
 
 class Router {
  public:
-  // Settles the afalg path of each family: at once where the policy is off
-  // or force (force probes here, so that a process is set up before it
-  // may enter a sandbox); under auto, on the family's first request of at
-  // least its afalg_min_len, or when afalg_on(), afalg_state(),
-  // route_description() or LengthMatters() (a GCM context, with the
-  // default thresholds) asks, so that loading costs no /proc/crypto read
-  // (BENCHMARKS.md, "Start-up"). A probe runs once per process while any
-  // instance lives (provider/afalg/afalg.h says what it costs); a forked
+  // Settles the afalg path of each family: at once where the policy is off or
+  // force (force probes here, so that a process is set up before it may enter
+  // a sandbox); under auto, on the family's first request of at least its
+  // afalg_min_len, or when afalg_on(), afalg_state(), route_description() or
+  // LengthMatters() (a GCM context, with the default thresholds) asks, so that
+  // loading costs no /proc/crypto read (BENCHMARKS.md, "What does loading
+  // aesmux cost: start-up and memory?"). A probe runs once per process while
+  // any instance lives (provider/afalg/afalg.h says what it costs); a forked
   // child probes only under afalg_fork = rebuild.
   Router(Settings settings, const fallback::FallbackLibrary *fallback);
   Router(const Router &) = delete;
@@ -95,10 +95,11 @@ class Router {
   // Whether Choose(alg, len) can differ between lengths: when it cannot,
   // a GCM message is routed as soon as it starts, without buffering AAD.
   // Where only the afalg path could make it differ, this settles it: a GCM
-  // context made while it was not settled would route each message, 108
-  // more instructions per record (BENCHMARKS.md, "Start-up").
-  // If memory runs out while it settles, the length matters: the afalg
-  // path settles on a later message.
+  // context made while it was not settled would route each message,
+  // buffering its AAD: a cost on every record, where settling is one probe
+  // per process (BENCHMARKS.md, "What does loading aesmux cost: start-up
+  // and memory?"). If memory runs out while it settles, the length matters: the
+  // afalg path settles on a later message.
   bool LengthMatters(Alg alg) const {
     const Family family = Info(alg).family;
     if (settings_.tier != nullptr &&
@@ -239,23 +240,18 @@ class BlockRoute {
 
   const Router &router() const { return *router_; }
   Alg alg() const { return alg_; }
-  // The multi-buffer tier of the kMb path (null when there is none).
-  const kernels::mb::MbTier *mb_tier() const {
-    return batches_ ? router_->settings().mb_tier : nullptr;
-  }
-
   // The path for a request of `len` bytes in `direction`. `batchable`: the
   // request is one segment (a multi-buffer batch takes no more). `caller`
   // (batch::CallerProbe) answers, asked only of a CBC encryption in the mb
-  // range (a request outside it asks nothing): whether it runs in an
-  // OpenSSL ASYNC job (a call into libcrypto, about a quarter of a 16-byte
-  // CBC encryption); if not, and it is long enough for threads to batch,
-  // how many other threads make such requests now, which counts it among
-  // them until the mb path has served it (so it goes there, in lanes or
-  // alone). It batches with them only when they outnumber the CPUs and
-  // thread batching does not rest (recent requests waited for peers in
-  // vain or finished late). kAfalg only when the afalg path admitted the
-  // request (Router::Choose).
+  // range (a request outside it asks nothing): whether it runs in an OpenSSL
+  // ASYNC job (a call into libcrypto, a large part of a 16-byte CBC
+  // encryption: BENCHMARKS.md, "How much do multi-buffer lanes and threads
+  // gain?"); if not, and it is long enough for threads to batch, how many
+  // other threads make such requests now, which counts it among them until the
+  // mb path has served it (so it goes there, in lanes or alone). It batches
+  // with them only when they outnumber the CPUs and thread batching does not
+  // rest (recent requests waited for peers in vain or finished late). kAfalg
+  // only when the afalg path admitted the request (Router::Choose).
   template <typename Caller>
   Path Choose(Direction direction, uint64_t len, bool batchable,
               Caller &caller) {
@@ -309,7 +305,7 @@ class BlockRoute {
   // At least simd_min_len_ bytes: the kernels (the largest value when the
   // key is not on them); at least afalg_min_len_: ask Router::Choose(); from
   // mb_min_len_ to mb_max_len_ (CBC encryption only): mb, in lanes of
-  // mb_tier(), in an ASYNC job, or from mb_threads_min_len_ also outside.
+  // the key's tier, in an ASYNC job, or from mb_threads_min_len_ also outside.
   uint64_t simd_min_len_ = ~uint64_t{0};
   uint64_t afalg_min_len_ = ~uint64_t{0};
   uint64_t mb_min_len_ = ~uint64_t{0};

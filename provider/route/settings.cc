@@ -745,9 +745,6 @@ std::optional<Settings> LoadSettings(const SourceValues &config,
       problems->warnings.push_back(error + ": ignored, aesmux is off");
     }
   }
-  if (settings.tier != nullptr) {
-    settings.mb_tier = kernels::mb::MbTierByName(settings.tier->name);
-  }
   settings.auto_afalg_min_len = kernels::HasAesInstructions(cpu)
                                     ? kDefaultAutoAfalgMinLen
                                     : kDefaultAutoAfalgMinLenWithoutAes;

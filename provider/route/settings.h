@@ -47,7 +47,6 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
 #include "provider/core/algorithm.h"
 
@@ -87,7 +86,7 @@ struct FamilySettings {
   // Outside an ASYNC job, only requests of at least this many bytes (and
   // within the two above) are combined with other threads' (CBC only):
   // shorter ones lose more waiting for a combiner than lanes win them
-  // (BENCHMARKS.md, "Threads with small records").
+  // (BENCHMARKS.md, "How much do multi-buffer lanes and threads gain?").
   uint64_t mb_threads_min_len = 0;
 };
 
@@ -101,11 +100,12 @@ struct FamilySettings {
 // a starting point), to a power of two. A real engine also takes time per
 // byte, which moves its break-even up; an engine also spares the CPU,
 // which the kernel's own drivers weigh too (docs: qce's aes_sw_max_len).
-// With AES instructions: break-even measured at 13 KiB (CTR) to 20 KiB
-// (CBC) on arm64, 5.3 to 7.4 KiB on amd64 (where it was 4K before).
+// With AES instructions: the power of two within the break-evens measured
+// on arm64 and above amd64's (BENCHMARKS.md, "What does the afalg path
+// cost, and when does it pay?").
 inline constexpr uint64_t kDefaultAutoAfalgMinLen = 16 * 1024;
 // Without (Arm boards without the Crypto Extensions, where OpenSSL runs its
-// NEON code): break-even at 1.3 KiB (CTR) to 1.8 KiB (CBC).
+// NEON code): the power of two just above the break-evens measured there.
 inline constexpr uint64_t kDefaultAutoAfalgMinLenWithoutAes = 2 * 1024;
 
 // Where the value of a setting in force came from, in increasing priority.
@@ -129,11 +129,10 @@ struct Settings {
   // programs use OpenSSL's default provider), as "disable = 1 (<origin>)";
   // empty when it is on.
   std::string off;
-  // The kernel tier for every key, or nullptr when kernels are off (forced
-  // off, or the CPU lacks what the lowest tier needs).
+  // The kernel tier for every key, single-stream and multi-buffer, or
+  // nullptr when kernels are off (forced off, or the CPU lacks what the
+  // lowest tier needs).
   const kernels::Tier *tier = nullptr;
-  // The multi-buffer kernels of the same tier, or nullptr.
-  const kernels::mb::MbTier *mb_tier = nullptr;
   // How the tier was chosen, for diagnostics ("auto", "forced", "none", …).
   std::string tier_reason;
   std::array<FamilySettings, kNumFamilies> families{};

@@ -14,15 +14,18 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "provider/core/algorithm.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/model.h"
 #include "tests/fuzz/params.h"
@@ -40,36 +43,40 @@ constexpr int kAesmux = 0;
 constexpr int kDefault = 1;
 constexpr const char *kSideName[2] = {"aesmux", "default"};
 
-enum class Family { kNone, kEcb, kCbc, kCtr, kXts, kGcm };
+using core::Family;
+// A context's family: none while it has no cipher.
+using MaybeFamily = std::optional<Family>;
 
 struct CipherSpec {
-  const char *name;
-  const char *alias;  // another name the default provider registers
-  Family family;
+  std::string name;
+  std::string alias;  // another name the default provider registers
 };
 
-constexpr CipherSpec kCiphers[] = {
-    {"AES-128-ECB", "2.16.840.1.101.3.4.1.1", Family::kEcb},
-    {"AES-192-ECB", "2.16.840.1.101.3.4.1.21", Family::kEcb},
-    {"AES-256-ECB", "2.16.840.1.101.3.4.1.41", Family::kEcb},
-    {"AES-128-CBC", "AES128", Family::kCbc},
-    {"AES-192-CBC", "AES192", Family::kCbc},
-    {"AES-256-CBC", "AES256", Family::kCbc},
-    {"AES-128-CTR", "aes-128-ctr", Family::kCtr},
-    {"AES-192-CTR", "aes-192-ctr", Family::kCtr},
-    {"AES-256-CTR", "aes-256-ctr", Family::kCtr},
-    {"AES-128-XTS", "1.3.111.2.1619.0.1.1", Family::kXts},
-    {"AES-256-XTS", "1.3.111.2.1619.0.1.2", Family::kXts},
-    {"AES-128-GCM", "id-aes128-GCM", Family::kGcm},
-    {"AES-192-GCM", "id-aes192-GCM", Family::kGcm},
-    {"AES-256-GCM", "id-aes256-GCM", Family::kGcm},
-};
-constexpr size_t kNumCiphers = std::size(kCiphers);
+// Every cipher of core::kAlgs, in its order (the inputs' cipher numbers),
+// with one more name to fetch it by: its first alias, else its OID, else
+// its name in lower case.
+const std::vector<CipherSpec> &Ciphers() {
+  static const std::vector<CipherSpec> ciphers = [] {
+    std::vector<CipherSpec> list;
+    for (const core::AlgInfo &info : core::kAlgs) {
+      std::string alias(info.aliases.substr(0, info.aliases.find(':')));
+      if (alias.empty()) alias = info.oid;
+      if (alias.empty()) {
+        for (char c : info.name) alias += char(std::tolower(c));
+      }
+      list.push_back({std::string(info.name), alias});
+    }
+    return list;
+  }();
+  return ciphers;
+}
+constexpr size_t kNumCiphers = core::kNumAlgs;
 
 // The "thresholds" configuration: each family's fallback_max_len (and CBC's
 // mb_max_len), different per family so that a mix-up shows. Lengths are
 // drawn at these values and one above.
-constexpr size_t kFallbackMaxLen[] = {0, 32, 48, 20, 40, 64};  // by Family
+constexpr std::array<size_t, core::kNumFamilies> kFallbackMaxLen = {
+    32, 48, 20, 40, 64};  // by core::Family
 constexpr size_t kMbMaxLen = 80;
 
 size_t FallbackMaxLen(Family family) {
@@ -93,11 +100,10 @@ const std::vector<RouterConfig> &RouterConfigs() {
         {"mb_off", {off, "cbc.mb_max_len = 0"}},
     };
     RouterConfig thresholds{"thresholds", {off}};
-    const char *families[] = {"", "ecb", "cbc", "ctr", "xts", "gcm"};
-    for (size_t f = 1; f < std::size(families); ++f) {
-      thresholds.settings.push_back(std::string(families[f]) +
-                                    ".fallback_max_len = " +
-                                    std::to_string(kFallbackMaxLen[f]));
+    for (const core::FamilyInfo &family : core::kFamilies) {
+      thresholds.settings.push_back(
+          std::string(family.name) + ".fallback_max_len = " +
+          std::to_string(FallbackMaxLen(family.family)));
     }
     thresholds.settings.push_back("cbc.mb_max_len = " +
                                   std::to_string(kMbMaxLen));
@@ -155,12 +161,12 @@ Env *GetEnv(size_t index) {
       return nullptr;
     }
     for (size_t c = 0; c < kNumCiphers; ++c) {
-      env->ciphers[c][kAesmux] = env->env->Aesmux(kCiphers[c].name).release();
+      env->ciphers[c][kAesmux] = env->env->Aesmux(Ciphers()[c].name).release();
       env->ciphers[c][kDefault] =
-          env->env->Default(kCiphers[c].name).release();
+          env->env->Default(Ciphers()[c].name).release();
       if (env->ciphers[c][kAesmux] == nullptr ||
           env->ciphers[c][kDefault] == nullptr) {
-        std::fprintf(stderr, "cannot fetch %s\n", kCiphers[c].name);
+        std::fprintf(stderr, "cannot fetch %s\n", Ciphers()[c].name.c_str());
         std::abort();
       }
     }
@@ -186,16 +192,13 @@ struct Pair {
   bool has_cipher() const {
     return live() && EVP_CIPHER_CTX_get0_cipher(ctx[kDefault]) != nullptr;
   }
-  Family family() const {
-    if (!has_cipher()) return Family::kNone;
-    switch (EVP_CIPHER_CTX_get_mode(ctx[kDefault])) {
-      case EVP_CIPH_ECB_MODE: return Family::kEcb;
-      case EVP_CIPH_CBC_MODE: return Family::kCbc;
-      case EVP_CIPH_CTR_MODE: return Family::kCtr;
-      case EVP_CIPH_XTS_MODE: return Family::kXts;
-      case EVP_CIPH_GCM_MODE: return Family::kGcm;
-      default: return Family::kNone;
+  MaybeFamily family() const {
+    if (!has_cipher()) return std::nullopt;
+    const auto mode = unsigned(EVP_CIPHER_CTX_get_mode(ctx[kDefault]));
+    for (const core::FamilyInfo &info : core::kFamilies) {
+      if (info.mode == mode) return info.family;
     }
+    return std::nullopt;
   }
   // The direction EVP routes by (EVP_EncryptUpdate, EVP_CipherFinal_ex).
   bool evp_encrypting() const {
@@ -356,7 +359,9 @@ class Harness {
     } else if (cipher_choice == 1) {
       const EVP_CIPHER *current = EVP_CIPHER_CTX_get0_cipher(pair.ctx[kDefault]);
       for (size_t c = 0; c < kNumCiphers; ++c) {
-        if (EVP_CIPHER_is_a(current, kCiphers[c].name)) cipher_index = int(c);
+        if (EVP_CIPHER_is_a(current, Ciphers()[c].name.c_str())) {
+          cipher_index = int(c);
+        }
       }
     }
     EVP_CIPHER *fetched[2] = {nullptr, nullptr};
@@ -365,10 +370,10 @@ class Harness {
       for (int side = 0; side < 2; ++side) {
         if (by_alias) {
           fetched[side] = EVP_CIPHER_fetch(
-              env_->env->libctx(), kCiphers[cipher_index].alias,
+              env_->env->libctx(), Ciphers()[cipher_index].alias.c_str(),
               side == kAesmux ? "provider=aesmux" : "provider=default");
           if (fetched[side] == nullptr) {
-            Fail(std::string("cannot fetch ") + kCiphers[cipher_index].alias +
+            Fail("cannot fetch " + Ciphers()[cipher_index].alias +
                  " from " + kSideName[side]);
           }
           cipher[side] = fetched[side];
@@ -437,7 +442,8 @@ class Harness {
       char line[200];
       std::snprintf(line, sizeof(line),
                     "init api %d cipher %s%s enc %d key %s iv %s params%s", api,
-                    cipher_index >= 0 ? kCiphers[cipher_index].name : "NULL",
+                    cipher_index >= 0 ? Ciphers()[cipher_index].name.c_str()
+                                      : "NULL",
                     by_alias ? " (alias)" : "", enc_choice,
                     with_key ? Hex(key.data(), key.size()).c_str() : "NULL",
                     with_iv ? Hex(iv.data(), iv.size()).c_str() : "NULL",
@@ -494,7 +500,7 @@ class Harness {
       m = Model{};
       pair.last_out.clear();
     }
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     // EVP raises errors of its own only when it stops before the
     // provider's init (no cipher, a key or IV length parameter refused).
     const bool reached =
@@ -529,7 +535,7 @@ class Harness {
     m.held = 0;
     const bool enc_now = pair.encrypting();
     if (!init_params.empty() && !ok && !new_context) m.unknown = true;
-    switch (family) {
+    switch (*family) {  // reached: the context has a cipher
       case Family::kEcb:
       case Family::kCbc:
       case Family::kXts:
@@ -579,7 +585,7 @@ class Harness {
   // Input bytes for a data operation: the input's, or the default
   // provider's last output (so that decryption sees real ciphertext, and
   // TLS records their own layout).
-  std::vector<uint8_t> DrawData(Pair &pair, Family family) {
+  std::vector<uint8_t> DrawData(Pair &pair, MaybeFamily family) {
     const size_t source = in_.Pick(4);
     size_t len;
     if (source == 3 && !pair.last_out.empty()) {
@@ -597,13 +603,13 @@ class Harness {
     return data;
   }
 
-  size_t DrawLength(Family family) {
+  size_t DrawLength(MaybeFamily family) {
     const uint8_t code = in_.Byte();
     if (code < 64) return code;
     if (code < 96) return 16 * size_t(code - 64);
     if (code < 112) {
       // At and around the thresholds of the "thresholds" configuration.
-      const size_t max = family == Family::kNone ? 32 : FallbackMaxLen(family);
+      const size_t max = family ? FallbackMaxLen(*family) : 32;
       constexpr int kOffsets[] = {0, 1, -1, 2};
       const size_t t = (code & 4) ? kMbMaxLen : max;
       return t + kOffsets[code & 3];
@@ -619,7 +625,7 @@ class Harness {
 
   void Update(Pair &pair) {
     if (!pair.live()) EnsureCtx(pair);
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     const Call call = static_cast<Call>(in_.Pick(3));
     // 0: out of place; 1: in place; 2: AAD (GCM; out null); 3: no input.
     size_t shape = in_.Pick(4);
@@ -631,7 +637,7 @@ class Harness {
 
   void Cipher(Pair &pair) {
     if (!pair.has_cipher()) return;  // EVP_Cipher needs a cipher
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     // 0: out of place; 1: in place; 2: AAD (GCM); 3: finish (GCM: in null)
     // or an empty call.
     size_t shape = in_.Pick(4);
@@ -644,7 +650,7 @@ class Harness {
   void RunData(Pair &pair, Call call, size_t shape,
                const std::vector<uint8_t> &data) {
     Model &m = pair.model;
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     const bool enc = pair.encrypting();
     const size_t len = data.size();
     bytes_ += len;
@@ -883,7 +889,7 @@ class Harness {
     const int api = static_cast<int>(in_.Pick(4));
     Note("final api " + std::to_string(api));
     Model &m = pair.model;
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     const bool enc = pair.encrypting();
     const bool iv_unset = family == Family::kGcm && enc && GcmIvUnset(pair);
     const size_t iv_len_before =
@@ -986,7 +992,9 @@ class Harness {
                       size_t iv_len) {
     Model &m = pair.model;
     const OSSL_PARAM *p = &params.at(0);
-    switch (pair.family()) {
+    const MaybeFamily family = pair.family();
+    if (!family) return;
+    switch (*family) {
       case Family::kEcb:
       case Family::kCbc:
       case Family::kCtr: {
@@ -1063,7 +1071,7 @@ class Harness {
   // would trigger. Such arrays go to aesmux only, which must refuse them.
   const char *DefaultHazard(Pair &pair, const ParamArray &params) {
     const OSSL_PARAM *p = &params.at(0);
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     unsigned int num;
     if (family == Family::kCtr &&
         ReadUint(Find(p, OSSL_CIPHER_PARAM_NUM), &num) && num >= 16) {
@@ -1161,7 +1169,7 @@ class Harness {
     }
     Note("get params" + DescribeParams(specs));
     ParamArray arrays[2] = {ParamArray(specs), ParamArray(specs)};
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     // tlsivgen starts a message on the IV (and advances it).
     const OSSL_PARAM *gen =
         Find(&arrays[kDefault].at(0), OSSL_CIPHER_PARAM_AEAD_TLS1_GET_IV_GEN);
@@ -1203,7 +1211,7 @@ class Harness {
   void CompareGot(Pair &pair, const ParamSpec &spec, ParamArray arrays[2],
                   size_t i) {
     const Model &m = pair.model;
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     const OSSL_PARAM &ours = arrays[kAesmux].at(i);
     const OSSL_PARAM &theirs = arrays[kDefault].at(i);
     const std::string what = "parameter " + spec.key;
@@ -1252,7 +1260,7 @@ class Harness {
   void CompareTlsMac(Pair &pair, const ParamSpec &spec, ParamArray arrays[2],
                      size_t i) {
     const Model &m = pair.model;
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     const OSSL_PARAM &ours = arrays[kAesmux].at(i);
     const OSSL_PARAM &theirs = arrays[kDefault].at(i);
     ExpectEqual(ours.return_size, theirs.return_size, "tls-mac return_size");
@@ -1345,7 +1353,7 @@ class Harness {
   // EVP_CIPHER_CTX_iv_noconst(): the pointer must be the running IV.
   void WriteIvThroughPointer(Pair &pair) {
     if (!pair.has_cipher()) return;
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     if (family == Family::kEcb) return;
     uint8_t *iv[2];
     for (int side = 0; side < 2; ++side) {
@@ -1431,7 +1439,7 @@ class Harness {
     };
     std::vector<Job> jobs;
     for (Pair &pair : pairs_) {
-      const Family family = pair.family();
+      const MaybeFamily family = pair.family();
       const Model &m = pair.model;
       if (!pair.has_cipher() || family == Family::kGcm || !m.Comparable() ||
           m.tls_version != 0 ||
@@ -1501,7 +1509,7 @@ class Harness {
                       job.out[kAesmux].size(), "async update output");
       Pair &pair = *job.pair;
       Model &m = pair.model;
-      const Family family = pair.family();
+      const MaybeFamily family = pair.family();
       if (job.ret[kDefault] == 1 &&
           (family == Family::kEcb || family == Family::kCbc)) {
         const size_t total = m.held + job.in.size();
@@ -1552,7 +1560,7 @@ class Harness {
       if (in_.Bit()) spec.key = kKeys[in_.Pick(std::size(kKeys))];
       specs.push_back(spec);
     }
-    Note(std::string("algorithm params ") + kCiphers[c].name +
+    Note("algorithm params " + Ciphers()[c].name +
          DescribeParams(specs));
     ParamArray arrays[2] = {ParamArray(specs), ParamArray(specs)};
     int ret[2];
@@ -1607,7 +1615,7 @@ class Harness {
       return;
     }
     const Model &m = pair.model;
-    const Family family = pair.family();
+    const MaybeFamily family = pair.family();
     struct Snapshot {
       int num, iv_len, key_len, tag_len, block_size;
       int iv_ok[2];

@@ -239,32 +239,26 @@ TEST_P(MbKernelTest, NoAccessPastAnyLanesBuffers) {
   }
 }
 
-TEST(MbTierTable, BestTierIsTheFirstSupportedAndNamesResolve) {
-  const CpuFeatures cpu = DetectCpuFeatures();
-  const mb::MbTier *best = mb::BestMbTier(cpu);
-  for (const mb::MbTier &tier : mb::kMbTiers) {
-    EXPECT_EQ(mb::MbTierByName(tier.name), &tier);
-    EXPECT_TRUE(tier.lanes == 8 || tier.lanes == 16) << tier.name;
-    EXPECT_EQ(tier.widest().lanes, tier.lanes) << tier.name;
-    if (mb::Supported(tier, cpu)) {
-      EXPECT_EQ(best, &tier);
-      break;
-    }
+// Every tier has multi-buffer kernels, the widest of the tier's width.
+TEST(MbTierTable, EveryTierHasLanes) {
+  for (const Tier &tier : kTiers) {
+    SCOPED_TRACE(tier.name);
+    EXPECT_TRUE(tier.mb.lanes == 8 || tier.mb.lanes == 16);
+    EXPECT_EQ(tier.mb.widest().lanes, tier.mb.lanes);
   }
-  EXPECT_EQ(mb::BestMbTier(0), nullptr);
-  EXPECT_EQ(mb::MbTierByName("no such tier"), nullptr);
 }
 
 // A batch runs on the narrowest kernel that has its highest busy lane.
 TEST(MbTierTable, KernelForIsTheNarrowestCoveringTheHighestLane) {
-  for (const mb::MbTier &tier : mb::kMbTiers) {
+  for (const Tier &tier : kTiers) {
     SCOPED_TRACE(tier.name);
-    EXPECT_EQ(tier.KernelFor(1).lanes, 4u);
-    EXPECT_EQ(tier.KernelFor(0xf).lanes, 4u);
-    EXPECT_EQ(tier.KernelFor(0x10).lanes, 8u);
-    EXPECT_EQ(tier.KernelFor(0x81).lanes, 8u);
-    EXPECT_EQ(tier.KernelFor(0x100).lanes, tier.lanes);
-    EXPECT_EQ(tier.KernelFor(0xffffffffu).lanes, tier.lanes);
+    const MbOps &mb = tier.mb;
+    EXPECT_EQ(mb.KernelFor(1).lanes, 4u);
+    EXPECT_EQ(mb.KernelFor(0xf).lanes, 4u);
+    EXPECT_EQ(mb.KernelFor(0x10).lanes, 8u);
+    EXPECT_EQ(mb.KernelFor(0x81).lanes, 8u);
+    EXPECT_EQ(mb.KernelFor(0x100).lanes, mb.lanes);
+    EXPECT_EQ(mb.KernelFor(0xffffffffu).lanes, mb.lanes);
   }
 }
 

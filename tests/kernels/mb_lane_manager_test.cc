@@ -260,7 +260,7 @@ TEST_P(MbLaneManagerTest, PartialFlushReturnsTheOldestOnly) {
   CheckDone(*jobs[0]);
   // 160 bytes on three lanes, then 352 more on two (one call, or one per
   // lane below the tier's min_lanes); the third is part done.
-  EXPECT_EQ(manager.kernel_calls(), tier().min_lanes > 2 ? 3u : 2u);
+  EXPECT_EQ(manager.kernel_calls(), tier().mb.min_lanes > 2 ? 3u : 2u);
   EXPECT_EQ(manager.lanes_filled(), 5u);
   EXPECT_EQ(manager.pending(), 2u);
   EXPECT_TRUE(jobs[1]->job.done);
@@ -309,7 +309,7 @@ TEST_P(MbLaneManagerTest, LanesThatRanAloneJoinABatchLater) {
   EXPECT_EQ(manager.Flush(), &jobs[0]->job);
   CheckDone(*jobs[0]);
   EXPECT_FALSE(jobs[1]->job.done);
-  EXPECT_EQ(manager.kernel_calls(), tier().min_lanes > 2 ? 2u : 1u);
+  EXPECT_EQ(manager.kernel_calls(), tier().mb.min_lanes > 2 ? 2u : 1u);
   for (size_t i = 1; i < manager.lanes(); ++i) {
     jobs.push_back(MakeJob(16, 1024));
     EXPECT_EQ(manager.Submit(&jobs.back()->job), nullptr);
@@ -322,7 +322,7 @@ TEST_P(MbLaneManagerTest, LanesThatRanAloneJoinABatchLater) {
 TEST_P(MbLaneManagerTest, FewJobsRunOnANarrowerKernel) {
   for (size_t count : {size_t{4}, size_t{5}, size_t{7}}) {
     SCOPED_TRACE(::testing::Message() << "jobs=" << count);
-    if (count < tier().min_lanes) continue;
+    if (count < tier().mb.min_lanes) continue;
     CbcLaneManager manager(tier(), 10);
     std::vector<std::unique_ptr<TestJob>> jobs;
     for (size_t i = 0; i < count; ++i) jobs.push_back(MakeJob(16, 1024));
@@ -334,7 +334,7 @@ TEST_P(MbLaneManagerTest, FewJobsRunOnANarrowerKernel) {
     EXPECT_EQ(manager.kernel_calls(), 1u);
     const size_t want = count <= 4 ? 0 : 1;
     EXPECT_EQ(manager.calls_of_kernel(want), 1u)
-        << "expected the x" << tier().kernels[want].lanes << " kernel";
+        << "expected the x" << tier().mb.kernels[want].lanes << " kernel";
   }
 }
 
@@ -348,7 +348,7 @@ TEST_P(MbLaneManagerTest, HighLanesLeftAloneMoveDownToANarrowerKernel) {
     auto *manager =
         new (storage.bytes) CbcLaneManager(tier(), RoundsFor(key_len));
     const size_t lanes = manager->lanes();
-    const size_t kept = std::max<size_t>(tier().min_lanes, 3);
+    const size_t kept = std::max<size_t>(tier().mb.min_lanes, 3);
     std::vector<std::unique_ptr<TestJob>> jobs;
     for (size_t i = 0; i < lanes; ++i) {
       // The top `kept` lanes run 8 times longer than the others.
@@ -357,7 +357,7 @@ TEST_P(MbLaneManagerTest, HighLanesLeftAloneMoveDownToANarrowerKernel) {
     size_t returned = 0;
     for (auto &t : jobs) returned += manager->Submit(&t->job) != nullptr;
     ASSERT_EQ(manager->busy_lanes(), kept);
-    ASSERT_EQ(manager->calls_of_kernel(tier().kernels.size() - 1), 1u);
+    ASSERT_EQ(manager->calls_of_kernel(tier().mb.kernels.size() - 1), 1u);
     while (manager->Flush() != nullptr) ++returned;
     EXPECT_EQ(returned, lanes);
     for (auto &t : jobs) CheckDone(*t);

@@ -18,13 +18,6 @@
 #include "kernels/tiers.h"
 #include "tests/kernels/test_support.h"
 
-namespace aesmux::kernels::mb {
-
-// Lets GoogleTest print a tier parameter as its name.
-inline void PrintTo(const MbTier &tier, std::ostream *os) { *os << tier.name; }
-
-}  // namespace aesmux::kernels::mb
-
 namespace aesmux::kernels::testing {
 
 // What the multi-buffer fixtures share.
@@ -32,12 +25,12 @@ class MbTestBase {
  protected:
   // Skips, with the missing features in the message, when this CPU cannot
   // run `tier`.
-  static void SkipUnlessSupported(const mb::MbTier &tier) {
+  static void SkipUnlessSupported(const Tier &tier) {
     const CpuFeatures available = DetectCpuFeatures();
-    if (!mb::Supported(tier, available)) {
+    if (!Supported(tier, available)) {
       GTEST_SKIP() << "CPU lacks "
                    << DescribeCpuFeatures(tier.required & ~available)
-                   << " needed by multi-buffer tier " << tier.name;
+                   << " needed by tier " << tier.name;
     }
   }
 
@@ -51,40 +44,36 @@ class MbTestBase {
   Rng rng_;
 };
 
-// Fixture for tests that run once per tier in kMbTiers.
-class MbTierTest : public ::testing::TestWithParam<mb::MbTier>,
+// Fixture for tests that run once per tier in kTiers, on its multi-buffer
+// kernels (Tier::mb).
+class MbTierTest : public ::testing::TestWithParam<Tier>,
                    protected MbTestBase {
  protected:
   void SetUp() override { SkipUnlessSupported(tier()); }
-  const mb::MbTier &tier() const { return GetParam(); }
-  uint32_t all_lanes() const { return (uint32_t{1} << tier().lanes) - 1; }
+  const Tier &tier() const { return GetParam(); }
+  uint32_t all_lanes() const { return (uint32_t{1} << tier().mb.lanes) - 1; }
 };
 
-inline std::string MbTierName(
-    const ::testing::TestParamInfo<mb::MbTier> &info) {
-  return std::string(info.param.name);
-}
-
-#define AESMUX_INSTANTIATE_FOR_ALL_MB_TIERS(suite)                             \
-  INSTANTIATE_TEST_SUITE_P(                                                    \
-      AllMbTiers, suite, ::testing::ValuesIn(::aesmux::kernels::mb::kMbTiers), \
-      ::aesmux::kernels::testing::MbTierName)
+#define AESMUX_INSTANTIATE_FOR_ALL_MB_TIERS(suite)                        \
+  INSTANTIATE_TEST_SUITE_P(AllMbTiers, suite,                             \
+                           ::testing::ValuesIn(::aesmux::kernels::kTiers), \
+                           ::aesmux::kernels::testing::TierName)
 
 // One kernel of one tier.
 struct MbKernelParam {
-  const mb::MbTier *tier;
-  mb::MbKernel kernel;
+  const Tier *tier;
+  MbKernel kernel;
 };
 
 inline void PrintTo(const MbKernelParam &param, std::ostream *os) {
   *os << param.tier->name << "_x" << param.kernel.lanes;
 }
 
-// Every kernel of every tier in kMbTiers.
+// Every multi-buffer kernel of every tier in kTiers.
 inline std::vector<MbKernelParam> AllMbKernels() {
   std::vector<MbKernelParam> all;
-  for (const mb::MbTier &tier : mb::kMbTiers) {
-    for (const mb::MbKernel &kernel : tier.kernels) {
+  for (const Tier &tier : kTiers) {
+    for (const MbKernel &kernel : tier.mb.kernels) {
       all.push_back({&tier, kernel});
     }
   }
@@ -96,7 +85,7 @@ class MbKernelParamTest : public ::testing::TestWithParam<MbKernelParam>,
                           protected MbTestBase {
  protected:
   void SetUp() override { SkipUnlessSupported(*GetParam().tier); }
-  const mb::MbKernel &kernel() const { return GetParam().kernel; }
+  const MbKernel &kernel() const { return GetParam().kernel; }
   size_t width() const { return kernel().lanes; }
   uint32_t all_lanes() const { return (uint32_t{1} << width()) - 1; }
 };

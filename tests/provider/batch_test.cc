@@ -144,7 +144,7 @@ TEST_P(BatchTest, JobsResumedInAnyOrderAllComplete) {
       [&] {
         // One job per lane: the last one's submission runs the lanes.
         const int kFirst = static_cast<int>(
-            kernels::mb::MbTierByName(GetParam().kernels)->lanes);
+            kernels::TierByName(GetParam().kernels)->mb.lanes);
         const int kSecond = kFirst - 1, kJobs = kFirst + kSecond + 1;
         if (!ASYNC_init_thread(kJobs, 0)) return 2;
         std::vector<std::vector<Stream>> streams(kJobs);
@@ -380,10 +380,10 @@ TEST_P(BatchTest, ManyThreadsOnFewCpusFormBatches) {
       << "more than two lanes per batch on average";
 }
 
-// With the default cbc.mb_threads_min_len (8K), threads beyond the CPUs
-// never batch a shorter record: each runs at once on the single-stream
-// kernel (the simd path), which beats waiting for a combiner there
-// (BENCHMARKS.md, "Threads with small records"); records of at least the
+// With the default cbc.mb_threads_min_len (8K), threads beyond the CPUs never
+// batch a shorter record: each runs at once on the single-stream kernel (the
+// simd path), which beats waiting for a combiner there (BENCHMARKS.md, "How
+// much do multi-buffer lanes and threads gain?"); records of at least the
 // floor batch as before.
 TEST_P(BatchTest, ThreadsBatchOnlyRecordsFromTheThreadsFloor) {
   if (UsableCpus() >= kManyThreads) {

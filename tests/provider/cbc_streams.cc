@@ -143,7 +143,8 @@ std::vector<KernelConfig> MultiBufferConfigs() {
 void MultiBufferTest::SetUp() {
   const std::string unsupported = UnsupportedReason(GetParam());
   if (!unsupported.empty()) GTEST_SKIP() << unsupported;
-  if (kernels::mb::MbTierByName(GetParam().kernels) == nullptr) {
+  const kernels::Tier *tier = kernels::TierByName(GetParam().kernels);
+  if (tier == nullptr || tier->mb.lanes == 0) {
     GTEST_SKIP() << "tier " << GetParam().kernels
                  << " has no multi-buffer kernels";
   }

@@ -61,15 +61,15 @@ Bytes Expected(const Bytes &key, const Bytes &iv, const Bytes &in) {
 // path would send it (outside an ASYNC job, counted among the threads).
 class Stream {
  public:
-  Stream(const kernels::Tier &single, uint8_t seed, size_t len)
+  Stream(const kernels::Tier &tier, uint8_t seed, size_t len)
       : key_(16, seed), iv_(16, static_cast<uint8_t>(seed + 1)),
         in_(len), out_(len) {
     for (size_t i = 0; i < len; ++i) in_[i] = static_cast<uint8_t>(i * seed);
-    single.ops.expand_key(&schedule_, key_.data(), key_.size());
+    tier.ops.expand_key(&schedule_, key_.data(), key_.size());
   }
 
   // Encrypts the next record; true if it equals the default provider's.
-  bool Next(const kernels::mb::MbTier &lanes, const kernels::Tier &single) {
+  bool Next(const kernels::Tier &tier) {
     const Bytes expected = Expected(key_, iv_, in_);
     // As the router would, were threads outnumbering the CPUs; it would
     // run the request alone while batching rests (noted for the test).
@@ -77,7 +77,7 @@ class Stream {
     caller.OtherThreads();
     rested_ = caller.ThreadsRest(in_.size());
     caller.set_batches(true);
-    batch::EncryptCbc(lanes, single,
+    batch::EncryptCbc(tier,
                       {core::Alg::kAes128Cbc, &schedule_, iv_.data(),
                        out_.data(), in_.data(), in_.size()},
                       caller);
@@ -198,10 +198,9 @@ class Combiner : public ::testing::Test {
  protected:
   void SetUp() override {
     const kernels::CpuFeatures cpu = kernels::DetectCpuFeatures();
-    single_ = kernels::BestTier(cpu);
-    lanes_ = kernels::mb::BestMbTier(cpu);
-    if (single_ == nullptr || lanes_ == nullptr) {
-      GTEST_SKIP() << "no kernels or no multi-buffer tier on this CPU";
+    tier_ = kernels::BestTier(cpu);
+    if (tier_ == nullptr) {
+      GTEST_SKIP() << "no kernels on this CPU";
     }
     g_parked = false;
     g_release = false;
@@ -215,13 +214,12 @@ class Combiner : public ::testing::Test {
       batch::internal::CombineHook hook, const std::function<bool()> &stopped,
       const std::function<void()> &held,
       const std::function<void()> &release) {
-    const kernels::Tier *single = single_;
-    const kernels::mb::MbTier *lanes = lanes_;
+    const kernels::Tier *tier = tier_;
     constexpr size_t kLen = 4096;
-    Stream streams[2] = {{*single, 3, kLen}, {*single, 5, kLen}};
+    Stream streams[2] = {{*tier, 3, kLen}, {*tier, 5, kLen}};
     // The batch layer times its first requests alone to learn how long a
     // request takes (its deadlines are from that).
-    for (int i = 0; i < 8; ++i) ASSERT_TRUE(streams[0].Next(*lanes, *single));
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(streams[0].Next(*tier));
 
     batch::internal::SetCombineHookForTesting(hook);
     std::atomic<int> finished{0};
@@ -231,7 +229,7 @@ class Combiner : public ::testing::Test {
     for (int t = 0; t < 2; ++t) {
       threads.emplace_back([&, t] {
         ids[t] = std::this_thread::get_id();
-        while (!g_parked.load()) right[t] &= streams[t].Next(*lanes, *single);
+        while (!g_parked.load()) right[t] &= streams[t].Next(*tier);
         // The caller reuses its buffers at once.
         std::memset(streams[t].out().data(), 0xee, kLen);
         std::memset(streams[t].iv().data(), 0xee, 16);
@@ -266,13 +264,12 @@ class Combiner : public ::testing::Test {
     EXPECT_EQ(streams[other].out(), Bytes(kLen, 0xee));
     EXPECT_EQ(streams[other].iv(), Bytes(16, 0xee));
     // Both go on batching, the one that withdrew with a new slot.
-    std::thread again([&] { EXPECT_TRUE(streams[0].Next(*lanes, *single)); });
-    EXPECT_TRUE(streams[1].Next(*lanes, *single));
+    std::thread again([&] { EXPECT_TRUE(streams[0].Next(*tier)); });
+    EXPECT_TRUE(streams[1].Next(*tier));
     again.join();
   }
 
-  const kernels::Tier *single_ = nullptr;
-  const kernels::mb::MbTier *lanes_ = nullptr;
+  const kernels::Tier *tier_ = nullptr;
 };
 
 // The combiner parks in the test hook.
@@ -352,13 +349,13 @@ TEST_F(Combiner, ARequestWhoseCombinerIsStoppedByATracerCompletesAlone) {
 // batching requests of that size.
 TEST_F(Combiner, WaitingForPeersInVainRestsBatching) {
   constexpr size_t kLen = 4096;
-  Stream lonely(*single_, 7, kLen), idle(*single_, 9, kLen);
-  for (int i = 0; i < 8; ++i) ASSERT_TRUE(lonely.Next(*lanes_, *single_));
+  Stream lonely(*tier_, 7, kLen), idle(*tier_, 9, kLen);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(lonely.Next(*tier_));
   std::atomic<bool> holding{false}, leave{false};
   std::thread idle_thread([&] {
     // One request gives this thread its slot in the shard, which it keeps
     // while it lives.
-    EXPECT_TRUE(idle.Next(*lanes_, *single_));
+    EXPECT_TRUE(idle.Next(*tier_));
     holding = true;
     holding.notify_all();
     leave.wait(false);
@@ -366,7 +363,7 @@ TEST_F(Combiner, WaitingForPeersInVainRestsBatching) {
   holding.wait(false);
   bool rests = false;
   for (int i = 0; i < 16 && !rests; ++i) {
-    ASSERT_TRUE(lonely.Next(*lanes_, *single_));
+    ASSERT_TRUE(lonely.Next(*tier_));
     rests = lonely.rested();
   }
   leave = true;
@@ -374,8 +371,8 @@ TEST_F(Combiner, WaitingForPeersInVainRestsBatching) {
   idle_thread.join();
   EXPECT_TRUE(rests) << "requests that waited in vain did not rest batching";
   // Requests of another size go on batching.
-  Stream larger(*single_, 11, 16 * kLen);
-  ASSERT_TRUE(larger.Next(*lanes_, *single_));
+  Stream larger(*tier_, 11, 16 * kLen);
+  ASSERT_TRUE(larger.Next(*tier_));
   EXPECT_FALSE(larger.rested()) << "a rest of 4 KiB requests held 64 KiB ones";
 }
 

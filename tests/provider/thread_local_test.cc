@@ -6,7 +6,7 @@
 // otherwise, shared by every module loaded late). A module that does not
 // fit reaches each thread-local through _dl_tlsdesc_dynamic, 15
 // instructions more per access; the per-thread statistics take one per
-// request (BENCHMARKS.md, "Per-record cost").
+// request (BENCHMARKS.md, "Instructions per record").
 #include <gtest/gtest.h>
 #include <link.h>
 

@@ -2,7 +2,6 @@
 // Copyright 2026 The aesmux Authors
 #include "tests/support/provider_env.h"
 
-#include <gtest/gtest.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <unistd.h>
@@ -40,26 +39,6 @@ std::string TakeErrors() {
 }
 
 int LastErrorReason() { return ERR_GET_REASON(ERR_peek_last_error()); }
-
-Bytes DefaultEncrypt(const ProviderEnv &env, const char *algorithm,
-                     const Bytes &key, const Bytes &iv, const Bytes &plain,
-                     bool padding) {
-  CipherPtr cipher = env.Default(algorithm);
-  CipherCtxPtr ctx = NewCipherCtx();
-  Bytes out(plain.size() + 16);  // and a block of padding
-  int len = 0, tail = 0;
-  if (!EVP_EncryptInit_ex2(ctx.get(), cipher.get(), key.data(), iv.data(),
-                           nullptr) ||
-      !EVP_CIPHER_CTX_set_padding(ctx.get(), padding) ||
-      !EVP_EncryptUpdate(ctx.get(), out.data(), &len, plain.data(),
-                         static_cast<int>(plain.size())) ||
-      !EVP_EncryptFinal_ex(ctx.get(), out.data() + len, &tail)) {
-    ADD_FAILURE() << "the default provider failed: " << TakeErrors();
-    return {};
-  }
-  out.resize(static_cast<size_t>(len + tail));
-  return out;
-}
 
 ProviderEnv::ProviderEnv(const std::vector<std::string> &settings,
                          StderrAtLoad stderr_at_load) {

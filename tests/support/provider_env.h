@@ -76,6 +76,7 @@ class ProviderEnv {
 
 // The default provider's encryption of `plain` as one message, with
 // padding on or off; empty, and the test failed, if the provider fails.
+// In aesmux_test_support (default_encrypt.cc), which links GoogleTest.
 Bytes DefaultEncrypt(const ProviderEnv &env, const char *algorithm,
                      const Bytes &key, const Bytes &iv, const Bytes &plain,
                      bool padding);

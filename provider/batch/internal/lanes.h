@@ -39,10 +39,10 @@
 namespace aesmux::batch {
 namespace internal {
 
-// Runs `request` alone, at once, on `single`'s CBC kernel.
-inline void RunAlone(const kernels::Tier &single, const CbcRequest &request) {
-  single.ops.cbc_encrypt(request.key, request.iv, request.out, request.in,
-                         request.len);
+// Runs `request` alone, at once, on `tier`'s single-stream CBC kernel.
+inline void RunAlone(const kernels::Tier &tier, const CbcRequest &request) {
+  tier.ops.cbc_encrypt(request.key, request.iv, request.out, request.in,
+                       request.len);
 }
 
 // The lane job for `request`.
@@ -50,13 +50,13 @@ inline kernels::mb::CbcJob JobFor(const CbcRequest &request) {
   return {request.key, request.iv, request.out, request.in, request.len};
 }
 
-// Lane managers, one per multi-buffer tier and key size, created on first
+// Lane managers, one per tier and key size, created on first
 // use. Used by one thread at a time (the holder of a JobQueue's lock, or
 // of a shard's combiner).
 class Managers {
  public:
   // Null if there is no memory for it: the caller runs its requests alone.
-  kernels::mb::CbcLaneManager *For(const kernels::mb::MbTier &tier,
+  kernels::mb::CbcLaneManager *For(const kernels::Tier &tier,
                                    uint32_t rounds);
 
   // Counts the kernel calls made since the last report (batches and the
@@ -68,7 +68,7 @@ class Managers {
     uint64_t calls = 0;
     uint64_t lanes = 0;
   };
-  static constexpr size_t kTiers = kernels::mb::kMbTiers.size();
+  static constexpr size_t kTiers = kernels::kTiers.size();
   std::array<std::array<std::unique_ptr<kernels::mb::CbcLaneManager>, 3>,
              kTiers>
       managers_;
@@ -88,7 +88,7 @@ void Complete(kernels::mb::CbcLaneManager &manager, kernels::mb::CbcJob &job);
 // Runs `jobs` together in lanes of `tier`, then reports the batches. False,
 // having run nothing, if there is no memory for a lane manager one of them
 // needs.
-bool RunInLanes(Managers &managers, const kernels::mb::MbTier &tier,
+bool RunInLanes(Managers &managers, const kernels::Tier &tier,
                 std::span<kernels::mb::CbcJob> jobs);
 
 }  // namespace internal
@@ -168,8 +168,8 @@ namespace internal {
 QueueRef ThisThreadQueue();
 
 // EncryptCbc() inside ASYNC job `job` (async_jobs.cc).
-Ran EncryptInJob(ASYNC_JOB *job, const kernels::mb::MbTier &tier,
-                 const kernels::Tier &single, const CbcRequest &request);
+Ran EncryptInJob(ASYNC_JOB *job, const kernels::Tier &tier,
+                 const CbcRequest &request);
 
 }  // namespace internal
 }  // namespace aesmux::batch

@@ -44,7 +44,7 @@
 #include <cstdint>
 
 #include "kernels/kernels.h"
-#include "kernels/mb/lane_manager.h"
+#include "kernels/tiers.h"
 #include "provider/batch/cbc_batch.h"
 
 namespace aesmux::batch::internal {
@@ -119,25 +119,24 @@ class Shard {
   // `*mine` becomes null if the request was withdrawn from a combiner
   // (the slot is then the combiner's to free): the caller needs another
   // slot for its next request.
-  Ran Run(const kernels::mb::MbTier &tier, const kernels::Tier &single,
-          const CbcRequest &request, Slot *&mine, Verdict *verdict);
+  Ran Run(const kernels::Tier &tier, const CbcRequest &request, Slot *&mine,
+          Verdict *verdict);
 
  private:
   // Takes `mine` (already kTaken by the caller) and up to a batch's worth
   // of other pending requests, runs them, and hands the others their
   // results. Returns how `mine` ran; `*taken`: the batch's size.
-  Ran Combine(const kernels::mb::MbTier &tier, const kernels::Tier &single,
-              Slot &mine, size_t *taken);
+  Ran Combine(const kernels::Tier &tier, Slot &mine, size_t *taken);
   // Gives the CPU away while a request waits.
   static void Wait();
   // Claims a published request for a combiner.
   bool Take(Slot &slot);
   // The batch size at which a published request combines at once.
-  uint32_t Quorum(const kernels::mb::MbTier &tier) const;
+  uint32_t Quorum(const kernels::Tier &tier) const;
   // After a batch of `taken` that `reached` the quorum (or its oldest
   // request's deadline came first): the quorum for the next ones. False if
   // the batch was its combiner's request alone.
-  bool Adapt(const kernels::mb::MbTier &tier, bool reached, size_t taken);
+  bool Adapt(const kernels::Tier &tier, bool reached, size_t taken);
 
   std::atomic<Slot *> slots_{nullptr};  // grows only; slots are reused
   std::atomic<uint32_t> pending_{0};    // published, not yet taken

@@ -29,7 +29,7 @@
 #include "provider/fallback/fallback.h"
 #include "provider/route/block_engine.h"
 #include "provider/route/router.h"
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 
 using namespace aesmux;
 using test::Die;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// The OpenSSL side of tests/peer's EVP benchmarks (peer_bench,
+// The OpenSSL side of bench/peer's EVP benchmarks (peer_bench,
 // evp_floor_bench): peer_bench_boringssl started as a child and driven over
 // a pipe, and sides (local Records or that child) timed in alternating
 // batches, cell by cell, under the same machine load.
@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/peer/peer_records.h"
-#include "tests/support/bench_util.h"
+#include "bench/peer/peer_records.h"
+#include "bench/support/bench_util.h"
 
 extern char **environ;
 

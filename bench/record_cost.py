@@ -4,7 +4,7 @@
 """Instructions per AES-GCM record, counted by callgrind, for aesmux and
 OpenSSL's default provider (issue 14 item 3).
 
-Runs build/tests/provider/record_bench under callgrind with collection on
+Runs build/bench/provider/record_bench under callgrind with collection on
 only inside its RecordLoop, then splits the instructions of each record:
 
   total     everything RecordLoop ran (libcrypto's EVP layer included)
@@ -28,9 +28,9 @@ With --tls the records are TLS 1.2 ones as libssl sends them (the
 provider's tlsaad and one EVP_Cipher per record) rather than IV, AAD,
 update, final and tag.
 
-  scripts/record_cost.py [--build build] [--records 2000]
-                         [--bytes 16,1344] [--alg AES-128-GCM] [--tls]
-                         [--kernels aesni|none]
+  bench/record_cost.py [--build build] [--records 2000]
+                       [--bytes 16,1344] [--alg AES-128-GCM] [--tls]
+                       [--kernels aesni|none]
 """
 import argparse
 import os
@@ -113,7 +113,7 @@ def split(self_cost, edges, provider, asm):
 
 
 def run(args, provider, size, decrypt, asm):
-    bench = os.path.join(args.build, 'tests/provider/record_bench')
+    bench = os.path.join(args.build, 'bench/provider/record_bench')
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, 'cg.out')
         cmd = ['valgrind', '--tool=callgrind', '--toggle-collect=RecordLoop',

@@ -2,8 +2,8 @@
 // Copyright 2026 The aesmux Authors
 // record_bench: AES-GCM records of the shape TLS sends, one EVP call
 // sequence per record, for counting instructions per record under
-// callgrind (scripts/record_cost.py). Not a test, and not a timing
-// benchmark (tests/peer/peer_bench times the same sequence).
+// callgrind (bench/record_cost.py). Not a test, and not a timing
+// benchmark (bench/peer/peer_bench times the same sequence).
 //
 // The key is set once; then each record is
 //   EVP_CipherInit_ex2(IV), EVP_CipherUpdate(13 bytes of AAD),
@@ -15,7 +15,7 @@
 // header, then one EVP_Cipher over explicit IV, payload and tag in place
 // (the fixed part of the IV set once, EVP_CTRL_GCM_SET_IV_FIXED; decrypting,
 // the sealed record is copied back into place before each). The records
-// run inside RecordLoop, which scripts/record_cost.py hands to callgrind's
+// run inside RecordLoop, which bench/record_cost.py hands to callgrind's
 // --toggle-collect, so set-up and exit are not counted.
 //
 //   record_bench [--provider aesmux|default] [--alg AES-128-GCM]
@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {

@@ -26,7 +26,7 @@
 // BoringCpuMask); without it each picks its best.
 //
 // --count SIDE runs `--records` records of one cell on one side inside
-// FloorRecordLoop and nothing else, for tests/peer/floor_cost.py to count
+// FloorRecordLoop and nothing else, for bench/peer/floor_cost.py to count
 // under callgrind (which runs no VAES: use --tier aesni there).
 //
 //   evp_floor_bench [--tier NAME] [--key-bits 128,256] [--dirs enc,dec]
@@ -46,10 +46,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/peer/floor_provider.h"
-#include "tests/peer/peer_driver.h"
-#include "tests/peer/peer_records.h"
-#include "tests/support/bench_util.h"
+#include "bench/peer/floor_provider.h"
+#include "bench/peer/peer_driver.h"
+#include "bench/peer/peer_records.h"
+#include "bench/support/bench_util.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {

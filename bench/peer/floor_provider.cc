@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-#include "tests/peer/floor_provider.h"
+#include "bench/peer/floor_provider.h"
 
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>

@@ -9,15 +9,15 @@
 #      a lone async job costs);
 #  (c) threads_bench: threads encrypting 16 KiB records through EVP on the
 #      default provider and on aesmux with batching off and on (all sizes
-#      and background loads: scripts/bench-threads.sh).
+#      and background loads: bench/threads.sh).
 #
-# usage: scripts/bench-mb.sh [RUNS] [SECONDS]    (defaults: 5 runs of 1 s;
+# usage: bench/mb.sh [RUNS] [SECONDS]    (defaults: 5 runs of 1 s;
 #                                                 openssl speed wants whole
 #                                                 seconds)
 # Environment: BENCH_THREADS (threads_bench's thread counts, default
 #              1,2,4,8,16,32,64), AESMUX_KERNELS etc. as usual.
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../scripts/common.sh"
 
 runs=${1:-5}
 seconds=${2:-1}
@@ -28,9 +28,9 @@ unset AESMUX_CBC_MB_MAX_LEN
 
 install_deps
 build >/dev/null
-threads_bench=$AESMUX_BUILD/tests/provider/threads_bench
+threads_bench=$AESMUX_BUILD/bench/provider/threads_bench
 [ -x "$threads_bench" ] ||
-  { echo "bench-mb: no $threads_bench (AESMUX_BUILD_TESTS off?)" >&2; exit 1; }
+  { echo "bench/mb.sh: no $threads_bench (AESMUX_BUILD_TESTS off?)" >&2; exit 1; }
 
 # alternate COMMAND... -- COMMAND...: runs the two commands in turn $runs
 # times; prints the median of each one's output.
@@ -43,7 +43,7 @@ alternate() {
     a+=("$("${first[@]}")")
     b+=("$("${second[@]}")")
     if [ -z "${a[-1]}" ] || [ -z "${b[-1]}" ]; then
-      echo "bench-mb: no rate from '${first[*]}' or '${second[*]}'" >&2
+      echo "bench/mb.sh: no rate from '${first[*]}' or '${second[*]}'" >&2
       exit 1
     fi
   done
@@ -90,7 +90,7 @@ echo
 echo "threads_bench: every thread encrypts 16384-byte AES-128-CBC records" \
      "through EVP; \"off\" is aesmux with cbc.mb_max_len = 0, \"mb\"" \
      "aesmux batching; mb % of records ran in lanes, lanes per kernel call," \
-     "latencies of one request (scripts/bench-threads.sh for every size and" \
+     "latencies of one request (bench/threads.sh for every size and" \
      "background load):"
 echo
 "$threads_bench" --alg AES-128-CBC --bytes 16384 --load 0 \

@@ -5,11 +5,11 @@
 # the default provider and with aesmux, side by side in alternating runs,
 # median of several runs per cell, ratios aesmux / default.
 #
-# usage: scripts/bench.sh [RUNS] [SECONDS]    (defaults: 3 runs of 1 s)
+# usage: bench/speed.sh [RUNS] [SECONDS]    (defaults: 3 runs of 1 s)
 # Environment: BENCH_ALGS (space-separated specs, "-decrypt" suffix allowed),
 #              BENCH_SIZES (bytes), AESMUX_KERNELS etc. as usual.
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../scripts/common.sh"
 
 runs=${1:-3}
 seconds=${2:-1}

@@ -6,9 +6,9 @@
 # processes, aesmux batching (the default settings) against aesmux with
 # batching off and the default provider, medians of alternating runs, and
 # the 99th-percentile latency of one request against its solo latency
-# (tests/provider/threads_bench.cc says what each column is).
+# (bench/provider/threads_bench.cc says what each column is).
 #
-# usage: scripts/bench-threads.sh [RUNS] [SECONDS]   (defaults: 5 runs of 1 s;
+# usage: bench/threads.sh [RUNS] [SECONDS]   (defaults: 5 runs of 1 s;
 #                                                     the full matrix takes
 #                                                     about 3 x RUNS x SECONDS
 #                                                     x 168 cells)
@@ -17,7 +17,7 @@
 #              BENCH_ALG (AES-128-CBC), AESMUX_KERNELS etc. as usual.
 # Wants a quiet machine: the background load is the benchmark's own.
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../scripts/common.sh"
 
 runs=${1:-5}
 seconds=${2:-1}
@@ -27,9 +27,9 @@ unset AESMUX_CBC_MB_MAX_LEN
 
 install_deps
 build >/dev/null
-threads_bench=$AESMUX_BUILD/tests/provider/threads_bench
+threads_bench=$AESMUX_BUILD/bench/provider/threads_bench
 [ -x "$threads_bench" ] ||
-  { echo "bench-threads: no $threads_bench (AESMUX_BUILD_TESTS off?)" >&2; exit 1; }
+  { echo "bench/threads.sh: no $threads_bench (AESMUX_BUILD_TESTS off?)" >&2; exit 1; }
 
 bench_header
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -32,7 +32,7 @@
 #include "kernels/simd_gcm.h"
 #include "kernels/simd_key.h"
 #include "kernels/tiers.h"
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 
 const char aesmux::test::kBenchName[] = "ipsecmb_bench";
 

@@ -2,7 +2,7 @@
 // Copyright 2026 The aesmux Authors
 // peer_kernel_bench: aesmux's GCM kernels against BoringSSL's on the same
 // buffers, in core cycles per byte. Not a test; built only when CMake is
-// given a BoringSSL build (-DAESMUX_BORINGSSL_DIR, see tests/peer/
+// given a BoringSSL build (-DAESMUX_BORINGSSL_DIR, see bench/peer/
 // CMakeLists.txt).
 //
 // BoringSSL's side is its bulk GCM functions called directly, so the tier
@@ -24,7 +24,7 @@
 //
 // Each cell runs the two sides in alternating batches of about --us
 // microseconds, --runs times each; a batch is timed with the TSC and
-// converted to core cycles (tests/support/cycle_clock.h). The table shows
+// converted to core cycles (bench/support/cycle_clock.h). The table shows
 // the median cycles per byte of each side and the median of the per-run
 // ratios BoringSSL / aesmux (above 1: aesmux is faster); --min shows each
 // side's fastest batch and their ratio instead, which a loaded machine
@@ -46,8 +46,8 @@
 #include "kernels/kernels.h"
 #include "kernels/simd_gcm.h"
 #include "kernels/tiers.h"
-#include "tests/support/bench_util.h"
-#include "tests/support/cycle_clock.h"
+#include "bench/support/bench_util.h"
+#include "bench/support/cycle_clock.h"
 
 // BoringSSL's GCM kernels, declared in its crypto/fipsmodule/aes/internal.h
 // (not a public header). Htable is 16 pairs of 64-bit words; each tier's

@@ -48,7 +48,7 @@
 #include <vector>
 
 #include "tests/provider/aligned_buffer.h"
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {

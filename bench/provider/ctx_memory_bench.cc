@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "provider/core/algorithm.h"
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "tests/afalg/afalg_support.h"
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 
 using namespace aesmux;
 using test::Die;

@@ -5,10 +5,10 @@
 counted by callgrind, for evp_floor_bench's floor providers and aesmux,
 next to BoringSSL's whole record.
 
-Runs build/tests/peer/evp_floor_bench --count SIDE under callgrind with
+Runs build/bench/peer/evp_floor_bench --count SIDE under callgrind with
 collection on only inside its FloorRecordLoop (the same record as
 peer_bench: IV, 13 bytes of AAD, update, final, tag), and splits each
-record with scripts/record_cost.py's parser:
+record with bench/record_cost.py's parser:
 
   record     everything the record ran, less the bench's own loop (a few
              instructions)
@@ -27,7 +27,7 @@ instructions, so aesmux and floor_thin run the aesni tier and BoringSSL
 what it picks on valgrind's CPU (its AES-NI/AVX code); the libcrypto column
 does not depend on the tier.
 
-  tests/peer/floor_cost.py [--build build] [--records 1000]
+  bench/peer/floor_cost.py [--build build] [--records 1000]
                            [--bytes 16,256,1344] [--key-bits 128]
 """
 import argparse
@@ -37,7 +37,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                '..', '..', 'scripts'))
+                                '..'))
 import record_cost  # noqa: E402  (parse, asm_symbols)
 
 
@@ -73,7 +73,7 @@ def split(self_cost, edges, side, asm):
 
 def run_boringssl(args, bits, size, decrypt):
     """peer_bench_boringssl's records, whole: (record, None, None, None)."""
-    bench = os.path.join(args.build, 'tests/peer/peer_bench_boringssl')
+    bench = os.path.join(args.build, 'bench/peer/peer_bench_boringssl')
     commands = (f'setup gcm {bits} {"dec" if decrypt else "enc"} {size}\n'
                 f'time {args.records}\n')
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,7 +91,7 @@ def run_boringssl(args, bits, size, decrypt):
 
 
 def run(args, side, bits, size, decrypt, asm):
-    bench = os.path.join(args.build, 'tests/peer/evp_floor_bench')
+    bench = os.path.join(args.build, 'bench/peer/evp_floor_bench')
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, 'cg.out')
         cmd = ['valgrind', '--tool=callgrind',

@@ -37,7 +37,7 @@
 #include "kernels/kernels.h"
 #include "kernels/mb/lane_manager.h"
 #include "kernels/tiers.h"
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 
 const char aesmux::test::kBenchName[] = "mb_bench";
 
@@ -112,9 +112,9 @@ struct CtxDeleter {
 
 class Bench {
  public:
-  Bench(const MbTier &tier, const Options &opt)
+  Bench(const Tier &tier, const Options &opt)
       : tier_(tier), widest_tier_(tier), opt_(opt) {
-    widest_tier_.kernels = tier.kernels.last(1);
+    widest_tier_.mb.kernels = tier.mb.kernels.last(1);
     libctx_ = OSSL_LIB_CTX_new();
     if (libctx_ == nullptr ||
         OSSL_PROVIDER_load(libctx_, "default") == nullptr) {
@@ -134,7 +134,7 @@ class Bench {
     for (int bits : opt_.key_bits) {
       for (int bytes : opt_.bytes) {
         for (int jobs : opt_.jobs) RunOne(bits, jobs, bytes, false);
-        RunOne(bits, tier_.lanes, bytes, true);
+        RunOne(bits, tier_.mb.lanes, bytes, true);
       }
     }
   }
@@ -191,7 +191,7 @@ class Bench {
       for (size_t l = 0; l < num_jobs; ++l) {
         lanes->in[l] = lanes->out[l] = buffers[l];
       }
-      tier_.widest().cbc_encrypt(lanes.get(), (1u << num_jobs) - 1, bytes,
+      tier_.mb.widest().cbc_encrypt(lanes.get(), (1u << num_jobs) - 1, bytes,
                                  rounds);
     })
                               : Op([&] {
@@ -233,11 +233,12 @@ class Bench {
     std::string calls;
     if (!kernel_only && manager_rounds != 0) {
       uint64_t batches = 0;
-      for (size_t k = 0; k < tier_.kernels.size(); ++k) {
+      for (size_t k = 0; k < tier_.mb.kernels.size(); ++k) {
         const uint64_t n = manager->calls_of_kernel(k);
         batches += n;
-        if (n != 0) calls += Calls("x" + std::to_string(tier_.kernels[k].lanes),
-                                   n, manager_rounds);
+        if (n == 0) continue;
+        calls += Calls("x" + std::to_string(tier_.mb.kernels[k].lanes), n,
+                       manager_rounds);
       }
       if (manager->kernel_calls() > batches) {
         calls += Calls("aesni", manager->kernel_calls() - batches,
@@ -266,8 +267,8 @@ class Bench {
     return text;
   }
 
-  const MbTier &tier_;
-  MbTier widest_tier_;  // tier_ with its widest kernel only
+  const Tier &tier_;
+  Tier widest_tier_;  // tier_ with its widest kernel only
   const Options &opt_;
   OSSL_LIB_CTX *libctx_ = nullptr;
   double core_hz_ = 0;
@@ -313,13 +314,12 @@ int main(int argc, char **argv) {
   using namespace aesmux::kernels;
   const mb::Options opt = mb::ParseOptions(argc, argv);
   const CpuFeatures cpu = DetectCpuFeatures();
-  const mb::MbTier *found =
-      opt.tier.empty() ? mb::BestMbTier(cpu) : mb::MbTierByName(opt.tier);
-  if (found == nullptr) mb::Die("no such multi-buffer tier");
-  mb::MbTier tier_copy = *found;
-  if (opt.min_lanes >= 0) tier_copy.min_lanes = opt.min_lanes;
-  const mb::MbTier *tier = &tier_copy;
-  if (!mb::Supported(*tier, cpu)) {
+  const Tier *found = opt.tier.empty() ? BestTier(cpu) : TierByName(opt.tier);
+  if (found == nullptr) mb::Die("no such tier");
+  Tier tier_copy = *found;
+  if (opt.min_lanes >= 0) tier_copy.mb.min_lanes = opt.min_lanes;
+  const Tier *tier = &tier_copy;
+  if (!Supported(*tier, cpu)) {
     mb::Die("CPU lacks " + DescribeCpuFeatures(tier->required & ~cpu) +
             " needed by tier " + std::string(tier->name));
   }
@@ -327,9 +327,9 @@ int main(int argc, char **argv) {
       "multi-buffer tier %s (%zu lanes) vs one stream on aesni and on %s "
       "(default provider); median of %d alternating batches of ~%.1f ms%s; "
       "min_lanes %zu\n",
-      std::string(tier->name).c_str(), tier->lanes,
+      std::string(tier->name).c_str(), tier->mb.lanes,
       OpenSSL_version(OPENSSL_VERSION), opt.runs, opt.batch_ms,
-      opt.same_key ? "; every job the same key" : "", tier->min_lanes);
+      opt.same_key ? "; every job the same key" : "", tier->mb.min_lanes);
   mb::Bench(*tier, opt).Run();
   return 0;
 }

@@ -3,7 +3,7 @@
 // peer_bench: AES records through EVP_CIPHER on aesmux, OpenSSL's default
 // provider and BoringSSL, the same calls on each. Not a test.
 //
-// This one source builds two programs (tests/peer/CMakeLists.txt):
+// This one source builds two programs (bench/peer/CMakeLists.txt):
 // peer_bench against OpenSSL (aesmux and the default provider in a private
 // library context) and peer_bench_boringssl against BoringSSL, whose
 // headers and symbols clash with OpenSSL's. peer_bench starts
@@ -14,7 +14,7 @@
 // The records are peer_records.h's. Time is the thread's CPU time
 // (CLOCK_THREAD_CPUTIME_ID), so that other processes on a shared machine do
 // not count; cycles per byte convert it with the core clock measured at
-// start (TSC rate times tests/support/cycle_clock.h's cycles per tick).
+// start (TSC rate times bench/support/cycle_clock.h's cycles per tick).
 // Before a cell is timed, every side's output is checked against the
 // default provider's. BoringSSL keeps XTS in libdecrepit, unoptimised, so
 // XTS runs on aesmux and the default provider only and is compared with the
@@ -37,8 +37,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/peer/peer_records.h"
-#include "tests/support/bench_util.h"
+#include "bench/peer/peer_records.h"
+#include "bench/support/bench_util.h"
 
 #ifndef OPENSSL_IS_BORINGSSL
 #include <openssl/crypto.h>
@@ -46,8 +46,8 @@
 #include <csignal>
 #include <ctime>
 
-#include "tests/peer/peer_driver.h"
-#include "tests/support/cycle_clock.h"
+#include "bench/peer/peer_driver.h"
+#include "bench/support/cycle_clock.h"
 #include "tests/support/provider_env.h"
 #endif
 

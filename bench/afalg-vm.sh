@@ -8,7 +8,7 @@
 # which binds "cbc(aes)", reaches the device too. Not a test (test.sh does
 # not run it): it takes some minutes of emulated CPU.
 #
-#   1. offload_bench (tests/afalg): aesmux's io_uring path against OpenSSL's
+#   1. offload_bench (bench/afalg): aesmux's io_uring path against OpenSSL's
 #      afalg ENGINE (Debian's engines-3/afalg.so), AES-128-CBC, 1, 4 and 16
 #      streams (threads, and ASYNC jobs on one thread) at 1 KiB, 16 KiB and
 #      64 KiB: requests per second, system calls per request, and the
@@ -23,11 +23,11 @@
 # without AES instructions, as the processors beside most offload engines
 # are: --cpu max,aes=off,pclmulqdq=off,vaes=off,vpclmulqdq=off.
 #
-# usage: scripts/bench-afalg-vm.sh [--full] [--no-engine] [--no-calibrate]
+# usage: bench/afalg-vm.sh [--full] [--no-engine] [--no-calibrate]
 #                                  [--cpu MODEL] [offload_bench options...]
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
-source "$(dirname "$0")/afalg-vm-common.sh"
+source "$(dirname "$0")/../scripts/common.sh"
+source "$(dirname "$0")/../scripts/afalg-vm-common.sh"
 
 calibrate=--quick engine=1 cpu=max
 while [ $# -gt 0 ]; do
@@ -56,7 +56,7 @@ vm_new_root /bin/busybox
 vm_add_modules af_alg algif_skcipher algif_aead crypto_user ecb ctr xts gcm \
   ghash-generic virtio_pci virtio_crypto virtio_console
 engines=$(openssl version -e | sed 's/^ENGINESDIR: "\(.*\)"$/\1/')
-vm_add_binaries "$AESMUX_BUILD/tests/afalg/offload_bench" \
+vm_add_binaries "$AESMUX_BUILD/bench/afalg/offload_bench" \
   "$AESMUX_BUILD/provider/aesmux.so" "$AESMUX_BUILD/provider/aesmux" \
   "$engines/afalg.so"
 mkdir -p "$vm_root/lib64"
@@ -64,7 +64,7 @@ cp -L /lib64/ld-linux-x86-64.so.2 "$vm_root/lib64/"
 
 extra=
 if [ $engine = 1 ]; then
-  extra+="$AESMUX_BUILD/tests/afalg/offload_bench $* 2>&1 | sed 's/^/BENCH: /'
+  extra+="$AESMUX_BUILD/bench/afalg/offload_bench $* 2>&1 | sed 's/^/BENCH: /'
 "
 fi
 if [ "$calibrate" != none ]; then

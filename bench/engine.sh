@@ -8,10 +8,10 @@
 # without -evp (`openssl speed -engine aesmux aes-128-cbc`); -async16 runs
 # 16 ASYNC jobs (multi-buffer CBC encryption).
 #
-# usage: scripts/bench-engine.sh [RUNS] [SECONDS]   (defaults: 5 runs of 1 s)
-# Environment: BENCH_ALGS, BENCH_SIZES as for scripts/bench.sh.
+# usage: bench/engine.sh [RUNS] [SECONDS]   (defaults: 5 runs of 1 s)
+# Environment: BENCH_ALGS, BENCH_SIZES as for bench/speed.sh.
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../scripts/common.sh"
 
 runs=${1:-5}
 seconds=${2:-1}

@@ -15,9 +15,9 @@
 # from the statistics files that aesmux served AES-256-GCM in both nginx
 # and wrk. A benchmark, not a test: the machine is shared, read medians.
 #
-# usage: scripts/bench-nginx.sh [RUNS] [SECONDS]   (defaults: 5 runs of 10 s)
+# usage: bench/nginx.sh [RUNS] [SECONDS]   (defaults: 5 runs of 10 s)
 set -euo pipefail
-source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/../scripts/common.sh"
 
 runs=${1:-5}
 seconds=${2:-10}
@@ -139,7 +139,7 @@ declare -A rates costs
 for ((r = 1; r <= runs; r++)); do
   for config in "${configs[@]}"; do
     read -r rate cost < <(run "$config")
-    [ -n "${cost:-}" ] || { echo "bench-nginx: no rate from wrk ($config)" >&2; exit 1; }
+    [ -n "${cost:-}" ] || { echo "bench/nginx.sh: no rate from wrk ($config)" >&2; exit 1; }
     rates[$config]+="$rate "
     costs[$config]+="$cost "
     echo "# run $r $config: $rate requests/s, $cost CPU ms per request" >&2

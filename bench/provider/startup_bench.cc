@@ -46,7 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 #include "tests/support/provider_env.h"
 
 extern char **environ;

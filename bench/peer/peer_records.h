@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// The records that tests/peer's EVP benchmarks time (peer_bench,
+// The records that bench/peer's EVP benchmarks time (peer_bench,
 // evp_floor_bench) and the BoringSSL child serves: one header for the
 // programs built against OpenSSL and the one built against BoringSSL, whose
 // EVP_CIPHER calls are spelled alike. Include <openssl/evp.h> of either
-// library first; kBenchName comes from tests/support/bench_util.h.
+// library first; kBenchName comes from bench/support/bench_util.h.
 //
 // One record, on a context whose key was set once:
 //   GCM:      EVP_CipherInit_ex(IV), EVP_CipherUpdate(13 bytes of AAD),
@@ -28,7 +28,7 @@
 #include <string>
 #include <utility>
 
-#include "tests/support/bench_util.h"
+#include "bench/support/bench_util.h"
 
 namespace aesmux::test {
 
@@ -137,7 +137,7 @@ class Records {
 
   // Seconds of this thread's CPU time for `calls` records: time the
   // scheduler gives to other processes on a shared machine does not count.
-  // Not inlined: tests/peer/floor_cost.py counts the records inside it.
+  // Not inlined: bench/peer/floor_cost.py counts the records inside it.
   __attribute__((noinline)) double Seconds(long calls) {
     const double start = ThreadCpuSeconds();
     for (long i = 0; i < calls; ++i) Run();

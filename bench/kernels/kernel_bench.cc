@@ -33,8 +33,8 @@
 
 #include "kernels/kernels.h"
 #include "kernels/tiers.h"
-#include "tests/support/bench_util.h"
-#include "tests/support/cycle_clock.h"
+#include "bench/support/bench_util.h"
+#include "bench/support/cycle_clock.h"
 
 const char aesmux::test::kBenchName[] = "kernel_bench";
 
