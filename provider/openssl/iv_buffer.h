@@ -1,4 +1,5 @@
-// SPDX-License-Identifier: Apache-2.0 Copyright 2026 The aesmux Authors
+// SPDX-License-Identifier: Apache-2.0
+// Copyright 2026 The aesmux Authors
 // IvBuffer: a GCM context's IV storage, 1..kMaxIvLen (128) bytes, as the
 // default provider's 128-byte IV buffer behaves, in 17 bytes of the context:
 // IVs of up to 16 bytes (TLS's 12 among them) live inline; the first longer

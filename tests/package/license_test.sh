@@ -28,10 +28,12 @@ for f in "${files[@]}"; do
   esac
   [ -f "$f" ] || continue
   checked=$((checked + 1))
-  if ! head -n 4 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0'; then
-    echo "no SPDX-License-Identifier line in the first lines of $f" >&2
+  # Each on a line of its own, as SPDX tools read them.
+  if ! head -n 4 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0$' ||
+     ! head -n 5 "$f" | grep -Eq '^(#|//|;;|\.\\") Copyright [0-9]{4} The aesmux Authors$'; then
+    echo "no SPDX-License-Identifier line and Copyright line of their own in the first lines of $f" >&2
     missing=$((missing + 1))
   fi
 done
-echo "$checked source files checked, $missing without an SPDX line"
+echo "$checked source files checked, $missing without their SPDX and Copyright lines"
 [ "$checked" -gt 100 ] && [ "$missing" -eq 0 ]
