@@ -317,6 +317,59 @@ bool FallbackContext::GcmRecord(const EVP_CIPHER *cipher,
          Feed(out, in, len, kMaxChunk) && FinishGcm(direction, tag, 16);
 }
 
+bool FallbackContext::GcmTlsRecord(const EVP_CIPHER *cipher,
+                                   std::span<const uint8_t> key,
+                                   Direction direction,
+                                   std::span<const uint8_t> iv,
+                                   std::span<const uint8_t> aad,
+                                   uint8_t *record, size_t record_len) {
+  constexpr size_t kExplicitIvLen = 8;
+  constexpr size_t kTagLen = 16;
+  uint8_t *payload = record + kExplicitIvLen;
+  const size_t payload_len = record_len - kExplicitIvLen - kTagLen;
+  // tlsaad takes the header as the record layer sends it, its length
+  // counting the explicit IV (and the tag, decrypting), and takes those
+  // off again.
+  std::array<uint8_t, EVP_AEAD_TLS1_AAD_LEN> header;
+  size_t sent_len = kExplicitIvLen;
+  if (direction == Direction::kDecrypt) sent_len += kTagLen;
+  if (aad.size() == header.size()) {
+    sent_len += size_t{aad[11]} << 8 | aad[12];
+  }
+  if (aad.size() != header.size() || sent_len > 0xffff) {
+    return GcmRecord(cipher, key, direction, iv, aad, payload, payload,
+                     payload_len, payload + payload_len);
+  }
+  std::copy(aad.begin(), aad.end(), header.begin());
+  header[11] = static_cast<uint8_t>(sent_len >> 8);
+  header[12] = static_cast<uint8_t>(sent_len);
+
+  DropErrors drop;
+  if (!Prepare(cipher, key, direction)) return false;
+  size_t iv_len = iv.size();
+  // The IV length first: OpenSSL 3.5 and later apply the parameters in
+  // their order, and tlsivfixed copies that many bytes. Length -1 is the
+  // whole IV (EVP_CTRL_GCM_SET_IV_FIXED's -1, as OpenSSH sets it).
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_size_t(OSSL_CIPHER_PARAM_AEAD_IVLEN, &iv_len),
+      OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD,
+                                        header.data(), header.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED,
+                                        const_cast<uint8_t *>(iv.data()),
+                                        static_cast<size_t>(-1)),
+      OSSL_PARAM_construct_end()};
+  size_t out_len = 0;
+  if (functions_->set_ctx_params(ctx_, params) == 1 &&
+      functions_->cipher(ctx_, record, &out_len, record_len, record,
+                         record_len) == 1) {
+    return true;
+  }
+  // The context may be left in its TLS record mode (tlsaad taken, the
+  // record refused): the next request keys a fresh one.
+  Reset();
+  return false;
+}
+
 bool FallbackContext::StartGcm(const EVP_CIPHER *cipher,
                                std::span<const uint8_t> key,
                                Direction direction,

@@ -356,9 +356,10 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
   return ok;
 }
 
-bool GcmEngine::Record(Direction direction, std::span<const uint8_t> iv,
-                       std::span<const uint8_t> aad, uint8_t *out,
-                       const uint8_t *in, size_t len, uint8_t tag[16]) {
+bool GcmEngine::RunRecord(Direction direction, std::span<const uint8_t> iv,
+                          std::span<const uint8_t> aad, uint8_t *out,
+                          const uint8_t *in, size_t len, uint8_t tag[16],
+                          RecordLayout layout) {
   if (len > kMaxDataLen || aad.size() > kMaxAadLen) return TooLong();
   value_.direction = direction;
   cpu_ = nullptr;
@@ -375,14 +376,17 @@ bool GcmEngine::Record(Direction direction, std::span<const uint8_t> iv,
     path = value_.router->Choose(value_.alg, total);
     if (path == Path::kAfalg) {
       if (RecordAfalg(iv, aad, out, in, len, tag, &path)) return true;
-      if (!late->afalg_input.empty()) in = late->afalg_input.data();
+      if (!late->afalg_input.empty()) {
+        in = late->afalg_input.data();
+        layout = RecordLayout::kApart;
+      }
     }
   }
   CpuGcm *cpu = CpuPath(path);
   bool ok = false;
   if (cpu != nullptr) {
     ok = OnPath(cpu, [&](auto &on) {
-      return on.Record(direction, iv, aad, out, in, len, tag);
+      return on.Record(direction, iv, aad, out, in, len, tag, layout);
     });
     Router::Served(value_.alg, path, total);
   }

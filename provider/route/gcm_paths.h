@@ -23,7 +23,9 @@
 //   default provider's calls) with a 16-byte tag, written when encrypting,
 //   checked when decrypting (false if it does not match; `out` then holds
 //   the unauthenticated plaintext for the caller to wipe). It ends the
-//   message under way, if any, and leaves none.
+//   message under way, if any, and leaves none. A record laid out as TLS
+//   1.2 sends it (RecordLayout::kTlsInPlace) goes to the default provider
+//   whole, as libssl would hand it over.
 // Copies (the provider's dupctx) are deep: Clone() returns null if that
 // fails (with ERR_R_MALLOC_FAILURE on OpenSSL's error queue when the copy
 // itself could not be allocated). Keys are wiped when replaced and on
@@ -50,6 +52,11 @@
 
 namespace aesmux::route {
 
+// How a record's buffers lie: anywhere, or as a TLS 1.2 record in place
+// (`out` == `in`, the 8 bytes before them the IV's last 8, the tag right
+// after the payload).
+enum class RecordLayout { kApart, kTlsInPlace };
+
 class CpuGcm {
  public:
   virtual ~CpuGcm() = default;
@@ -69,7 +76,8 @@ class CpuGcm {
                       size_t tag_len) = 0;
   virtual bool Record(core::Direction direction, std::span<const uint8_t> iv,
                       std::span<const uint8_t> aad, uint8_t *out,
-                      const uint8_t *in, size_t len, uint8_t tag[16]) = 0;
+                      const uint8_t *in, size_t len, uint8_t tag[16],
+                      RecordLayout layout) = 0;
 };
 
 // Made only where the router has a tier, with its GHASH key in one heap block:
@@ -125,7 +133,7 @@ class SimdGcmPath final : public CpuGcm {
   }
   bool Record(core::Direction direction, std::span<const uint8_t> iv,
               std::span<const uint8_t> aad, uint8_t *out, const uint8_t *in,
-              size_t len, uint8_t tag[16]) override {
+              size_t len, uint8_t tag[16], RecordLayout) override {
     const auto status = direction == core::Direction::kEncrypt
                             ? gcm_.Seal(iv, aad, out, in, len, tag)
                             : gcm_.Open(iv, aad, out, in, len, tag);
@@ -187,12 +195,19 @@ class FallbackGcmPath final : public CpuGcm {
   }
   bool Record(core::Direction direction, std::span<const uint8_t> iv,
               std::span<const uint8_t> aad, uint8_t *out, const uint8_t *in,
-              size_t len, uint8_t tag[16]) override {
+              size_t len, uint8_t tag[16], RecordLayout layout) override {
+    if (layout == RecordLayout::kTlsInPlace) {
+      return context_.GcmTlsRecord(library_->cipher(alg_), key_.bytes(),
+                                   direction, iv, aad, out - kTlsExplicitIvLen,
+                                   kTlsExplicitIvLen + len + 16);
+    }
     return context_.GcmRecord(library_->cipher(alg_), key_.bytes(), direction,
                               iv, aad, out, in, len, tag);
   }
 
  private:
+  static constexpr size_t kTlsExplicitIvLen = 8;
+
   const fallback::FallbackLibrary *library_;
   core::Alg alg_;
   GcmRawKey key_;  // the engine's, copied: the context is keyed from it lazily

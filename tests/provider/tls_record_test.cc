@@ -369,6 +369,92 @@ TEST_P(TlsRecordTest, Tls12GcmRecordsMatchTheDefaultProvider) {
   }
 }
 
+// Records whose header does not match them, an IV longer than TLS's and a
+// header given while encrypting for a record decrypted after a re-init:
+// libssl never sends these, but a program can, and the default provider
+// takes the header's length field as it is (less the explicit IV, and the
+// tag when it was given decrypting) for what GCM authenticates.
+TEST_P(TlsRecordTest, Tls12GcmRecordsWithAnyHeaderMatchTheDefaultProvider) {
+  const char *name = "AES-256-GCM";
+  CipherPtr ciphers[2] = {env_->Aesmux(name), env_->Default(name)};
+  const Bytes key = RandomBytes(rng_, 32);
+  for (size_t iv_len : {12, 16}) {
+    const Bytes whole_iv = RandomBytes(rng_, iv_len);
+    for (size_t declared : {24, 25, 100, 1000, 0xfff0, 0xffff}) {
+      for (int way = 0; way < 3; ++way) {  // seal, open, header while sealing
+        SCOPED_TRACE(::testing::Message() << "iv " << iv_len << " declared "
+                                          << declared << " way " << way);
+        const Bytes header = [&] {
+          Bytes h = RandomBytes(rng_, 13);
+          h[11] = static_cast<uint8_t>(declared >> 8);
+          h[12] = static_cast<uint8_t>(declared);
+          return h;
+        }();
+        // Opening: a record sealed (by the default provider's plain GCM
+        // calls) under the header as the default provider corrects it.
+        Bytes body = RandomBytes(rng_, 8 + 40 + 16);
+        if (way != 0) {
+          Bytes iv = whole_iv;
+          std::memcpy(iv.data() + iv_len - 8, body.data(), 8);
+          Bytes aad = header;
+          const size_t corrected = declared - (way == 1 ? 24 : 8);
+          aad[11] = static_cast<uint8_t>(corrected >> 8);
+          aad[12] = static_cast<uint8_t>(corrected);
+          CipherCtxPtr seal = NewCipherCtx();
+          int n = 0;
+          ASSERT_TRUE(EVP_EncryptInit_ex2(seal.get(), ciphers[1].get(),
+                                          nullptr, nullptr, nullptr));
+          ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(seal.get(), EVP_CTRL_AEAD_SET_IVLEN,
+                                          static_cast<int>(iv_len), nullptr));
+          ASSERT_TRUE(EVP_EncryptInit_ex2(seal.get(), nullptr, key.data(),
+                                          iv.data(), nullptr));
+          ASSERT_TRUE(EVP_EncryptUpdate(seal.get(), nullptr, &n, aad.data(),
+                                        13));
+          ASSERT_TRUE(EVP_EncryptUpdate(seal.get(), body.data() + 8, &n,
+                                        body.data() + 8, 40));
+          uint8_t none[16];
+          ASSERT_TRUE(EVP_EncryptFinal_ex(seal.get(), none, &n));
+          ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(seal.get(), EVP_CTRL_AEAD_GET_TAG,
+                                          16, body.data() + 48));
+        }
+        Bytes out[2];
+        int result[2];
+        int extra[2];
+        for (int i = 0; i < 2; ++i) {
+          CipherCtxPtr ctx = NewCipherCtx();
+          ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), ciphers[i].get(),
+                                         key.data(), nullptr, way == 0,
+                                         nullptr));
+          if (way == 2) {
+            ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr,
+                                           nullptr, 1, nullptr));
+          }
+          ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN,
+                                          static_cast<int>(iv_len), nullptr));
+          ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IV_FIXED,
+                                          -1,
+                                          const_cast<uint8_t *>(whole_iv.data())));
+          extra[i] = EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_TLS1_AAD, 13,
+                                         const_cast<uint8_t *>(header.data()));
+          if (way == 2) {
+            ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr,
+                                           nullptr, 0, nullptr));
+          }
+          out[i] = body;
+          result[i] = EVP_Cipher(ctx.get(), out[i].data(), out[i].data(),
+                                 static_cast<unsigned>(out[i].size()));
+          ERR_clear_error();
+        }
+        EXPECT_EQ(extra[0], 16);
+        EXPECT_EQ(extra[1], 16);
+        EXPECT_GT(result[1], 0);  // sealed, or opened and authentic
+        EXPECT_EQ(result[0], result[1]);
+        EXPECT_EQ(ToHex(out[0]), ToHex(out[1]));
+      }
+    }
+  }
+}
+
 // A TLS 1.2 GCM record is one request, routed once by its AAD and payload
 // together and counted once on the path that served it (the fallback path
 // under `none` and, with fallback_max_len, up to 64 bytes in all), sealed
