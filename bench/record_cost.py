@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The aesmux Authors
 """Instructions per AES-GCM record, counted by callgrind, for aesmux and
-OpenSSL's default provider (issue 14 item 3).
+OpenSSL's default provider.
 
 Runs build/bench/provider/record_bench under callgrind with collection on
 only inside its RecordLoop, then splits the instructions of each record:

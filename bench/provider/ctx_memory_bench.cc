@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
 // ctx_memory_bench: heap bytes per keyed cipher context, aesmux against
-// OpenSSL's default provider, for every algorithm aesmux serves (issue 13
-// item 7: a server holds two keyed contexts per TLS connection). Not a
-// test.
+// OpenSSL's default provider, for every algorithm aesmux serves (a server
+// holds two keyed contexts per TLS connection). Not a test.
 //
 // For each algorithm and side it creates --contexts contexts
 // (EVP_CIPHER_CTX_new, then EVP_EncryptInit_ex2 or EVP_DecryptInit_ex2 with

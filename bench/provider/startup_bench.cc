@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
 // startup_bench: what loading aesmux costs a process that makes one small
-// request (issue 14 item 5). Not a test.
+// request. Not a test.
 //
 // Each run starts a process that loads OpenSSL's configuration, makes one
 // small request and exits; the time is from spawn (posix_spawn) to reaped

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
-// What aesmux defers from load to first use (issue 14 item 5): the fallback
+// What aesmux defers from load to first use: the fallback
 // path's private library context, made by the first request that needs it,
 // by one thread while the others wait; the random IVs and TLS padding MACs
 // drawn from that context. (Running out of memory while it is made:
