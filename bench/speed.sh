@@ -7,7 +7,11 @@
 #
 # usage: bench/speed.sh [RUNS] [SECONDS]    (defaults: 3 runs of 1 s)
 # Environment: BENCH_ALGS (space-separated specs, "-decrypt" suffix allowed),
-#              BENCH_SIZES (bytes), AESMUX_KERNELS etc. as usual.
+#              BENCH_SIZES (bytes), BENCH_SERIES (the OpenSSL series, one
+#              table each: default 3.0, the system's; 3.5 and 3.6 run that
+#              version's openssl and libcrypto, with aesmux built against
+#              its headers in build-bench-ossl<series>/), AESMUX_KERNELS
+#              etc. as usual.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
 
@@ -17,9 +21,10 @@ algs=${BENCH_ALGS:-"aes-128-ecb aes-128-cbc aes-128-cbc-decrypt aes-256-cbc \
 aes-128-ctr aes-256-ctr aes-128-xts aes-256-xts aes-128-gcm aes-256-gcm"}
 sizes=${BENCH_SIZES:-"16 64 256 1024 8192 16384"}
 
-install_deps
-build >/dev/null
+install_deps dpkg-dev perl
 
+for series in ${BENCH_SERIES:-3.0}; do
+bench_build "$series" bench -- aesmux aesmux-cli
 bench_header
 echo "# openssl speed -evp, ${seconds}s per run, median of $runs alternating runs"
 echo
@@ -40,4 +45,6 @@ for spec in $algs; do
     awk -v s="$spec" -v n="$bytes" -v b="$b" -v o="$o" 'BEGIN {
       printf "| %s | %d | %.0f | %.0f | %.2f |\n", s, n, b / 1e6, o / 1e6, o / b }'
   done
+done
+echo
 done

@@ -122,33 +122,66 @@ write_test_config() {
   echo "$cnf"
 }
 
-# openssl speed's bytes per second for one algorithm and size:
+# openssl speed's bytes per second for one algorithm and size (on the
+# OpenSSL and build bench_build chose, if it ran):
 # speed_bps PROVIDER ALG BYTES SECONDS [extra speed flags...]
 speed_bps() {
   local provider=$1 alg=$2 bytes=$3 seconds=$4
   shift 4
   local args=(-provider default)
   if [ "$provider" = aesmux ]; then
-    args=(-provider-path "$AESMUX_BUILD/provider" -provider aesmux
+    args=(-provider-path "${bench_dir:-$AESMUX_BUILD}/provider" -provider aesmux
           -provider default -propquery provider=aesmux)
   else
     args+=(-propquery provider=default)
   fi
-  OPENSSL_CONF=/dev/null openssl speed "${args[@]}" -evp "$alg" \
+  OPENSSL_CONF=/dev/null "${bench_openssl:-openssl}" speed "${args[@]}" -evp "$alg" \
     -bytes "$bytes" -seconds "$seconds" -mr "$@" 2>/dev/null |
     awk -F: '/^\+F:/ { print $4 }' | tail -n 1
+}
+
+# bench_build SERIES NAME [CMAKE OPTIONS...] [-- TARGETS...]: aesmux built
+# with LTO against OpenSSL SERIES for a benchmark: 3.0 is the system's,
+# 3.5 and 3.6 the builds of the test stages (openssl_build). Sets
+# bench_dir (build-NAME-ossl<series>/; the system's 3.0 without options is
+# $AESMUX_BUILD) and bench_openssl (that series' openssl command), which
+# speed_bps uses.
+bench_build() {
+  local series=$1 name=$2 prefix options=() targets=()
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do options+=("$1"); shift; done
+  [ "${1:-}" = -- ] && shift
+  targets=("$@")
+  bench_openssl=openssl
+  if [ "$series" = 3.0 ] && [ ${#options[@]} -eq 0 ]; then
+    bench_dir=$AESMUX_BUILD
+  else
+    bench_dir=$AESMUX_ROOT/build-$name-ossl${series/./}
+  fi
+  if [ "$series" != 3.0 ]; then
+    prefix=$(openssl_build "$series")
+    options+=(-DOPENSSL_ROOT_DIR:PATH="$prefix/prefix")
+    bench_openssl=$prefix/src/apps/openssl
+  fi
+  if [ ! -f "$bench_dir/build.ninja" ]; then
+    log "configuring $bench_dir" >&2
+    cmake -S "$AESMUX_ROOT" -B "$bench_dir" -G Ninja \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo "${options[@]}" >/dev/null
+  fi
+  cmake --build "$bench_dir" ${targets[@]:+--target "${targets[@]}"} >/dev/null
 }
 
 # The median of numbers on stdin, one a line.
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # The first lines of a benchmark table: date, CPU, cores, OpenSSL and the
-# kernel tier aesmux chooses.
+# kernel tier aesmux chooses (on what bench_build chose, if it ran).
 bench_header() {
   local cpu
   cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
-  echo "# $(date -u +%Y-%m-%d) · $cpu · $(nproc) cores · $(openssl version)"
-  echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$AESMUX_BUILD/provider" "$AESMUX_BUILD/provider/aesmux" info | sed -n 's/^tier in use *//p')"
+  local dir=${bench_dir:-$AESMUX_BUILD}
+  echo "# $(date -u +%Y-%m-%d) · $cpu · $(nproc) cores · $("${bench_openssl:-openssl}" version)"
+  echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$dir/provider" "$dir/provider/aesmux" info | sed -n 's/^tier in use *//p')"
 }
 
 # ---------------------------------------------------------------------------
