@@ -34,8 +34,9 @@ constexpr size_t kMaxShards = 64;
 // that 8 KiB records that lose do not stop 64 KiB ones that win) rests
 // (the router's ThreadsRest(): they run alone) for kRestNs when
 // kVainBeforeRest requests in a row waited for peers in vain, or when more
-// than kLateInWindow of kWindow batched requests finished past their
-// latency budget (at once if more than kLateAtOnce did): on a machine
+// than kLateInWindow of kWindow batched requests finished late, past their
+// latency budget or their share of the CPUs (internal/shard.h; at once if
+// more than kLateAtOnce did): on a machine
 // loaded with other work, a waiting thread yields the CPU to other
 // processes for whole time slices, and the promise is about the 99th
 // percentile. The first kGrace batched requests after a rest are not
@@ -125,6 +126,7 @@ class Combiner {
   std::atomic<uint32_t> leases_{0};  // living threads that have batched
   std::array<Health, kSizeClasses> health_;
   std::unique_ptr<Shard[]> shards_;
+  uint32_t usable_cpus_ = 1;
   size_t num_shards_ = 0;
   const uint64_t generation_ = core::ProcessGeneration();
   // In a forked child, the combiner it replaced (and that one's), never
@@ -135,7 +137,8 @@ class Combiner {
 Combiner *Combiner::Create(Combiner *inherited) {
   std::unique_ptr<Combiner> combiner(new (std::nothrow) Combiner(inherited));
   if (combiner == nullptr) return nullptr;
-  combiner->num_shards_ = std::min<size_t>(core::UsableCpus(), kMaxShards);
+  combiner->usable_cpus_ = std::max(core::UsableCpus(), 1u);
+  combiner->num_shards_ = std::min<size_t>(combiner->usable_cpus_, kMaxShards);
   combiner->shards_.reset(new (std::nothrow) Shard[combiner->num_shards_]);
   return combiner->shards_ != nullptr ? combiner.release() : nullptr;
 }
@@ -260,8 +263,9 @@ Ran Combiner::Encrypt(const kernels::Tier &tier, const CbcRequest &request) {
     if (SlotIn(*lease, index) != nullptr) {
       internal::Verdict verdict;
       // Run() drops the lease's slot if it withdraws the request.
-      const Ran ran =
-          shards_[index].Run(tier, request, lease->slots[index], &verdict);
+      const Ran ran = shards_[index].Run(
+          tier, request, lease->slots[index],
+          callers_.load(std::memory_order_relaxed), usable_cpus_, &verdict);
       HealthFor(health_, request.len).Count(verdict);
       return ran;
     }

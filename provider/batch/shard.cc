@@ -236,7 +236,8 @@ bool Shard::Adapt(const kernels::Tier &tier, bool reached, size_t taken) {
 }
 
 Ran Shard::Run(const kernels::Tier &tier, const CbcRequest &request,
-               Slot *&mine, Verdict *verdict) {
+               Slot *&mine, uint32_t in_flight, uint32_t cpus,
+               Verdict *verdict) {
   *verdict = Verdict::kNone;
   const uint32_t rounds = request.key->rounds;
   if (SoloTime::WantSample() || !mine->Reserve(request.len)) {
@@ -290,10 +291,15 @@ Ran Shard::Run(const kernels::Tier &tier, const CbcRequest &request,
     }
     now = NowNanos();
   }
+  const uint64_t took = NowNanos() - published;
+  // Alone, each of the threads in flight would have had its share of the
+  // CPUs for its request: batching that takes longer loses throughput.
+  const uint64_t fair_share =
+      solo * std::max(in_flight, cpus) / std::max(cpus, 1u);
   if (!batched) {
     *verdict = Verdict::kVain;
-  } else if (NowNanos() - published >
-             kLatencyBudgetSolos * solo + kLatencySlackNs) {
+  } else if (took > kLatencyBudgetSolos * solo + kLatencySlackNs ||
+             took > fair_share) {
     *verdict = Verdict::kLate;
   } else {
     *verdict = Verdict::kOnTime;

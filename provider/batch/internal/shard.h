@@ -27,6 +27,11 @@
 //   it alone from its own buffers; the combiner drops that result and
 //   frees the slot. So a descheduled, stopped or preempted combiner delays
 //   only the requests it took, and those only until their deadlines.
+// - A batched request is late when it took longer than its latency budget,
+//   or than it would have taken alone on its share of the CPUs (its solo
+//   time, times the threads in flight over the CPUs): a batch can form
+//   well within the budget and still lose, when the threads whose
+//   requests it holds yield their CPUs to each other while one combines.
 // - Each request's verdict (on time, late, in vain) goes to combiner.cc,
 //   which rests batching when it keeps failing.
 //
@@ -63,7 +68,7 @@ enum SlotState : uint32_t {
 enum class Verdict : uint8_t {
   kNone,    // it did not wait to batch (it ran alone to be timed)
   kOnTime,  // batched within its latency budget
-  kLate,    // batched, past its latency budget
+  kLate,    // batched, past its latency budget or its share of the CPUs
   kVain,    // it waited for peers in vain: nobody came by its deadline, or
             // it withdrew from a stalled combiner
 };
@@ -116,11 +121,13 @@ class Shard {
 
   // Runs `request` through `mine`, the calling thread's slot: in a batch
   // of this shard's requests when others come in time, else alone.
+  // `in_flight`: the threads encrypting now (the caller included), which
+  // share `cpus` CPUs.
   // `*mine` becomes null if the request was withdrawn from a combiner
   // (the slot is then the combiner's to free): the caller needs another
   // slot for its next request.
   Ran Run(const kernels::Tier &tier, const CbcRequest &request, Slot *&mine,
-          Verdict *verdict);
+          uint32_t in_flight, uint32_t cpus, Verdict *verdict);
 
  private:
   // Takes `mine` (already kTaken by the caller) and up to a batch's worth
