@@ -322,24 +322,24 @@ bool FallbackContext::GcmTlsRecord(const EVP_CIPHER *cipher,
                                    Direction direction,
                                    std::span<const uint8_t> iv,
                                    std::span<const uint8_t> aad,
-                                   uint8_t *record, size_t record_len) {
-  constexpr size_t kExplicitIvLen = 8;
-  constexpr size_t kTagLen = 16;
-  uint8_t *payload = record + kExplicitIvLen;
-  const size_t payload_len = record_len - kExplicitIvLen - kTagLen;
+                                   uint8_t *payload, size_t len) {
   // tlsaad takes the header as the record layer sends it, its length
   // counting the explicit IV (and the tag, decrypting), and takes those
   // off again.
   std::array<uint8_t, EVP_AEAD_TLS1_AAD_LEN> header;
-  size_t sent_len = kExplicitIvLen;
-  if (direction == Direction::kDecrypt) sent_len += kTagLen;
-  if (aad.size() == header.size()) {
-    sent_len += size_t{aad[11]} << 8 | aad[12];
+  const size_t taken_off =
+      EVP_GCM_TLS_EXPLICIT_IV_LEN +
+      (direction == Direction::kDecrypt ? EVP_GCM_TLS_TAG_LEN : 0);
+  const size_t sent_len = aad.size() == header.size()
+                              ? (size_t{aad[11]} << 8 | aad[12]) + taken_off
+                              : SIZE_MAX;
+  if (sent_len > 0xffff) {
+    return GcmRecord(cipher, key, direction, iv, aad, payload, payload, len,
+                     payload + len);
   }
-  if (aad.size() != header.size() || sent_len > 0xffff) {
-    return GcmRecord(cipher, key, direction, iv, aad, payload, payload,
-                     payload_len, payload + payload_len);
-  }
+  uint8_t *record = payload - EVP_GCM_TLS_EXPLICIT_IV_LEN;
+  const size_t record_len =
+      EVP_GCM_TLS_EXPLICIT_IV_LEN + len + EVP_GCM_TLS_TAG_LEN;
   std::copy(aad.begin(), aad.end(), header.begin());
   header[11] = static_cast<uint8_t>(sent_len >> 8);
   header[12] = static_cast<uint8_t>(sent_len);

@@ -122,9 +122,9 @@ class FallbackContext {
                  core::Direction direction, std::span<const uint8_t> iv,
                  std::span<const uint8_t> aad, uint8_t *out,
                  const uint8_t *in, size_t len, uint8_t tag[16]);
-  // GcmRecord on a TLS 1.2 record in place: `record` is the explicit IV
-  // (the IV's last 8 bytes), the payload and the 16-byte tag,
-  // `record_len` >= 24 bytes in all; `aad` the 13-byte header as GCM
+  // GcmRecord, in place, on the `len`-byte payload of a TLS 1.2 record:
+  // the 8 bytes before `payload` are the explicit IV (the IV's last 8),
+  // the 16-byte tag follows it; `aad` is the 13-byte header as GCM
   // authenticates it (its length field counting the payload only). Handed
   // to the default provider as libssl hands it a record: one
   // set_ctx_params (the IV length, tlsaad, the whole IV as tlsivfixed)
@@ -132,8 +132,8 @@ class FallbackContext {
   // the record layer could not have sent runs as GcmRecord.
   bool GcmTlsRecord(const EVP_CIPHER *cipher, std::span<const uint8_t> key,
                     core::Direction direction, std::span<const uint8_t> iv,
-                    std::span<const uint8_t> aad, uint8_t *record,
-                    size_t record_len);
+                    std::span<const uint8_t> aad, uint8_t *payload,
+                    size_t len);
 
  private:
   bool Prepare(const EVP_CIPHER *cipher, std::span<const uint8_t> key,

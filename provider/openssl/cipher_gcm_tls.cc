@@ -142,9 +142,10 @@ int TlsRecord(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
   {
     uint8_t *payload = out + kTlsExplicitIvLen;
     const size_t payload_len = len - kTlsExplicitIvLen - kTagLen;
-    const bool sealed = ctx->engine.TlsRecord(
+    const bool sealed = ctx->engine.Record(
         ctx->direction(), {ctx->iv.data(), ctx->iv_len},
-        {ctx->buf, kTlsAadLen}, out, len);
+        {ctx->buf, kTlsAadLen}, payload, payload, payload_len,
+        payload + payload_len, route::RecordLayout::kTlsInPlace);
     // The record's IV is used: the next one's invocation field.
     if (ctx->encrypt) IncrementInvocationField(ctx);
     // The default provider sets the tag length before its final.

@@ -356,10 +356,10 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
   return ok;
 }
 
-bool GcmEngine::RunRecord(Direction direction, std::span<const uint8_t> iv,
-                          std::span<const uint8_t> aad, uint8_t *out,
-                          const uint8_t *in, size_t len, uint8_t tag[16],
-                          RecordLayout layout) {
+bool GcmEngine::Record(Direction direction, std::span<const uint8_t> iv,
+                       std::span<const uint8_t> aad, uint8_t *out,
+                       const uint8_t *in, size_t len, uint8_t tag[16],
+                       RecordLayout layout) {
   if (len > kMaxDataLen || aad.size() > kMaxAadLen) return TooLong();
   value_.direction = direction;
   cpu_ = nullptr;

@@ -125,24 +125,12 @@ class GcmEngine {
   // it (with the error on OpenSSL's queue). The message under way, if
   // any, ends, and none is left under way; unless the message is beyond
   // GCM's limits, which fails it as Aad and Crypt do, before anything.
+  // `layout` kTlsInPlace: a TLS 1.2 record in place (gcm_paths.h), which
+  // the fallback path hands to the default provider whole, as libssl would.
   bool Record(Direction direction, std::span<const uint8_t> iv,
               std::span<const uint8_t> aad, uint8_t *out, const uint8_t *in,
-              size_t len, uint8_t tag[16]) {
-    return RunRecord(direction, iv, aad, out, in, len, tag,
-                     RecordLayout::kApart);
-  }
-  // Record() on a TLS 1.2 record in place: `record` holds the explicit IV
-  // (the IV's last 8 bytes), the payload and the 16-byte tag,
-  // `record_len` >= 24 bytes in all. The fallback path hands it to the
-  // default provider whole, as libssl would.
-  bool TlsRecord(Direction direction, std::span<const uint8_t> iv,
-                 std::span<const uint8_t> aad, uint8_t *record,
-                 size_t record_len) {
-    uint8_t *payload = record + 8;
-    const size_t len = record_len - 8 - 16;
-    return RunRecord(direction, iv, aad, payload, payload, len,
-                     payload + len, RecordLayout::kTlsInPlace);
-  }
+              size_t len, uint8_t tag[16],
+              RecordLayout layout = RecordLayout::kApart);
 
  private:
   // A message routed late: what it needs until the router has its length,
@@ -199,10 +187,6 @@ class GcmEngine {
   }
   // late_, made on first use; null as CpuPath.
   Late *LateState();
-  bool RunRecord(Direction direction, std::span<const uint8_t> iv,
-                 std::span<const uint8_t> aad, uint8_t *out,
-                 const uint8_t *in, size_t len, uint8_t tag[16],
-                 RecordLayout layout);
   // Routes the current message (to the afalg path: nothing more happens
   // until the payload) or starts it on a CPU path with the buffered AAD.
   bool Route(uint64_t len);

@@ -198,16 +198,13 @@ class FallbackGcmPath final : public CpuGcm {
               size_t len, uint8_t tag[16], RecordLayout layout) override {
     if (layout == RecordLayout::kTlsInPlace) {
       return context_.GcmTlsRecord(library_->cipher(alg_), key_.bytes(),
-                                   direction, iv, aad, out - kTlsExplicitIvLen,
-                                   kTlsExplicitIvLen + len + 16);
+                                   direction, iv, aad, out, len);
     }
     return context_.GcmRecord(library_->cipher(alg_), key_.bytes(), direction,
                               iv, aad, out, in, len, tag);
   }
 
  private:
-  static constexpr size_t kTlsExplicitIvLen = 8;
-
   const fallback::FallbackLibrary *library_;
   core::Alg alg_;
   GcmRawKey key_;  // the engine's, copied: the context is keyed from it lazily
