@@ -24,27 +24,27 @@ sizes=${BENCH_SIZES:-"16 64 256 1024 8192 16384"}
 install_deps dpkg-dev perl
 
 for series in ${BENCH_SERIES:-3.0}; do
-bench_build "$series" bench -- aesmux aesmux-cli
-bench_header
-echo "# openssl speed -evp, ${seconds}s per run, median of $runs alternating runs"
-echo
-printf '| algorithm | bytes | default MB/s | aesmux MB/s | ratio |\n'
-printf '|---|---:|---:|---:|---:|\n'
-for spec in $algs; do
-  alg=${spec%-decrypt}
-  flags=()
-  [ "$alg" != "$spec" ] && flags=(-decrypt)
-  for bytes in $sizes; do
-    base=() ours=()
-    for ((r = 0; r < runs; r++)); do
-      base+=("$(speed_bps default "$alg" "$bytes" "$seconds" "${flags[@]}")")
-      ours+=("$(speed_bps aesmux "$alg" "$bytes" "$seconds" "${flags[@]}")")
+  bench_build "$series" bench -- aesmux aesmux-cli
+  bench_header
+  echo "# openssl speed -evp, ${seconds}s per run, median of $runs alternating runs"
+  echo
+  printf '| algorithm | bytes | default MB/s | aesmux MB/s | ratio |\n'
+  printf '|---|---:|---:|---:|---:|\n'
+  for spec in $algs; do
+    alg=${spec%-decrypt}
+    flags=()
+    [ "$alg" != "$spec" ] && flags=(-decrypt)
+    for bytes in $sizes; do
+      base=() ours=()
+      for ((r = 0; r < runs; r++)); do
+        base+=("$(speed_bps default "$alg" "$bytes" "$seconds" "${flags[@]}")")
+        ours+=("$(speed_bps aesmux "$alg" "$bytes" "$seconds" "${flags[@]}")")
+      done
+      b=$(printf '%s\n' "${base[@]}" | median)
+      o=$(printf '%s\n' "${ours[@]}" | median)
+      awk -v s="$spec" -v n="$bytes" -v b="$b" -v o="$o" 'BEGIN {
+        printf "| %s | %d | %.0f | %.0f | %.2f |\n", s, n, b / 1e6, o / 1e6, o / b }'
     done
-    b=$(printf '%s\n' "${base[@]}" | median)
-    o=$(printf '%s\n' "${ours[@]}" | median)
-    awk -v s="$spec" -v n="$bytes" -v b="$b" -v o="$o" 'BEGIN {
-      printf "| %s | %d | %.0f | %.0f | %.2f |\n", s, n, b / 1e6, o / 1e6, o / b }'
   done
-done
-echo
+  echo
 done
