@@ -327,8 +327,10 @@ void SimdGcm::Finish(uint8_t tag[16]) {
 // The whole tag is compared, masked to its first `tag_len` bytes, in
 // vector operations without an early exit: the time does not depend on
 // where the tags differ. Inline rather than CRYPTO_memcmp, a call into
-// libcrypto per record (BENCHMARKS.md, "Instructions per record").
-bool SimdGcm::Verify(const uint8_t tag[16], size_t tag_len) {
+// libcrypto per record (BENCHMARKS.md, "Instructions per record"). Never
+// inlined: its tag buffer would make its caller's frame one that the stack
+// protector checks on every call, decrypting or not.
+[[gnu::noinline]] bool SimdGcm::Verify(const uint8_t tag[16], size_t tag_len) {
   uint8_t computed[16];
   Finish(computed);
   Block8x16 expected, given;

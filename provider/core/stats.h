@@ -109,7 +109,10 @@ std::string StatsFileState();
 // problems `aesmux info` reports (and exits 1 for).
 std::string StatsFileProblem();
 
-// The counting fast path; everything else lives in stats.cc.
+// The counting fast path, inlined into every request path (it is a few
+// instructions, and a short GCM record's provider code is few more:
+// BENCHMARKS.md, "Instructions per record"); everything else lives in
+// stats.cc.
 namespace stats_internal {
 
 // One thread's counters. Only the owning thread writes them (relaxed
@@ -162,7 +165,8 @@ inline void AddRequest(ThreadCounters &counters, Alg alg, Path path,
 
 }  // namespace stats_internal
 
-inline void CountRequest(Alg alg, Path path, uint64_t bytes) {
+[[gnu::always_inline]] inline void CountRequest(Alg alg, Path path,
+                                                uint64_t bytes) {
   using namespace stats_internal;
   ThreadCounters *counters = t_counters;
   if (counters == nullptr) {

@@ -4,9 +4,10 @@
 // record mode, over the router's GcmEngine.
 //
 // IV lifecycle: an IV given at init is "buffered"; the message starts (and
-// the engine is routed) on the first update; final "finishes" it, after which
-// updates fail until a new IV is set, so an IV is never reused by accident.
-// Encrypting without an IV draws a random one.
+// the engine is routed) on the first update, or at that init already where
+// starting cannot fail ("started", otherwise the same as buffered); final
+// "finishes" it, after which updates fail until a new IV is set, so an IV is
+// never reused by accident. Encrypting without an IV draws a random one.
 //
 // This file keeps the EVP contract's state (GcmState: the IV's length and
 // state, tag, TLS fields), a plain value that dupctx copies whole, and the
@@ -31,12 +32,14 @@ namespace aesmux::openssl {
 namespace gcm {
 namespace {
 
-// Out of line, as TlsRecord and FinishMessage, so that GcmProcess, run for
-// every update, saves few registers (BENCHMARKS.md, "Instructions per record").
 // Makes the message ready for its first update or final: starts it on the
 // buffered IV, or one drawn when encrypting without. False when there is no
 // message to go on with (no key, no IV, or it finished), or it cannot start.
-[[gnu::noinline]] bool BeginMessage(GcmCtx *ctx, bool finalising) {
+bool BeginMessage(GcmCtx *ctx, bool finalising) {
+  if (ctx->iv_state == IvState::kStarted) {
+    ctx->iv_state = IvState::kCopied;
+    return true;
+  }
   if (!ctx->key_set || IsFinished(ctx->iv_state)) {
     if (finalising && ctx->iv_state == IvState::kInterrupted &&
         ctx->encrypt) {
@@ -55,7 +58,7 @@ namespace {
   return true;
 }
 
-[[gnu::noinline]] int FinishMessage(GcmCtx *ctx) {
+[[gnu::always_inline]] inline int FinishMessage(GcmCtx *ctx) {
   // The tag must be set before decrypting can finish. After a wrong tag
   // the default provider's message goes on, but its finish has folded the
   // lengths and E(K, J0) into its GHASH state, so a later tag is no GCM
@@ -70,7 +73,7 @@ namespace {
     }
     return 0;
   }
-  if (!ctx->engine.Finish(ctx->buf, ctx->encrypt ? kTagLen : *ctx->tag_len)) {
+  if (!ctx->engine.Finish(ctx->buf, ctx->encrypt ? kTagLen : ctx->tag_len)) {
     ctx->tag_failed = !ctx->encrypt;
     return 0;
   }
@@ -79,11 +82,21 @@ namespace {
   return 1;
 }
 
+// A message under way or begun by init (IV state "copied" or "started",
+// which imply a key) and no TLS record pending: update and final go
+// straight to the engine, and the IV is "copied" from then on. Everything
+// else takes GcmProcess, out of line, so that the common case's functions
+// save few registers (BENCHMARKS.md, "Instructions per record").
+inline bool UnderWay(const GcmCtx *ctx) {
+  return (ctx->iv_state == IvState::kStarted ||
+          ctx->iv_state == IvState::kCopied) &&
+         !ctx->tls_record;
+}
+
 // The shared body of update, final and cipher: `in` null finalises, `out`
-// null with `in` set is AAD. A message under way (IV state "copied", which
-// implies a key) goes straight to the engine.
-int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
-               size_t len) {
+// null with `in` set is AAD.
+[[gnu::noinline]] int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl,
+                                 const uint8_t *in, size_t len) {
   if (ctx->tls_record) [[unlikely]] {
     return TlsRecord(ctx, out, outl, in, len);
   }
@@ -101,14 +114,37 @@ int GcmProcess(GcmCtx *ctx, uint8_t *out, size_t *outl, const uint8_t *in,
 
 int GcmSetCtxParams(void *vctx, const OSSL_PARAM params[]) noexcept;
 
+// Init's key. Out of line: an init without one (every TLS 1.3 record's)
+// saves no registers for it.
+[[gnu::noinline]] bool SetKey(GcmCtx *ctx, const unsigned char *key,
+                              size_t key_len) {
+  if (key_len != ctx->key_len()) {
+    ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_KEY_LENGTH);
+    return false;
+  }
+  ctx->engine.SetKey({key, key_len});
+  ctx->key_set = true;
+  ctx->tls_enc_records = 0;
+  if (ctx->iv_state == IvState::kCopied) {
+    ctx->iv_state = IvState::kInterrupted;
+  }
+  return true;
+}
+
 // The default provider's re-init: key, IV and parameters each optional. A
 // message under way (IV state "copied") goes on in a new direction. A key
 // ends it: the default provider would go on from a GCM state its key setup
 // zeroed (keystream E(K, 0), E(K, 1), ... whatever the IV, the same for
 // every message re-keyed that way); aesmux requires a new IV (docs/differences.md).
-int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
-            const unsigned char *iv, size_t iv_len, const OSSL_PARAM params[],
-            bool encrypt) {
+[[gnu::always_inline]] inline int GcmInit(GcmCtx *ctx, const unsigned char *key,
+                                          size_t key_len,
+                                          const unsigned char *iv,
+                                          size_t iv_len,
+                                          const OSSL_PARAM params[],
+                                          bool encrypt) {
+  // A message begun by an earlier init and not yet fed is that init's
+  // buffered IV: this one may change what the message starts with.
+  if (ctx->iv_state == IvState::kStarted) ctx->iv_state = IvState::kBuffered;
   if (ctx->iv_state == IvState::kCopied && iv == nullptr &&
       key == nullptr && encrypt != ctx->encrypt &&
       !ctx->engine.SwitchDirection(encrypt ? Direction::kEncrypt
@@ -139,22 +175,21 @@ int GcmInit(GcmCtx *ctx, const unsigned char *key, size_t key_len,
     ctx->iv_len = iv_len;
     ctx->iv_state = IvState::kBuffered;
   }
-  if (key != nullptr) {
-    if (key_len != ctx->key_len()) {
-      ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_KEY_LENGTH);
-      return 0;
-    }
-    ctx->engine.SetKey({key, key_len});
-    ctx->key_set = true;
-    ctx->tls_enc_records = 0;
-    if (ctx->iv_state == IvState::kCopied) {
-      ctx->iv_state = IvState::kInterrupted;
-    }
-  }
+  if (key != nullptr && !SetKey(ctx, key, key_len)) return 0;
   ctx->engine.CancelQueued();  // what an abandoned ASYNC job left queued
   // EVP_CipherInit_ex passes no parameters (every TLS 1.3 record): no call
   // to find none (BENCHMARKS.md, "Instructions per record").
-  return params == nullptr ? 1 : GcmSetCtxParams(ctx, params);
+  if (params != nullptr && !GcmSetCtxParams(ctx, params)) return 0;
+  // The message begins now where that cannot fail (a TLS 1.3 record's init
+  // gives its nonce, then come AAD, payload and final), so that its first
+  // update needs no step of its own.
+  if (ctx->key_set && ctx->iv_state == IvState::kBuffered &&
+      ctx->engine.StartsAtOnce()) {
+    BeginIvMessage(ctx);
+    ctx->iv_state = IvState::kStarted;
+    ctx->engine.StartAtOnce(ctx->direction(), {ctx->iv.data(), ctx->iv_len});
+  }
+  return 1;
 }
 
 void *GcmNewCtx(void *provctx, Alg alg) noexcept {
@@ -210,6 +245,17 @@ int GcmDecryptInit(void *vctx, const unsigned char *key, size_t key_len,
 int GcmUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
               const unsigned char *in, size_t inl) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
+  if (UnderWay(ctx) && inl != 0 && outsize >= inl) [[likely]] {
+    ctx->iv_state = IvState::kCopied;
+    if (out == nullptr ? ctx->engine.Aad({in, inl})
+                       : ctx->engine.Crypt(out, in, inl)) [[likely]] {
+      *outl = inl;
+      return 1;
+    }
+    *outl = 0;
+    ERR_raise(ERR_LIB_PROV, PROV_R_CIPHER_OPERATION_FAILED);
+    return 0;
+  }
   if (inl == 0) {
     *outl = 0;
     return 1;
@@ -230,6 +276,11 @@ int GcmUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
 int GcmFinal(void *vctx, unsigned char *out, size_t *outl,
              size_t) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
+  if (UnderWay(ctx)) [[likely]] {
+    ctx->iv_state = IvState::kCopied;
+    *outl = 0;
+    return FinishMessage(ctx);
+  }
   if (!GcmProcess(ctx, out, outl, nullptr, 0)) return 0;
   *outl = 0;
   return 1;
@@ -302,7 +353,7 @@ bool GetOne(GcmCtx *ctx, size_t key, OSSL_PARAM *p) {
     case kGetIvLen: return SetSize(p, ctx->iv_len);
     case kGetKeyLen: return SetSize(p, ctx->key_len());
     case kGetTagLen:
-      return SetSize(p, ctx->tag_len.value_or(kTagLen));
+      return SetSize(p, ctx->tag_len != 0 ? ctx->tag_len : kTagLen);
     case kGetIv:
     case kGetUpdatedIv: return GetIv(ctx, p);
     case kGetTlsAadPad: return SetSize(p, ctx->tls_aad_pad);
@@ -319,10 +370,9 @@ bool GetOne(GcmCtx *ctx, size_t key, OSSL_PARAM *p) {
 
 int GcmGetCtxParams(void *vctx, OSSL_PARAM params[]) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
-  return ForEachParam<kGetKeys, GcmParamWalk>(params,
-                                [ctx](size_t key, OSSL_PARAM *p) {
-                                  return GetOne(ctx, key, p);
-                                })
+  return ForEachParam<kGetKeys, GcmParamWalk, kGetTag>(
+             params,
+             [ctx](size_t key, OSSL_PARAM *p) { return GetOne(ctx, key, p); })
              ? 1
              : 0;
 }
@@ -366,6 +416,7 @@ bool SetIvLen(GcmCtx *ctx, const OSSL_PARAM *p) {
   if (iv_len != ctx->iv_len) {
     // An IV already set (or drawn) no longer matches: require a new one.
     if (ctx->iv_state == IvState::kBuffered ||
+        ctx->iv_state == IvState::kStarted ||
         ctx->iv_state == IvState::kCopied) {
       ctx->iv_state = IvState::kFinished;
     }

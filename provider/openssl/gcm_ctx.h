@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 
 #include "provider/openssl/generic_ctx.h"
 #include "provider/openssl/iv_buffer.h"
@@ -31,12 +30,22 @@ inline constexpr size_t kTlsExplicitIvLen = EVP_GCM_TLS_EXPLICIT_IV_LEN;  // 8
 inline constexpr size_t kTlsFixedIvLen = EVP_GCM_TLS_FIXED_IV_LEN;        // 4
 inline constexpr size_t kTlsAadLen = EVP_AEAD_TLS1_AAD_LEN;               // 13
 
+// kStarted: buffered, with the engine's message already begun on it by the
+// init that made it so (where that cannot fail), so that the first update
+// or final goes straight to the engine; in every other respect kBuffered,
+// and any later init makes it kBuffered again.
 // kInterrupted: finished because a key ended the message under way
 // (GcmInit). The default provider's message would go on, and its
 // encrypting final would make a tag and set the tag length to 16: aesmux
 // refuses that final but sets the length, and the IV is then kFinished.
-enum class IvState : uint8_t { kUninitialised, kBuffered, kCopied,
-                               kFinished, kInterrupted };
+enum class IvState : uint8_t {
+  kUninitialised,
+  kBuffered,
+  kStarted,
+  kCopied,
+  kFinished,
+  kInterrupted
+};
 
 inline bool IsFinished(IvState state) {
   return state == IvState::kFinished || state == IvState::kInterrupted;
@@ -75,9 +84,9 @@ struct GcmState {
   // An IV was ever drawn at random ("iv-generated"): never cleared, as in
   // the default provider.
   bool iv_generated = false;
-  // Set by a decryption's settag or an encryption's final; until then
-  // get_ctx_params reports 16.
-  std::optional<uint8_t> tag_len;
+  // Set (1..16) by a decryption's settag or an encryption's final; until
+  // then 0, and get_ctx_params reports 16.
+  uint8_t tag_len = 0;
   // A decryption's final found the tag wrong: the message may go on, but
   // no later final of it succeeds (docs/differences.md).
   bool tag_failed = false;

@@ -167,13 +167,18 @@ template <const auto &kKeys, typename Param, typename Handle>
 //
 // EVP's controls and EVP_CIPHER_CTX_get_iv_length pass one parameter at a
 // time: such an array is served by one lookup of its key, not one scan of
-// it per key.
-template <const auto &kKeys, ParamWalk (*kWalk)() = nullptr, typename Param,
-          typename Handle>
+// it per key, and kKeys[kFirst] is tried first (the key asked for once per
+// record, such as GCM's tag: BENCHMARKS.md, "Instructions per record").
+template <const auto &kKeys, ParamWalk (*kWalk)() = nullptr, size_t kFirst = 0,
+          typename Param, typename Handle>
 bool ForEachParam(Param *params, Handle handle) {
   constexpr size_t kN = std::tuple_size_v<std::remove_cvref_t<decltype(kKeys)>>;
+  static_assert(kFirst < kN);
   if (params == nullptr || params[0].key == nullptr) return true;
   if (params[1].key == nullptr) {
+    if (MatchesKey<kKeys, kFirst>(params[0].key)) {
+      return handle(kFirst, &params[0]);
+    }
     const size_t i =
         KeyIndex<kKeys>(params[0].key, std::make_index_sequence<kN>());
     return i == kN || handle(i, &params[0]);

@@ -76,9 +76,9 @@ bool GcmEngine::CopyFrom(const GcmEngine &other) {
   simd_ = std::move(simd);
   fallback_ = std::move(fallback);
   late_ = std::move(late);
-  cpu_ = other.cpu_ == nullptr             ? nullptr
+  SetCpu(other.cpu_ == nullptr             ? nullptr
          : other.cpu_ == other.simd_.get() ? simd_.get()
-                                           : fallback_.get();
+                                           : fallback_.get());
   return true;
 }
 
@@ -86,7 +86,7 @@ void GcmEngine::SetKey(std::span<const uint8_t> key) {
   // Setting a key ends the current message, as in the default provider,
   // and one a paused ASYNC job left on the kernel and never came back for.
   CancelQueued();
-  cpu_ = nullptr;
+  SetCpu(nullptr);
   if (late_ != nullptr) {
     late_->value.on_afalg = false;
     late_->value.expected_tag.reset();
@@ -117,25 +117,23 @@ GcmEngine::Late *GcmEngine::LateState() {
   if (late_ == nullptr) {
     late_.reset(new (std::nothrow) Late);
     if (late_ == nullptr) OutOfMemory();
+    SetCpu(cpu_);  // a message with late state is not OnSimd()
   }
   return late_.get();
 }
 
 bool GcmEngine::Start(Direction direction, std::span<const uint8_t> iv) {
-  value_.direction = direction;
-  value_.aad_len = 0;
-  value_.data_len = 0;
+  BeginOn(nullptr, direction);
   if (value_.start_path) {
     // Routed now, with nothing kept: the default settings' every message.
-    cpu_ = CpuPath(*value_.start_path);
+    SetCpu(CpuPath(*value_.start_path));
     if (cpu_ != nullptr &&
-        OnCpu([&](auto &path) { return path.Start(direction, iv); })) {
+        OnPath(cpu_, [&](auto &path) { return path.Start(direction, iv); })) {
       return true;
     }
-    cpu_ = nullptr;  // the message cannot go on
+    SetCpu(nullptr);  // the message cannot go on
     return false;
   }
-  cpu_ = nullptr;
   Late *late = LateState();
   if (late == nullptr) return false;
   late->afalg.CancelQueued();  // a message whose ASYNC job never came back
@@ -167,6 +165,7 @@ void GcmEngine::ExpectTag(std::span<const uint8_t> tag) {
     // nothing is raised.
     late_.reset(new (std::nothrow) Late);
     if (late_ == nullptr) return;
+    SetCpu(cpu_);  // a message with late state is not OnSimd()
   }
   Late *late = late_.get();
   if (tag.size() != 16) {
@@ -194,7 +193,7 @@ bool GcmEngine::StartCpu(Path path) {
       !cpu->Start(value_.direction, {late.value.iv.data(), late.value.iv_len})) {
     return false;
   }
-  cpu_ = cpu;
+  SetCpu(cpu);
   late.value.on_afalg = false;
   if (late.pending_aad.empty()) return true;
   const bool ok = cpu_->Aad(late.pending_aad.bytes());
@@ -202,11 +201,11 @@ bool GcmEngine::StartCpu(Path path) {
   return ok;
 }
 
-bool GcmEngine::Aad(std::span<const uint8_t> aad) {
+bool GcmEngine::AadGeneral(std::span<const uint8_t> aad) {
   if (aad.size() > kMaxAadLen - value_.aad_len) return TooLong();
   value_.aad_len += aad.size();
   if (cpu_ != nullptr) {
-    return OnCpu([aad](auto &path) { return path.Aad(aad); });
+    return cpu_->Aad(aad);
   }
   if (late_ == nullptr) return false;  // no message under way
   Late &late = *late_;
@@ -224,7 +223,7 @@ bool GcmEngine::Aad(std::span<const uint8_t> aad) {
   return StartCpu(path) && cpu_->Aad(aad);
 }
 
-bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
+bool GcmEngine::CryptGeneral(uint8_t *out, const uint8_t *in, size_t len) {
   if (len > kMaxDataLen - value_.data_len) return TooLong();
   if (cpu_ == nullptr) {
     if (late_ == nullptr) return false;  // no message under way
@@ -243,9 +242,7 @@ bool GcmEngine::Crypt(uint8_t *out, const uint8_t *in, size_t len) {
     }
   }
   value_.data_len += len;
-  return OnCpu([this, out, in, len](auto &path) {
-    return path.Crypt(value_.direction, out, in, len);
-  });
+  return cpu_->Crypt(value_.direction, out, in, len);
 }
 
 bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
@@ -311,11 +308,11 @@ bool GcmEngine::ReplayOnCpu(Path path) {
 }
 
 void GcmEngine::EndMessage() {
-  cpu_ = nullptr;
+  SetCpu(nullptr);
   if (late_ != nullptr) late_->EndMessage();
 }
 
-bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
+bool GcmEngine::FinishGeneral(uint8_t tag[16], size_t tag_len) {
   const bool encrypt = value_.direction == Direction::kEncrypt;
   bool ok = false;
   if (cpu_ == nullptr) {
@@ -343,10 +340,8 @@ bool GcmEngine::Finish(uint8_t tag[16], size_t tag_len) {
   }
   Path path = Path::kAfalg;
   if (cpu_ != nullptr) {
-    path = OnCpu([](auto &cpu) { return cpu.path(); });
-    ok = OnCpu([this, tag, tag_len](auto &cpu) {
-      return cpu.Finish(value_.direction, tag, tag_len);
-    });
+    path = cpu_->path();
+    ok = cpu_->Finish(value_.direction, tag, tag_len);
   }
   Router::Served(value_.alg, path, value_.message_bytes());
   if (late_ != nullptr) late_->value.expected_tag.reset();
@@ -362,7 +357,7 @@ bool GcmEngine::Record(Direction direction, std::span<const uint8_t> iv,
                        RecordLayout layout) {
   if (len > kMaxDataLen || aad.size() > kMaxAadLen) return TooLong();
   value_.direction = direction;
-  cpu_ = nullptr;
+  SetCpu(nullptr);
   const uint64_t total = uint64_t{aad.size()} + len;
   Path path;
   if (value_.start_path) [[likely]] {

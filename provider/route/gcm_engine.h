@@ -82,6 +82,15 @@ class GcmEngine {
 
   // Begins a message; `iv` is 1..128 bytes.
   bool Start(Direction direction, std::span<const uint8_t> iv);
+  // Whether Start cannot fail: on the kernels' path, made already and
+  // routed at Start. StartAtOnce is Start there.
+  bool StartsAtOnce() const {
+    return value_.start_path == Path::kSimd && simd_ != nullptr;
+  }
+  void StartAtOnce(Direction direction, std::span<const uint8_t> iv) {
+    BeginOn(simd_.get(), direction);
+    SimdPath().Start(direction, iv);
+  }
   // Goes on with the current message in `direction`, as the default
   // provider does when a context changes direction mid-message: the same
   // counter and GHASH state, which from then on takes the caller's input
@@ -99,8 +108,20 @@ class GcmEngine {
   // nothing written, and the message goes on as before it.
   static constexpr uint64_t kMaxDataLen = (uint64_t{1} << 36) - 32;
   static constexpr uint64_t kMaxAadLen = uint64_t{1} << 61;
-  bool Aad(std::span<const uint8_t> aad);
-  bool Crypt(uint8_t *out, const uint8_t *in, size_t len);
+  bool Aad(std::span<const uint8_t> aad) {
+    if (OnSimd() && aad.size() <= kMaxAadLen - value_.aad_len) [[likely]] {
+      value_.aad_len += aad.size();
+      return SimdPath().Aad(aad);
+    }
+    return AadGeneral(aad);
+  }
+  bool Crypt(uint8_t *out, const uint8_t *in, size_t len) {
+    if (OnSimd() && len <= kMaxDataLen - value_.data_len) [[likely]] {
+      value_.data_len += len;
+      return SimdPath().Crypt(value_.direction, out, in, len);
+    }
+    return CryptGeneral(out, in, len);
+  }
   // Tests only: the message under way counts as having had `aad_len`
   // bytes of AAD and `data_len` of payload (the paths' own state is left
   // as it is), so that the limits can be tried without 64 GiB of work.
@@ -113,7 +134,15 @@ class GcmEngine {
   // time); if they do not, the message is not over: like the default
   // provider's, it goes on with further Crypt calls, and Finish may be
   // called again.
-  bool Finish(uint8_t tag[16], size_t tag_len);
+  bool Finish(uint8_t tag[16], size_t tag_len) {
+    if (OnSimd()) [[likely]] {
+      const bool ok = SimdPath().Finish(value_.direction, tag, tag_len);
+      Router::Served(value_.alg, Path::kSimd, value_.message_bytes());
+      if (ok || value_.direction == Direction::kEncrypt) SetCpu(nullptr);
+      return ok;
+    }
+    return FinishGeneral(tag, tag_len);
+  }
 
   // A whole message whose parts are all at hand (a TLS 1.2 record): IV,
   // AAD, `len` bytes of payload and a 16-byte tag, in one call. The router
@@ -171,20 +200,38 @@ class GcmEngine {
     return made != nullptr ? made : MakeCpuPath(path);
   }
   CpuGcm *MakeCpuPath(Path path);
-  // call(path) on the current message's path (cpu_, not null): on the
-  // kernels' path, SimdGcmPath itself, whose methods (it is final) are
-  // called directly and inlined here, not through the virtual table, four
-  // times per record.
-  template <typename Call>
-  decltype(auto) OnCpu(Call call) {
-    return OnPath(cpu_, call);
-  }
-  // The same on `cpu`, either of the paths (not null).
+  // call(path) on `cpu`, either of the paths (not null): on the kernels'
+  // path, SimdGcmPath itself, whose methods (it is final) are called
+  // directly and inlined here, not through the virtual table.
   template <typename Call>
   decltype(auto) OnPath(CpuGcm *cpu, Call call) {
     if (cpu == simd_.get()) return call(*static_cast<SimdGcmPath *>(cpu));
     return call(*cpu);
   }
+  // Whether the current message runs on the kernels' path with no late
+  // state to keep (routed at Start): then SimdPath() is its path, a
+  // SimdGcmPath whose calls are inlined into Aad, Crypt and Finish (the
+  // common case of every record runs no other code of the engine).
+  bool OnSimd() const { return on_simd_; }
+  SimdGcmPath &SimdPath() const { return *static_cast<SimdGcmPath *>(cpu_); }
+  // Every change of cpu_ (and the making of late_) goes through here,
+  // which keeps on_simd_ with them.
+  void SetCpu(CpuGcm *cpu) {
+    cpu_ = cpu;
+    on_simd_ = cpu != nullptr && cpu == simd_.get() && late_ == nullptr;
+  }
+  // A message begins on `cpu` (made) in `direction`, before the path
+  // itself starts it.
+  void BeginOn(CpuGcm *cpu, Direction direction) {
+    value_.direction = direction;
+    value_.aad_len = 0;
+    value_.data_len = 0;
+    SetCpu(cpu);
+  }
+  // Aad, Crypt and Finish on any path, the limits checked.
+  bool AadGeneral(std::span<const uint8_t> aad);
+  bool CryptGeneral(uint8_t *out, const uint8_t *in, size_t len);
+  bool FinishGeneral(uint8_t tag[16], size_t tag_len);
   // late_, made on first use; null as CpuPath.
   Late *LateState();
   // Routes the current message (to the afalg path: nothing more happens
@@ -217,8 +264,9 @@ class GcmEngine {
     uint64_t message_bytes() const { return aad_len + data_len; }
   } value_;
   // The current message's path once it runs on a CPU path: simd_ or
-  // fallback_. simd_ holds a SimdGcmPath (OnCpu relies on it).
+  // fallback_. simd_ holds a SimdGcmPath (OnSimd and OnPath rely on it).
   CpuGcm *cpu_ = nullptr;
+  bool on_simd_ = false;  // OnSimd(), kept by SetCpu
   std::unique_ptr<CpuGcm> simd_;
   std::unique_ptr<CpuGcm> fallback_;
   std::unique_ptr<Late> late_;

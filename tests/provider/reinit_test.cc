@@ -58,9 +58,12 @@ bool KeepsOldSchedule(const char *name) {
 class ReinitTest : public KernelConfigTest {
  protected:
   // One provider's run of: init, [update, [final]], re-init in `style`,
-  // update, final; every result as a line of text.
+  // update, final; every result as a line of text. `warm`: the context has
+  // served a whole message before that first init (which then names no
+  // cipher), so that aesmux's paths are made and an init can begin the
+  // message at once.
   std::vector<std::string> Run(const EVP_CIPHER *cipher, int enc, Point point,
-                               Style style) {
+                               Style style, bool warm) {
     std::vector<std::string> log;
     auto note = [&](const std::string &what, int ret) {
       log.push_back(what + " -> " + std::to_string(ret) + " errors " +
@@ -69,8 +72,6 @@ class ReinitTest : public KernelConfigTest {
     };
     auto ctx = NewCipherCtx();
     const bool gcm = EVP_CIPHER_get_mode(cipher) == EVP_CIPH_GCM_MODE;
-    note("init", EVP_CipherInit_ex2(ctx.get(), cipher, key_[0].data(),
-                                    iv_[0].data(), enc, nullptr));
     auto update = [&](const char *what, size_t len) {
       Bytes out(len + 16, 0);
       int out_len = -1;
@@ -98,6 +99,15 @@ class ReinitTest : public KernelConfigTest {
         note("tag " + ToHex(tag), got);
       }
     };
+    if (warm) {
+      note("warm-up init", EVP_CipherInit_ex2(ctx.get(), cipher, key_[1].data(),
+                                              iv_[1].data(), enc, nullptr));
+      update("warm-up update", 21);
+      final("warm-up final");
+    }
+    note("init",
+         EVP_CipherInit_ex2(ctx.get(), warm ? nullptr : cipher, key_[0].data(),
+                            iv_[0].data(), enc, nullptr));
     if (point != Point::kFresh) update("first update", 37);
     if (point == Point::kAfterFinal) final("first final");
     const int new_enc = style.switch_direction ? !enc : -1;
@@ -163,9 +173,13 @@ TEST_P(ReinitTest, EveryStyleAtEveryPointMatchesTheDefaultProvider) {
             // compare with it given the key again.
             reference.key = 1;
           }
-          EXPECT_EQ(testing::PrintToString(Run(ours.get(), enc, point, style)),
-                    testing::PrintToString(
-                        Run(theirs.get(), enc, point, reference)));
+          for (bool warm : {false, true}) {
+            SCOPED_TRACE(warm ? "after a whole message" : "fresh context");
+            EXPECT_EQ(testing::PrintToString(
+                          Run(ours.get(), enc, point, style, warm)),
+                      testing::PrintToString(
+                          Run(theirs.get(), enc, point, reference, warm)));
+          }
         }
       }
     }
@@ -185,50 +199,67 @@ TEST_P(ReinitTest, GcmKeyInTheMiddleOfAMessageEndsIt) {
     SetKeys(ciphers[0].get());
     for (int enc : {1, 0}) {
       for (int same_key : {1, 0}) {
-        SCOPED_TRACE(testing::Message() << "enc " << enc << " same key "
-                                        << same_key);
-        Bytes first[2], second[2], fresh[2];
-        int update_ok[2], final_ok[2];
-        for (int side = 0; side < 2; ++side) {
-          auto ctx = NewCipherCtx();
-          int len = 0;
-          first[side].resize(37);
-          second[side].resize(37);
-          fresh[side].resize(37);
-          ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), ciphers[side].get(),
-                                         key_[0].data(), iv_[0].data(), enc,
-                                         nullptr));
-          ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), first[side].data(), &len,
-                                       plain_.data(), 37));
-          ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr,
-                                         key_[same_key ? 0 : 1].data(),
-                                         nullptr, -1, nullptr));
-          update_ok[side] = EVP_CipherUpdate(ctx.get(), second[side].data(),
-                                             &len, plain_.data(), 37);
-          if (!enc) {
-            ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG,
-                                            16, plain_.data()));
+        // warm: the context has served a whole message first, so that the
+        // init below begins its message at once.
+        for (bool warm : {false, true}) {
+          SCOPED_TRACE(testing::Message() << "enc " << enc << " same key "
+                                          << same_key << " warm " << warm);
+          Bytes first[2], second[2], fresh[2];
+          int update_ok[2], final_ok[2];
+          for (int side = 0; side < 2; ++side) {
+            auto ctx = NewCipherCtx();
+            int len = 0;
+            first[side].resize(37);
+            second[side].resize(37);
+            fresh[side].resize(37);
+            if (warm) {
+              Bytes out(37);
+              ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), ciphers[side].get(),
+                                             key_[1].data(), iv_[1].data(), enc,
+                                             nullptr));
+              ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), out.data(), &len,
+                                           plain_.data(), 21));
+              if (!enc) {
+                ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(
+                    ctx.get(), EVP_CTRL_AEAD_SET_TAG, 16, plain_.data()));
+              }
+              EVP_CipherFinal_ex(ctx.get(), out.data(), &len);
+              ERR_clear_error();
+            }
+            ASSERT_TRUE(EVP_CipherInit_ex2(
+                ctx.get(), warm ? nullptr : ciphers[side].get(), key_[0].data(),
+                iv_[0].data(), enc, nullptr));
+            ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), first[side].data(), &len,
+                                         plain_.data(), 37));
+            ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr,
+                                           key_[same_key ? 0 : 1].data(),
+                                           nullptr, -1, nullptr));
+            update_ok[side] = EVP_CipherUpdate(ctx.get(), second[side].data(),
+                                               &len, plain_.data(), 37);
+            if (!enc) {
+              ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG,
+                                              16, plain_.data()));
+            }
+            Bytes out(16);
+            final_ok[side] = EVP_CipherFinal_ex(ctx.get(), out.data(), &len);
+            ERR_clear_error();
+            // A new IV starts a message of its own.
+            ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr,
+                                           iv_[1].data(), -1, nullptr));
+            ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), fresh[side].data(), &len,
+                                         plain_.data(), 37));
           }
-          Bytes out(16);
-          final_ok[side] = EVP_CipherFinal_ex(ctx.get(), out.data(), &len);
-          ERR_clear_error();
-          // A new IV starts a message of its own.
-          ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr,
-                                         iv_[1].data(), -1, nullptr));
-          ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), fresh[side].data(), &len,
-                                       plain_.data(), 37));
+          // Neither provider repeats the first ciphertext...
+          EXPECT_NE(ToHex(second[1]), ToHex(first[1]));
+          // ...the default provider goes on (from a zeroed state), and aesmux
+          // stops.
+          EXPECT_EQ(update_ok[1], 1);
+          EXPECT_EQ(update_ok[0], 0)
+              << "aesmux went on: " << ToHex(second[0])
+              << (second[0] == first[0] ? " (the first ciphertext again)" : "");
+          EXPECT_EQ(final_ok[0], 0);
+          EXPECT_EQ(ToHex(fresh[0]), ToHex(fresh[1]));
         }
-        // Neither provider repeats the first ciphertext...
-        EXPECT_NE(ToHex(second[1]), ToHex(first[1]));
-        // ...the default provider goes on (from a zeroed state), and aesmux
-        // stops.
-        EXPECT_EQ(update_ok[1], 1);
-        EXPECT_EQ(update_ok[0], 0) << "aesmux went on: " << ToHex(second[0])
-                                   << (second[0] == first[0]
-                                           ? " (the first ciphertext again)"
-                                           : "");
-        EXPECT_EQ(final_ok[0], 0);
-        EXPECT_EQ(ToHex(fresh[0]), ToHex(fresh[1]));
       }
     }
   }
