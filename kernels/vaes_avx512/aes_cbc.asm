@@ -20,5 +20,6 @@ FUNC_END aesmux_cbc_encrypt_vaes_avx512
 ;;                                     uint8_t iv[16], uint8_t *out,
 ;;                                     const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_cbc_decrypt_vaes_avx512
+        SHORT_TO_AVX2 r8, 144, aesmux_cbc_decrypt_vaes_avx2
         VCBC_FUNC VCBC_DEC_BODY, 13
 FUNC_END aesmux_cbc_decrypt_vaes_avx512

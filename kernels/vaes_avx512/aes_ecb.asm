@@ -12,11 +12,13 @@ section .text
 ;; void aesmux_ecb_encrypt_vaes_avx512(const aesmux_aes_key *enc, uint8_t *out,
 ;;                                     const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_ecb_encrypt_vaes_avx512
+        SHORT_TO_AVX2 rcx, 144, aesmux_ecb_encrypt_vaes_avx2
         VECB_FUNC enc
 FUNC_END aesmux_ecb_encrypt_vaes_avx512
 
 ;; void aesmux_ecb_decrypt_vaes_avx512(const aesmux_aes_key *dec, uint8_t *out,
 ;;                                     const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_ecb_decrypt_vaes_avx512
+        SHORT_TO_AVX2 rcx, 144, aesmux_ecb_decrypt_vaes_avx2
         VECB_FUNC dec
 FUNC_END aesmux_ecb_decrypt_vaes_avx512
