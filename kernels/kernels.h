@@ -108,8 +108,9 @@ typedef void aesmux_ctr_fn(const aesmux_aes_key *enc, uint8_t counter[16],
 // XTS (IEEE 1619) over one data unit of `len` >= 16 bytes with ciphertext
 // stealing when `len` is not a multiple of 16. `data_key` is key 1 (an
 // encryption schedule for encrypt, a decryption schedule for decrypt);
-// `tweak_key` is always key 2's encryption schedule; `iv` is the tweak input
-// and is not modified.
+// `tweak_key` is always key 2's encryption schedule, of the same key size
+// (IEEE 1619 splits one key in halves; the kernels run the data key's round
+// count for both); `iv` is the tweak input and is not modified.
 typedef void aesmux_xts_fn(const aesmux_aes_key *data_key,
                            const aesmux_aes_key *tweak_key,
                            const uint8_t iv[16], uint8_t *out,
