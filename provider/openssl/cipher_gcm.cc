@@ -301,6 +301,10 @@ int GcmCipher(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
 // The IV as "iv" and "updated-iv": a copy first, else a pointer.
 bool GetIv(GcmCtx *ctx, OSSL_PARAM *p) {
   if (ctx->iv_state == IvState::kUninitialised) return false;
+  // The IV may be handed out as a pointer (EVP_CIPHER_CTX_iv_noconst) and
+  // written through it: a message begun on it by init begins again, from
+  // the buffer, at the first update.
+  if (ctx->iv_state == IvState::kStarted) ctx->iv_state = IvState::kBuffered;
   if (ctx->iv_len > p->data_size &&
       (p->data != nullptr || !AnswersGcmSizeQueries())) {
     ERR_raise(ERR_LIB_PROV, PROV_R_INVALID_IV_LENGTH);
