@@ -111,6 +111,35 @@ class BlockEngine {
     return true;
   }
 
+  // RunWholeBlocks() for an ECB or CBC decryption that has one block in
+  // front of `in`: the block a padded decryption held back from the last
+  // update (`held`, 16 bytes), then `len` bytes of whole blocks; the
+  // output, 16 + len bytes, goes to `out`, which overlaps neither input.
+  // One request to the router, as Run() with two segments makes it.
+  bool RunHeldAndWholeBlocks(uint8_t *iv, uint8_t *out, const uint8_t *held,
+                             const uint8_t *in, size_t len) {
+    constexpr Direction kDecrypt = Direction::kDecrypt;
+    constexpr size_t kBlock = 16;
+    batch::CallerProbe caller;  // never asked: decryption is not batched
+    const Path path =
+        route_.Choose(kDecrypt, kBlock + len, /*batchable=*/false, caller);
+    if (path != Path::kSimd) [[unlikely]] {
+      const Segment segments[2] = {{out, held, kBlock},
+                                   {out + kBlock, in, len}};
+      return Run(path, kDecrypt, iv, std::span(segments, len != 0 ? 2 : 1),
+                 nullptr, kBlock + len);
+    }
+    if (family_ == Family::kCbc) {
+      simd_.CbcDecrypt(iv, out, held, kBlock);
+      if (len != 0) simd_.CbcDecrypt(iv, out + kBlock, in, len);
+    } else {
+      simd_.EcbDecrypt(out, held, kBlock);
+      if (len != 0) simd_.EcbDecrypt(out + kBlock, in, len);
+    }
+    route_.Served(Path::kSimd, kBlock + len);
+    return true;
+  }
+
   // Run() for XTS's one data unit, as RunWholeBlocks() for ECB and CBC:
   // it skips the general case's loops, spans and family switch, which a
   // data unit of 16 to 64 bytes would otherwise pay on every call.
