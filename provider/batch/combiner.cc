@@ -7,10 +7,13 @@
 // EncryptCbc(), which sends a request here or, inside an ASYNC job, to
 // async_jobs.cc.
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -25,6 +28,7 @@ namespace aesmux::batch {
 using internal::RunAlone;
 using internal::Shard;
 using internal::Slot;
+using internal::SoloTime;
 
 namespace {
 
@@ -33,23 +37,26 @@ constexpr size_t kMaxShards = 64;
 // Batching threads' requests of one size class (of the same bit width, so
 // that 8 KiB records that lose do not stop 64 KiB ones that win) rests
 // (the router's ThreadsRest(): they run alone) for kRestNs when
-// kVainBeforeRest requests in a row waited for peers in vain, or when more
+// kVainBeforeRest requests in a row waited for peers in vain, when more
 // than kLateInWindow of kWindow batched requests finished late, past their
-// latency budget or their share of the CPUs (internal/shard.h; at once if
-// more than kLateAtOnce did): on a machine
+// latency budget (internal/shard.h; at once if more than kLateAtOnce did),
+// or when more than half of them took longer than their share of the CPUs
+// (batching lost throughput): on a machine
 // loaded with other work, a waiting thread yields the CPU to other
 // processes for whole time slices, and the promise is about the 99th
-// percentile. The first kGrace batched requests after a rest are not
-// judged: they meet threads still finishing a request they run alone.
+// percentile. Requests that finish during a rest (those that were waiting
+// when it began, whose peers now run alone) and the first kGrace batched
+// requests after one (they meet threads still finishing a request they
+// run alone) are not judged.
 // Each rest is twice as long as the one before, up to kMaxRestNs, so that
 // trying again (a handful of late requests) costs well under a percent of
 // the threads' time however long batching keeps losing; a window without a
 // late request halves it again.
 constexpr uint32_t kVainBeforeRest = 4;
-constexpr uint32_t kWindow = 256;
-constexpr uint32_t kLateInWindow = 2;
-constexpr uint32_t kLateAtOnce = 4;
-constexpr uint32_t kGrace = 8;
+constexpr uint32_t kWindow = 1024;
+constexpr uint32_t kLateInWindow = 8;
+constexpr uint32_t kLateAtOnce = 16;
+constexpr uint32_t kGrace = 64;
 constexpr uint64_t kRestNs = 2000000;
 constexpr uint64_t kMaxRestNs = 1000000000;
 constexpr size_t kSizeClasses = 24;  // bit widths 0 .. 23, and above
@@ -67,11 +74,13 @@ class Health {
  private:
   void Rest();
 
-  // kVain verdicts in a row; batched requests and late ones in this
-  // window; batched requests after a rest not to judge.
+  // kVain verdicts in a row; batched requests, late ones and ones over
+  // their share in this window; batched requests after a rest not to
+  // judge.
   std::atomic<uint32_t> vain_{0};
   std::atomic<uint32_t> window_{0};
   std::atomic<uint32_t> window_late_{0};
+  std::atomic<uint32_t> window_over_share_{0};
   std::atomic<int32_t> grace_{0};
   std::atomic<uint64_t> rest_until_{0};     // NowNanos(); 0: no rest yet
   std::atomic<uint64_t> rest_ns_{kRestNs};  // the next rest's length
@@ -121,13 +130,17 @@ class Combiner {
 
   explicit Combiner(Combiner *inherited) : inherited_(inherited) {}
 
+  // The shard of the calling thread's CPU.
+  size_t ShardOfThisCpu() const;
+
   std::atomic<uint32_t> callers_{0};  // threads counted in flight
-  std::atomic<uint32_t> next_ordinal_{0};
-  std::atomic<uint32_t> leases_{0};  // living threads that have batched
   std::array<Health, kSizeClasses> health_;
   std::unique_ptr<Shard[]> shards_;
   uint32_t usable_cpus_ = 1;
   size_t num_shards_ = 0;
+  // For each CPU the process may run on, its rank among them (modulo the
+  // shards); the shard of any other CPU is its number modulo the shards.
+  std::array<uint8_t, CPU_SETSIZE> shard_of_cpu_{};
   const uint64_t generation_ = core::ProcessGeneration();
   // In a forked child, the combiner it replaced (and that one's), never
   // freed: the forking thread's lease may point into it.
@@ -140,30 +153,32 @@ Combiner *Combiner::Create(Combiner *inherited) {
   combiner->usable_cpus_ = std::max(core::UsableCpus(), 1u);
   combiner->num_shards_ = std::min<size_t>(combiner->usable_cpus_, kMaxShards);
   combiner->shards_.reset(new (std::nothrow) Shard[combiner->num_shards_]);
+  cpu_set_t allowed;
+  const bool known = sched_getaffinity(0, sizeof(allowed), &allowed) == 0;
+  size_t rank = 0;
+  for (size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    const bool in_set = known && CPU_ISSET(cpu, &allowed);
+    combiner->shard_of_cpu_[cpu] = static_cast<uint8_t>(
+        (in_set ? rank++ : cpu) % combiner->num_shards_);
+  }
   return combiner->shards_ != nullptr ? combiner.release() : nullptr;
 }
 
-// The calling thread's place: its ordinal, which picks its shard among
-// those in use, and its slot in each shard it has used; counted in
-// leases_, and its slots given back for reuse, until the thread exits.
+// The calling thread's place: its slot in each shard it has used, given
+// back for reuse when the thread exits.
 struct Combiner::Lease {
-  explicit Lease(Combiner &combiner)
-      : owner(combiner),
-        ordinal(combiner.next_ordinal_.fetch_add(1,
-                                                 std::memory_order_relaxed)) {
-    owner.leases_.fetch_add(1, std::memory_order_relaxed);
-  }
+  explicit Lease(Combiner &combiner) : owner(combiner) {}
   Lease(const Lease &) = delete;
   Lease &operator=(const Lease &) = delete;
   ~Lease() {
-    owner.leases_.fetch_sub(1, std::memory_order_relaxed);
+    if (shard < owner.num_shards_) owner.shards_[shard].Leave();
     for (size_t i = 0; i < slots.size(); ++i) {
       if (slots[i] != nullptr) owner.shards_[i].Release(*slots[i]);
     }
   }
 
   Combiner &owner;
-  const uint32_t ordinal;
+  size_t shard = SIZE_MAX;  // the shard joined, if any
   std::array<Slot *, kMaxShards> slots{};
 };
 
@@ -199,6 +214,14 @@ Combiner::Lease *Combiner::ThisThreadLease() {
 
 void Combiner::ReleaseLease(void *lease) { delete static_cast<Lease *>(lease); }
 
+size_t Combiner::ShardOfThisCpu() const {
+  const int cpu = sched_getcpu();
+  if (cpu < 0) return 0;
+  return static_cast<size_t>(cpu) < shard_of_cpu_.size()
+             ? shard_of_cpu_[static_cast<size_t>(cpu)]
+             : static_cast<size_t>(cpu) % num_shards_;
+}
+
 Slot *Combiner::SlotIn(Lease &lease, size_t index) {
   Slot *&slot = lease.slots[index];
   if (slot == nullptr) {
@@ -210,6 +233,7 @@ Slot *Combiner::SlotIn(Lease &lease, size_t index) {
 
 void Health::Count(internal::Verdict verdict) {
   using internal::Verdict;
+  if (Rests()) return;
   if (verdict == Verdict::kNone) return;
   if (verdict == Verdict::kVain) {
     if (vain_.fetch_add(1, std::memory_order_relaxed) + 1 >= kVainBeforeRest) {
@@ -229,10 +253,15 @@ void Health::Count(internal::Verdict verdict) {
     Rest();
     return;
   }
+  if (verdict == Verdict::kOverShare) {
+    window_over_share_.fetch_add(1, std::memory_order_relaxed);
+  }
   if (window_.fetch_add(1, std::memory_order_relaxed) + 1 < kWindow) return;
   window_.store(0, std::memory_order_relaxed);
   const uint32_t late = window_late_.exchange(0, std::memory_order_relaxed);
-  if (late > kLateInWindow) {
+  const uint32_t over_share =
+      window_over_share_.exchange(0, std::memory_order_relaxed);
+  if (late > kLateInWindow || over_share > kWindow / 2) {
     Rest();
   } else if (late == 0) {
     rest_ns_.store(
@@ -245,6 +274,7 @@ void Health::Rest() {
   vain_.store(0, std::memory_order_relaxed);
   window_.store(0, std::memory_order_relaxed);
   window_late_.store(0, std::memory_order_relaxed);
+  window_over_share_.store(0, std::memory_order_relaxed);
   grace_.store(kGrace, std::memory_order_relaxed);
   const uint64_t rest = rest_ns_.load(std::memory_order_relaxed);
   rest_until_.store(internal::NowNanos() + rest, std::memory_order_relaxed);
@@ -252,14 +282,18 @@ void Health::Rest() {
 }
 
 Ran Combiner::Encrypt(const kernels::Tier &tier, const CbcRequest &request) {
-  // One shard per batch's worth of threads that batch, up to one per CPU,
-  // each thread in the shard its ordinal picks.
+  // One shard per CPU, each request in the shard of the CPU its thread
+  // runs on: the threads that batch together share a CPU, so that while
+  // one combines the others' turns come on that CPU, and every CPU forms
+  // and runs batches of its own (waking a thread on another CPU costs an
+  // interrupt, in a VM tens of microseconds).
   if (Lease *lease = ThisThreadLease()) {
-    const size_t in_use = std::clamp<size_t>(
-        (leases_.load(std::memory_order_relaxed) + tier.mb.lanes - 1) /
-            tier.mb.lanes,
-        1, num_shards_);
-    const size_t index = lease->ordinal % in_use;
+    const size_t index = ShardOfThisCpu();
+    if (lease->shard != index) {
+      if (lease->shard < num_shards_) shards_[lease->shard].Leave();
+      shards_[index].Join();
+      lease->shard = index;
+    }
     if (SlotIn(*lease, index) != nullptr) {
       internal::Verdict verdict;
       // Run() drops the lease's slot if it withdraws the request.
@@ -346,6 +380,11 @@ Ran EncryptCbc(const kernels::Tier &tier, const CbcRequest &request,
   Ran ran = Ran::kAlone;
   if (combiner != nullptr && caller.batches_) {
     ran = combiner->Encrypt(tier, request);
+  } else if (combiner != nullptr && caller.others_ >= core::UsableCpus() &&
+             SoloTime::WantSample(/*resting=*/true)) {
+    // Batching rests: the solo time is learnt from these requests
+    // meanwhile, for the latency budget when it runs again.
+    SoloTime::RunAndLearn(tier, request, /*resting=*/true);
   } else {
     RunAlone(tier, request);
   }

@@ -39,9 +39,10 @@ constexpr uint64_t kPeerSlackNs = 25000;
 constexpr uint64_t kWithdrawAfterSolos = 2;
 
 // A batched request finishes late, past its latency budget, when it took
-// more than twice its solo time plus this long from its publication to its
-// result: the promise is twice the solo time plus 50 us for the whole
-// call, of which copying, waking and returning take some.
+// more than twice its solo tail time plus this long from its publication
+// to its result: the promise is that a request's 99th-percentile latency
+// stays within twice its solo one plus 50 us for the whole call, of which
+// copying, waking and returning take some.
 constexpr uint64_t kLatencyBudgetSolos = 2;
 constexpr uint64_t kLatencySlackNs = 45000;
 
@@ -66,24 +67,38 @@ void SetCombineHookForTesting(CombineHook hook) {
 namespace {
 
 // The first this many requests run alone and are timed; the estimate is
-// their fastest. After that one request in kSampleEvery runs alone, and
-// moves the estimate by an eighth of the way (a sample at most twice the
-// estimate: a run the scheduler interrupted says little).
+// their fastest. After that one request in kSampleEvery runs alone (one in
+// kRestingSampleEvery while batching rests, when all run alone anyway),
+// and moves the estimate by an eighth of the way (a sample at most twice
+// the estimate: a run the scheduler interrupted says little about the
+// usual time).
 constexpr uint32_t kFirstSamples = 4;
 constexpr uint32_t kSampleEvery = 1024;
+constexpr uint32_t kRestingSampleEvery = 32;
+
+// The tail estimate is the kTailRank-th slowest of the last
+// kRecentSamples samples taken while batching rested (their 99th
+// percentile), at most kMaxTailSolos times the usual time (a run that a
+// long preemption stretched says little).
+constexpr size_t kRecentSamples = 256;
+constexpr size_t kTailRank = 3;
+constexpr uint64_t kMaxTailSolos = 4;
 
 constinit std::atomic<uint32_t> g_solo_ps{0};
+constinit std::atomic<uint32_t> g_solo_tail_ps{0};
 constinit std::atomic<uint32_t> g_solo_samples{0};
 constinit std::atomic<uint32_t> g_solo_requests{0};
+constinit std::atomic<uint32_t> g_solo_recent_next{0};
+constinit std::array<std::atomic<uint32_t>, kRecentSamples> g_solo_recent{};
 
 }  // namespace
 
-bool SoloTime::WantSample() {
+bool SoloTime::WantSample(bool resting) {
   if (g_solo_samples.load(std::memory_order_relaxed) < kFirstSamples) {
     return true;
   }
   return g_solo_requests.fetch_add(1, std::memory_order_relaxed) %
-             kSampleEvery ==
+             (resting ? kRestingSampleEvery : kSampleEvery) ==
          0;
 }
 
@@ -92,11 +107,35 @@ uint64_t SoloTime::Nanos(size_t len, uint32_t rounds) {
          1000;
 }
 
-void SoloTime::Learn(uint64_t nanos, size_t len, uint32_t rounds) {
+uint64_t SoloTime::TailNanos(size_t len, uint32_t rounds) {
+  const uint64_t usual = g_solo_ps.load(std::memory_order_relaxed);
+  const uint64_t tail = std::clamp<uint64_t>(
+      g_solo_tail_ps.load(std::memory_order_relaxed), usual,
+      kMaxTailSolos * usual);
+  return tail * len * rounds / 1000;
+}
+
+namespace {
+
+void Learn(uint64_t nanos, size_t len, uint32_t rounds, bool resting) {
   if (len == 0) return;
   const uint64_t sample = std::clamp<uint64_t>(
       nanos * 1000 / (uint64_t{len} * rounds), 1, UINT32_MAX);
   const uint32_t seen = g_solo_samples.fetch_add(1, std::memory_order_relaxed);
+  if (resting) {
+    const uint32_t index = g_solo_recent_next.fetch_add(
+        1, std::memory_order_relaxed);
+    g_solo_recent[index % kRecentSamples].store(
+        static_cast<uint32_t>(sample), std::memory_order_relaxed);
+    std::array<uint32_t, kTailRank> slowest{};  // descending
+    for (const std::atomic<uint32_t> &recent : g_solo_recent) {
+      uint32_t value = recent.load(std::memory_order_relaxed);
+      for (uint32_t &rank : slowest) {
+        if (value > rank) std::swap(value, rank);
+      }
+    }
+    g_solo_tail_ps.store(slowest.back(), std::memory_order_relaxed);
+  }
   uint32_t old = g_solo_ps.load(std::memory_order_relaxed);
   uint32_t next;
   do {
@@ -111,6 +150,15 @@ void SoloTime::Learn(uint64_t nanos, size_t len, uint32_t rounds) {
     }
   } while (!g_solo_ps.compare_exchange_weak(old, next,
                                             std::memory_order_relaxed));
+}
+
+}  // namespace
+
+void SoloTime::RunAndLearn(const kernels::Tier &tier,
+                           const CbcRequest &request, bool resting) {
+  const uint64_t start = NowNanos();
+  RunAlone(tier, request);
+  Learn(NowNanos() - start, request.len, request.key->rounds, resting);
 }
 
 // ---------------------------------------------------------------------------
@@ -167,7 +215,6 @@ Slot *Shard::Reuse() {
     bool free = false;
     if (slot->in_use.compare_exchange_strong(free, true,
                                              std::memory_order_acquire)) {
-      threads_.fetch_add(1, std::memory_order_relaxed);
       return slot;
     }
   }
@@ -183,12 +230,10 @@ Slot *Shard::Add() {
                                        std::memory_order_release,
                                        std::memory_order_relaxed)) {
   }
-  threads_.fetch_add(1, std::memory_order_relaxed);
   return slot;
 }
 
 void Shard::Release(Slot &slot) {
-  threads_.fetch_sub(1, std::memory_order_relaxed);
   slot.in_use.store(false, std::memory_order_release);
 }
 
@@ -213,12 +258,15 @@ uint32_t Shard::Quorum(const kernels::Tier &tier) const {
 
 void Shard::Wait() {
   // The CPU to the next thread that can run: with more threads than CPUs
-  // (the router sends nothing here otherwise), often a peer coming back
-  // with its next request. Sleeping on a futex would cost the combiner a
-  // system call to wake each waiter and, in a VM, an interrupt to another
-  // CPU, more than a batch's own work (BENCHMARKS.md). A yield that hands
-  // the CPU to another process for a whole time slice (a busy machine)
-  // makes its caller late, which rests batching (combiner.cc).
+  // (the router sends nothing here otherwise) and the threads of a shard
+  // on one CPU, often a peer coming back with its next request. Sleeping
+  // on a futex instead costs a system call to sleep and one to wake, and
+  // in a VM an interrupt to another CPU when the scheduler moves a thread
+  // (27-37 us on the machine of BENCHMARKS.md): the batches of 16 threads
+  // of 16 KiB on 2 CPUs then gained 1.05x where yielding gains 2x. A yield
+  // behind a thread that does not yield (another process, or threads that
+  // run their requests alone) waits out that thread's time slice, which
+  // makes its caller late and rests batching (combiner.cc).
   sched_yield();
 }
 
@@ -240,10 +288,13 @@ Ran Shard::Run(const kernels::Tier &tier, const CbcRequest &request,
                Verdict *verdict) {
   *verdict = Verdict::kNone;
   const uint32_t rounds = request.key->rounds;
-  if (SoloTime::WantSample() || !mine->Reserve(request.len)) {
-    const uint64_t start = NowNanos();
+  if (threads_.load(std::memory_order_relaxed) <= 1) {
+    // Nobody else's requests come to this CPU's shard.
     RunAlone(tier, request);
-    SoloTime::Learn(NowNanos() - start, request.len, rounds);
+    return Ran::kAlone;
+  }
+  if (SoloTime::WantSample(/*resting=*/false) || !mine->Reserve(request.len)) {
+    SoloTime::RunAndLearn(tier, request, /*resting=*/false);
     return Ran::kAlone;
   }
   Slot &slot = *mine;
@@ -279,7 +330,6 @@ Ran Shard::Run(const kernels::Tier &tier, const CbcRequest &request,
         if (slot.state.compare_exchange_strong(taken, kAbandoned,
                                                std::memory_order_acq_rel)) {
           // The combiner frees the slot; we never touch it again.
-          threads_.fetch_sub(1, std::memory_order_relaxed);
           mine = nullptr;
           *verdict = Verdict::kVain;
           RunAlone(tier, request);
@@ -293,14 +343,18 @@ Ran Shard::Run(const kernels::Tier &tier, const CbcRequest &request,
   }
   const uint64_t took = NowNanos() - published;
   // Alone, each of the threads in flight would have had its share of the
-  // CPUs for its request: batching that takes longer loses throughput.
+  // CPUs for its request: batching that usually takes longer loses
+  // throughput.
   const uint64_t fair_share =
       solo * std::max(in_flight, cpus) / std::max(cpus, 1u);
   if (!batched) {
     *verdict = Verdict::kVain;
-  } else if (took > kLatencyBudgetSolos * solo + kLatencySlackNs ||
-             took > fair_share) {
+  } else if (took > kLatencyBudgetSolos * SoloTime::TailNanos(request.len,
+                                                               rounds) +
+                        kLatencySlackNs) {
     *verdict = Verdict::kLate;
+  } else if (took > fair_share) {
+    *verdict = Verdict::kOverShare;
   } else {
     *verdict = Verdict::kOnTime;
   }

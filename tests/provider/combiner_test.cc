@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -196,7 +197,20 @@ char ThreadState(pid_t tid) {
 
 class Combiner : public ::testing::Test {
  protected:
+  // The threads of a test run on one CPU (threads inherit their creator's
+  // CPUs), where they share its shard: threads on different CPUs batch in
+  // different shards.
   void SetUp() override {
+    ASSERT_EQ(sched_getaffinity(0, sizeof(cpus_), &cpus_), 0);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &cpus_)) {
+        CPU_SET(cpu, &one);
+        break;
+      }
+    }
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
     const kernels::CpuFeatures cpu = kernels::DetectCpuFeatures();
     tier_ = kernels::BestTier(cpu);
     if (tier_ == nullptr) {
@@ -269,7 +283,10 @@ class Combiner : public ::testing::Test {
     again.join();
   }
 
+  void TearDown() override { sched_setaffinity(0, sizeof(cpus_), &cpus_); }
+
   const kernels::Tier *tier_ = nullptr;
+  cpu_set_t cpus_;
 };
 
 // The combiner parks in the test hook.

@@ -27,13 +27,16 @@
 //   it alone from its own buffers; the combiner drops that result and
 //   frees the slot. So a descheduled, stopped or preempted combiner delays
 //   only the requests it took, and those only until their deadlines.
-// - A batched request is late when it took longer than its latency budget,
-//   or than it would have taken alone on its share of the CPUs (its solo
-//   time, times the threads in flight over the CPUs): a batch can form
-//   well within the budget and still lose, when the threads whose
-//   requests it holds yield their CPUs to each other while one combines.
-// - Each request's verdict (on time, late, in vain) goes to combiner.cc,
-//   which rests batching when it keeps failing.
+// - A batched request is late when it took longer than its latency budget:
+//   twice the time a request of its length takes alone in its slower runs
+//   (SoloTime's tail, what the promise is measured against) plus a fixed
+//   slack. It is over its share when it took longer than it would have
+//   taken alone on its share of the CPUs (its usual solo time, times the
+//   threads in flight over the CPUs): a batch can form well within the
+//   budget and still lose, when the threads whose requests it holds yield
+//   their CPUs to each other while one combines.
+// - Each request's verdict (on time, over its share, late, in vain) goes
+//   to combiner.cc, which rests batching when it keeps failing.
 //
 // Private to provider/batch/. Nothing here throws.
 #ifndef AESMUX_PROVIDER_BATCH_INTERNAL_SHARD_H_
@@ -66,11 +69,13 @@ enum SlotState : uint32_t {
 // What one request tells of batching threads (combiner.cc rests batching
 // on it).
 enum class Verdict : uint8_t {
-  kNone,    // it did not wait to batch (it ran alone to be timed)
-  kOnTime,  // batched within its latency budget
-  kLate,    // batched, past its latency budget or its share of the CPUs
-  kVain,    // it waited for peers in vain: nobody came by its deadline, or
-            // it withdrew from a stalled combiner
+  kNone,       // it did not wait to batch (it ran alone to be timed)
+  kOnTime,     // batched within its latency budget and its share
+  kOverShare,  // batched within its latency budget, past its share of
+               // the CPUs
+  kLate,       // batched, past its latency budget
+  kVain,       // it waited for peers in vain: nobody came by its deadline,
+               // or it withdrew from a stalled combiner
 };
 
 struct Slot {
@@ -100,8 +105,8 @@ struct Slot {
   Ran ran = Ran::kAlone;  // how the combiner ran it, once kDone
 };
 
-// One group of threads that batch together. The Combiner keeps up to one
-// shard per CPU, each taking up to a batch's worth of threads.
+// One group of threads that batch together: the Combiner keeps one shard
+// per CPU, for the threads running there.
 class Shard {
  public:
   Shard() = default;
@@ -118,6 +123,12 @@ class Shard {
   Slot *Add();
   // Gives back a slot of Reuse() or Add() (not withdrawn) for reuse.
   void Release(Slot &slot);
+
+  // Counts a thread whose requests come here now (its CPU's shard), until
+  // it leaves for another shard or exits: how many requests a batch can
+  // expect.
+  void Join() { threads_.fetch_add(1, std::memory_order_relaxed); }
+  void Leave() { threads_.fetch_sub(1, std::memory_order_relaxed); }
 
   // Runs `request` through `mine`, the calling thread's slot: in a batch
   // of this shard's requests when others come in time, else alone.
@@ -150,7 +161,7 @@ class Shard {
   // The batch size at which the arrival that completes it combines at
   // once; adapted to how many requests come within their deadlines.
   std::atomic<uint32_t> quorum_{0};  // 0: as many as there are threads
-  std::atomic<uint32_t> threads_{0};  // slots held by threads
+  std::atomic<uint32_t> threads_{0};  // threads joined
 };
 
 // How long a request takes alone on the single-stream kernel: the first
@@ -158,12 +169,20 @@ class Shard {
 // later ones, to follow the machine. The deadlines above are from it.
 class SoloTime {
  public:
-  // Whether this request should run alone to be timed.
-  static bool WantSample();
-  // Nanoseconds for `len` bytes with `rounds`-round keys; 0 before the
-  // first sample.
+  // Whether this request should run alone to be timed (`resting`:
+  // batching rests).
+  static bool WantSample(bool resting);
+  // Nanoseconds for `len` bytes with `rounds`-round keys, as such a
+  // request usually takes alone; 0 before the first sample.
   static uint64_t Nanos(size_t len, uint32_t rounds);
-  static void Learn(uint64_t nanos, size_t len, uint32_t rounds);
+  // The same in its slower runs while batching rests, when every thread
+  // runs its requests alone (the scheduler interrupts some: about the 99th
+  // percentile of the recent samples), never below Nanos(). The latency
+  // promise is made against it.
+  static uint64_t TailNanos(size_t len, uint32_t rounds);
+  // Runs `request` alone, as a sample; `resting`: batching rests.
+  static void RunAndLearn(const kernels::Tier &tier,
+                          const CbcRequest &request, bool resting);
 };
 
 // CLOCK_MONOTONIC, in nanoseconds (no system call: the vDSO).
