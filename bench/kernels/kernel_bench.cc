@@ -19,6 +19,7 @@
 //
 //   kernel_bench [--tier NAME] [--filter SUBSTRING] [--runs N] [--ms M]
 //                [--key-bits 128,192,256] [--cycles] [--calls N]
+//                [--in-place] [--sizes 16,256,1024,16384]
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/provider.h>
@@ -58,6 +59,8 @@ struct Options {
   double batch_ms = 4;
   std::vector<int> key_bits = {128, 256};
   bool cycles = false;
+  bool in_place = false;
+  std::vector<int> sizes = {16, 256, 1024, 16384};
   int calls = 3000;
 };
 
@@ -163,7 +166,7 @@ class Bench {
     for (const char *name : names) {
       for (int bits : opt_.key_bits) {
         if (std::string(name).rfind("xts", 0) == 0 && bits == 192) continue;
-        for (size_t size : {16, 256, 1024, 16384}) {
+        for (const int size : opt_.sizes) {
           const std::string label =
               std::string(name) + "/" + std::to_string(bits);
           if (!opt_.filter.empty() &&
@@ -174,11 +177,11 @@ class Bench {
           if (opt_.cycles) {
             const double ours = r.ours * per_tick;
             const double bound = Bound(tier_name_, name, bits);
-            std::printf("%-12s %4d %7zu %10.3f %10.3f %10.3f %7.0f%%\n", name,
+            std::printf("%-12s %4d %7d %10.3f %10.3f %10.3f %7.0f%%\n", name,
                         bits, size, ours, r.openssl * per_tick, bound,
                         100 * bound / ours);
           } else {
-            std::printf("%-12s %4d %7zu %12.0f %12.0f %7.2f\n", name, bits,
+            std::printf("%-12s %4d %7d %12.0f %12.0f %7.2f\n", name, bits,
                         size, r.ours, r.openssl, r.ours / r.openssl);
           }
           std::fflush(stdout);
@@ -227,7 +230,10 @@ class Bench {
     ops_.expand_key(&tweak, key + 32, key_len);
     aesmux_gcm_key gkey{};
     ops_.gcm_init(&gkey, &enc);
-    Buffer in(size), out(size);
+    Buffer source(size), out(size);
+    // --in-place: each call reads what the one before wrote, as in openssl
+    // speed, so what shows is a call's latency, not only its throughput.
+    const Buffer &in = opt_.in_place ? out : source;
     uint8_t chain[16] = {}, xi[16] = {};
     const std::string aes = "AES-" + std::to_string(bits) + "-";
     const Op nothing = [] {};
@@ -373,13 +379,18 @@ Options ParseOptions(int argc, char **argv) {
       opt.batch_ms = args.Double(0.1);
     } else if (arg == "--cycles") {
       opt.cycles = true;
+    } else if (arg == "--in-place") {
+      opt.in_place = true;
+    } else if (arg == "--sizes") {
+      opt.sizes = ParseList(args.Value());
     } else if (arg == "--calls") {
       opt.calls = args.Int(1);
     } else if (arg == "--key-bits") {
       opt.key_bits = ParseList(args.Value());
     } else {
       Die("usage: kernel_bench [--tier NAME] [--filter SUBSTRING] [--runs N] "
-          "[--ms M] [--key-bits 128,192,256] [--cycles] [--calls N]");
+          "[--ms M] [--key-bits 128,192,256] [--cycles] [--calls N] "
+          "[--in-place] [--sizes 16,256,...]");
     }
   }
   return opt;
