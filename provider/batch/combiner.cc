@@ -58,7 +58,7 @@ constexpr uint32_t kLateInWindow = 8;
 constexpr uint32_t kLateAtOnce = 16;
 constexpr uint32_t kGrace = 64;
 constexpr uint64_t kRestNs = 2000000;
-constexpr uint64_t kMaxRestNs = 1000000000;
+constexpr uint64_t kMaxRestNs = 250000000;
 constexpr size_t kSizeClasses = 24;  // bit widths 0 .. 23, and above
 
 // Whether batching threads' requests of one size class rests, and the

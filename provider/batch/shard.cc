@@ -44,7 +44,7 @@ constexpr uint64_t kWithdrawAfterSolos = 2;
 // stays within twice its solo one plus 50 us for the whole call, of which
 // copying, waking and returning take some.
 constexpr uint64_t kLatencyBudgetSolos = 2;
-constexpr uint64_t kLatencySlackNs = 45000;
+constexpr uint64_t kLatencySlackNs = 40000;
 
 constinit std::atomic<CombineHook> g_combine_hook{nullptr};
 
