@@ -138,9 +138,6 @@ class Combiner {
   std::unique_ptr<Shard[]> shards_;
   uint32_t usable_cpus_ = 1;
   size_t num_shards_ = 0;
-  // For each CPU the process may run on, its rank among them (modulo the
-  // shards); the shard of any other CPU is its number modulo the shards.
-  std::array<uint8_t, CPU_SETSIZE> shard_of_cpu_{};
   const uint64_t generation_ = core::ProcessGeneration();
   // In a forked child, the combiner it replaced (and that one's), never
   // freed: the forking thread's lease may point into it.
@@ -153,14 +150,6 @@ Combiner *Combiner::Create(Combiner *inherited) {
   combiner->usable_cpus_ = std::max(core::UsableCpus(), 1u);
   combiner->num_shards_ = std::min<size_t>(combiner->usable_cpus_, kMaxShards);
   combiner->shards_.reset(new (std::nothrow) Shard[combiner->num_shards_]);
-  cpu_set_t allowed;
-  const bool known = sched_getaffinity(0, sizeof(allowed), &allowed) == 0;
-  size_t rank = 0;
-  for (size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    const bool in_set = known && CPU_ISSET(cpu, &allowed);
-    combiner->shard_of_cpu_[cpu] = static_cast<uint8_t>(
-        (in_set ? rank++ : cpu) % combiner->num_shards_);
-  }
   return combiner->shards_ != nullptr ? combiner.release() : nullptr;
 }
 
@@ -215,11 +204,11 @@ Combiner::Lease *Combiner::ThisThreadLease() {
 void Combiner::ReleaseLease(void *lease) { delete static_cast<Lease *>(lease); }
 
 size_t Combiner::ShardOfThisCpu() const {
+  // For a CPU the process may run on, its rank among them, so that each
+  // has a shard of its own however the CPUs are numbered.
   const int cpu = sched_getcpu();
   if (cpu < 0) return 0;
-  return static_cast<size_t>(cpu) < shard_of_cpu_.size()
-             ? shard_of_cpu_[static_cast<size_t>(cpu)]
-             : static_cast<size_t>(cpu) % num_shards_;
+  return core::UsableCpuRank(static_cast<uint32_t>(cpu)) % num_shards_;
 }
 
 Slot *Combiner::SlotIn(Lease &lease, size_t index) {

@@ -6,7 +6,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 
@@ -35,19 +37,41 @@ thread_local constinit unsigned t_init_depth = 0;
 
 }  // namespace
 
+namespace {
+
+// Each CPU's rank among the usable ones (kNotUsable: not one of them),
+// written before UsableCpus() publishes its count.
+constexpr uint16_t kNotUsable = UINT16_MAX;
+constinit std::array<std::atomic<uint16_t>, CPU_SETSIZE> g_cpu_rank{};
+
+}  // namespace
+
 uint32_t UsableCpus() {
   // 0 until first asked; constant-initialized, so it needs no guard that a
   // fork could leave held (ProcessValue).
   static constinit std::atomic<uint32_t> cpus{0};
-  uint32_t count = cpus.load(std::memory_order_relaxed);
+  uint32_t count = cpus.load(std::memory_order_acquire);
   if (count == 0) {
     cpu_set_t set;
-    count = sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0
-                ? static_cast<uint32_t>(CPU_COUNT(&set))
-                : std::max(1u, std::thread::hardware_concurrency());
-    cpus.store(count, std::memory_order_relaxed);
+    const bool known =
+        sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0;
+    uint16_t rank = 0;
+    for (size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      g_cpu_rank[cpu].store(known && CPU_ISSET(cpu, &set) ? rank++ : kNotUsable,
+                            std::memory_order_relaxed);
+    }
+    count = known ? static_cast<uint32_t>(CPU_COUNT(&set))
+                  : std::max(1u, std::thread::hardware_concurrency());
+    cpus.store(count, std::memory_order_release);
   }
   return count;
+}
+
+uint32_t UsableCpuRank(uint32_t cpu) {
+  (void)UsableCpus();
+  if (cpu >= CPU_SETSIZE) return cpu;
+  const uint16_t rank = g_cpu_rank[cpu].load(std::memory_order_relaxed);
+  return rank != kNotUsable ? rank : cpu;
 }
 
 InitLock::InitLock() {

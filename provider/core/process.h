@@ -37,6 +37,11 @@ uint64_t ProcessGeneration();
 // counts.
 uint32_t UsableCpus();
 
+// The rank of CPU `cpu` among those UsableCpus() counted (0 for the
+// lowest-numbered); a CPU outside them (or past CPU_SETSIZE), its number.
+// No system call after the first UsableCpus().
+uint32_t UsableCpuRank(uint32_t cpu);
+
 // Held while a process-wide object is made or replaced on first use (the
 // fallback library, a wait fd, the afalg probe): one lock for all of them,
 // held briefly. The thread that holds it may take it again (the afalg
