@@ -100,13 +100,7 @@ class BlockEngine {
     if (path != Path::kSimd) [[unlikely]] {
       return RunOn(path, direction, iv, out, in, len);
     }
-    if (family_ == Family::kCbc) {
-      direction == Direction::kEncrypt ? simd_.CbcEncrypt(iv, out, in, len)
-                                       : simd_.CbcDecrypt(iv, out, in, len);
-    } else {
-      direction == Direction::kEncrypt ? simd_.EcbEncrypt(out, in, len)
-                                       : simd_.EcbDecrypt(out, in, len);
-    }
+    BlocksOnSimd(direction, iv, out, in, len);
     route_.Served(Path::kSimd, len);
     return true;
   }
@@ -129,13 +123,8 @@ class BlockEngine {
       return Run(path, kDecrypt, iv, std::span(segments, len != 0 ? 2 : 1),
                  nullptr, kBlock + len);
     }
-    if (family_ == Family::kCbc) {
-      simd_.CbcDecrypt(iv, out, held, kBlock);
-      if (len != 0) simd_.CbcDecrypt(iv, out + kBlock, in, len);
-    } else {
-      simd_.EcbDecrypt(out, held, kBlock);
-      if (len != 0) simd_.EcbDecrypt(out + kBlock, in, len);
-    }
+    BlocksOnSimd(kDecrypt, iv, out, held, kBlock);
+    if (len != 0) BlocksOnSimd(kDecrypt, iv, out + kBlock, in, len);
     route_.Served(Path::kSimd, kBlock + len);
     return true;
   }
@@ -161,6 +150,20 @@ class BlockEngine {
   }
 
  private:
+  // ECB or CBC whole blocks on the kernels (RunWholeBlocks() and
+  // RunHeldAndWholeBlocks()); inline, as their callers are.
+  [[gnu::always_inline]] void BlocksOnSimd(Direction direction, uint8_t *iv,
+                                           uint8_t *out, const uint8_t *in,
+                                           size_t len) {
+    if (family_ == Family::kCbc) {
+      direction == Direction::kEncrypt ? simd_.CbcEncrypt(iv, out, in, len)
+                                       : simd_.CbcDecrypt(iv, out, in, len);
+    } else {
+      direction == Direction::kEncrypt ? simd_.EcbEncrypt(out, in, len)
+                                       : simd_.EcbDecrypt(out, in, len);
+    }
+  }
+
   // Runs a request on `path`, the router's choice for it (not mb: the
   // callers run that themselves, with their CallerProbe).
   [[gnu::noinline]] bool Run(Path path, Direction direction, uint8_t *iv,
