@@ -222,8 +222,7 @@ Slot *Combiner::SlotIn(Lease &lease, size_t index) {
 
 void Health::Count(internal::Verdict verdict) {
   using internal::Verdict;
-  if (Rests()) return;
-  if (verdict == Verdict::kNone) return;
+  if (verdict == Verdict::kNone || Rests()) return;
   if (verdict == Verdict::kVain) {
     if (vain_.fetch_add(1, std::memory_order_relaxed) + 1 >= kVainBeforeRest) {
       Rest();
