@@ -35,10 +35,6 @@ constinit std::once_flag g_init_fork_handlers;
 // and given back by the last (no destructor: nothing registered at exit).
 thread_local constinit unsigned t_init_depth = 0;
 
-}  // namespace
-
-namespace {
-
 // Each CPU's rank among the usable ones (kNotUsable: not one of them),
 // written before UsableCpus() publishes its count.
 constexpr uint16_t kNotUsable = UINT16_MAX;
