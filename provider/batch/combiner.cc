@@ -8,6 +8,7 @@
 // async_jobs.cc.
 
 #include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <array>
@@ -52,6 +53,17 @@ constexpr size_t kMaxShards = 64;
 // trying again (a handful of late requests) costs well under a percent of
 // the threads' time however long batching keeps losing; a window without a
 // late request halves it again.
+// After a rest of at least kJudgedRestNs, batching tries again only if
+// the process had the machine's CPUs to itself meanwhile (its threads got
+// at least 1 - 1/kOtherWorkShare of the rest's length on every usable
+// CPU; callers running alone keep them busy); else it rests as long
+// again. Beside other busy processes a trial costs more than a rest can
+// repay, and it cannot be made cheap: the first requests batched after a
+// rest wait out time slices on an idle machine too (threads that yield
+// again after running alone wait behind each other), so lateness alone
+// cannot tell other work apart from the change of mode. Shorter rests
+// are not judged so: a running thread's CPU time is brought up to date at
+// the scheduler's tick (every 1 to 10 ms).
 constexpr uint32_t kVainBeforeRest = 4;
 constexpr uint32_t kWindow = 1024;
 constexpr uint32_t kLateInWindow = 8;
@@ -59,20 +71,44 @@ constexpr uint32_t kLateAtOnce = 16;
 constexpr uint32_t kGrace = 64;
 constexpr uint64_t kRestNs = 2000000;
 constexpr uint64_t kMaxRestNs = 250000000;
+constexpr uint64_t kJudgedRestNs = 30000000;
+constexpr uint64_t kOtherWorkShare = 20;
 constexpr size_t kSizeClasses = 24;  // bit widths 0 .. 23, and above
+
+// The CPU time of all of the process's threads, in nanoseconds; 0 if the
+// clock cannot be read.
+uint64_t ProcessCpuNanos() {
+  timespec used;
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used) != 0) return 0;
+  return static_cast<uint64_t>(used.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(used.tv_nsec);
+}
 
 // Whether batching threads' requests of one size class rests, and the
 // verdicts it rests on.
 class Health {
  public:
-  bool Rests() const {
+  // `cpus`: the CPUs the process may use.
+  bool Rests(uint32_t cpus) {
     const uint64_t until = rest_until_.load(std::memory_order_relaxed);
-    return until != 0 && internal::NowNanos() < until;
+    if (until == 0) return false;
+    const uint64_t now = internal::NowNanos();
+    return now < until || RestEnds(now, until, cpus);
   }
   void Count(internal::Verdict verdict);
 
  private:
+  // Batching rests for rest_ns_, from now.
   void Rest();
+  // The rest that lasted until `until` is over at `now`: another rest if
+  // other processes kept the CPUs busy, else a trial. Whether batching
+  // rests.
+  [[gnu::noinline]] bool RestEnds(uint64_t now, uint64_t until,
+                                  uint32_t cpus);
+  bool InRest() const {
+    const uint64_t until = rest_until_.load(std::memory_order_relaxed);
+    return until != 0 && internal::NowNanos() < until;
+  }
 
   // kVain verdicts in a row; batched requests, late ones and ones over
   // their share in this window; batched requests after a rest not to
@@ -82,8 +118,12 @@ class Health {
   std::atomic<uint32_t> window_late_{0};
   std::atomic<uint32_t> window_over_share_{0};
   std::atomic<int32_t> grace_{0};
-  std::atomic<uint64_t> rest_until_{0};     // NowNanos(); 0: no rest yet
+  std::atomic<uint64_t> rest_until_{0};     // NowNanos(); 0: not resting
   std::atomic<uint64_t> rest_ns_{kRestNs};  // the next rest's length
+  // When the rest under way began: NowNanos(), ProcessCpuNanos().
+  std::atomic<uint64_t> rest_began_{0};
+  std::atomic<uint64_t> rest_began_cpu_{0};
+  std::mutex rest_ends_mutex_;  // RestEnds() runs in one caller at a time
 };
 
 Health &HealthFor(std::array<Health, kSizeClasses> &health, uint64_t len) {
@@ -114,7 +154,9 @@ class Combiner {
   void Leave() { callers_.fetch_sub(1, std::memory_order_relaxed); }
 
   // Whether batching requests of `len` bytes rests.
-  bool Resting(uint64_t len) { return HealthFor(health_, len).Rests(); }
+  bool Resting(uint64_t len) {
+    return HealthFor(health_, len).Rests(usable_cpus_);
+  }
 
   Ran Encrypt(const kernels::Tier &tier, const CbcRequest &request);
 
@@ -222,7 +264,7 @@ Slot *Combiner::SlotIn(Lease &lease, size_t index) {
 
 void Health::Count(internal::Verdict verdict) {
   using internal::Verdict;
-  if (verdict == Verdict::kNone || Rests()) return;
+  if (verdict == Verdict::kNone || InRest()) return;
   if (verdict == Verdict::kVain) {
     if (vain_.fetch_add(1, std::memory_order_relaxed) + 1 >= kVainBeforeRest) {
       Rest();
@@ -258,6 +300,29 @@ void Health::Count(internal::Verdict verdict) {
   }
 }
 
+bool Health::RestEnds(uint64_t now, uint64_t until, uint32_t cpus) {
+  std::unique_lock lock(rest_ends_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return true;  // another caller decides
+  if (rest_until_.load(std::memory_order_relaxed) != until) {
+    return InRest();  // decided meanwhile
+  }
+  const uint64_t began = rest_began_.load(std::memory_order_relaxed);
+  const uint64_t began_cpu = rest_began_cpu_.load(std::memory_order_relaxed);
+  const uint64_t used = ProcessCpuNanos();
+  if (began < now && now - began >= kJudgedRestNs && began_cpu != 0 &&
+      used >= began_cpu) {
+    const uint64_t available = (now - began) * cpus;
+    if (used - began_cpu < available - available / kOtherWorkShare) {
+      rest_began_.store(now, std::memory_order_relaxed);
+      rest_began_cpu_.store(used, std::memory_order_relaxed);
+      rest_until_.store(now + (until - began), std::memory_order_relaxed);
+      return true;
+    }
+  }
+  rest_until_.store(0, std::memory_order_relaxed);
+  return false;
+}
+
 void Health::Rest() {
   vain_.store(0, std::memory_order_relaxed);
   window_.store(0, std::memory_order_relaxed);
@@ -265,7 +330,10 @@ void Health::Rest() {
   window_over_share_.store(0, std::memory_order_relaxed);
   grace_.store(kGrace, std::memory_order_relaxed);
   const uint64_t rest = rest_ns_.load(std::memory_order_relaxed);
-  rest_until_.store(internal::NowNanos() + rest, std::memory_order_relaxed);
+  const uint64_t now = internal::NowNanos();
+  rest_began_cpu_.store(ProcessCpuNanos(), std::memory_order_relaxed);
+  rest_began_.store(now, std::memory_order_relaxed);
+  rest_until_.store(now + rest, std::memory_order_relaxed);
   rest_ns_.store(std::min(2 * rest, kMaxRestNs), std::memory_order_relaxed);
 }
 

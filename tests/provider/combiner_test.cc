@@ -9,7 +9,9 @@
 //   output, and the combiner never writes into their buffers after their
 //   calls have returned;
 // - requests that keep waiting for peers in vain make batching rest (the
-//   router's ThreadsRest() says so), for requests of their size only.
+//   router's ThreadsRest() says so), for requests of their size only;
+// - a long rest during which the process got little of its CPUs' time
+//   (as beside other busy processes) goes on.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -391,6 +393,42 @@ TEST_F(Combiner, WaitingForPeersInVainRestsBatching) {
   Stream larger(*tier_, 11, 16 * kLen);
   ASSERT_TRUE(larger.Next(*tier_));
   EXPECT_FALSE(larger.rested()) << "a rest of 4 KiB requests held 64 KiB ones";
+}
+
+// Batching tries again after a long rest only if the process had its
+// CPUs to itself meanwhile: after a rest of 32 ms during which the process
+// slept (as beside other busy processes, it got a small share of its
+// CPUs' time), requests of that size still run alone.
+TEST_F(Combiner, ARestWhileTheProcessGotLittleCpuGoesOn) {
+  constexpr size_t kLen = 2048;  // a size class no other test rests
+  Stream lonely(*tier_, 13, kLen), idle(*tier_, 15, kLen);
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(lonely.Next(*tier_));
+  std::atomic<bool> holding{false}, leave{false};
+  std::thread idle_thread([&] {
+    EXPECT_TRUE(idle.Next(*tier_));
+    holding = true;
+    holding.notify_all();
+    leave.wait(false);
+  });
+  holding.wait(false);
+  // Rests of 2, 4, 8, 16 and 32 ms, each after requests that waited for
+  // their peer in vain; the process sleeps through the shorter ones.
+  int rests = 0;
+  for (int i = 0; i < 200 && rests < 5; ++i) {
+    ASSERT_TRUE(lonely.Next(*tier_));
+    if (!lonely.rested()) continue;
+    ++rests;
+    if (rests < 5) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(rests, 5) << "requests that waited in vain did not rest batching";
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  ASSERT_TRUE(lonely.Next(*tier_));
+  EXPECT_TRUE(lonely.rested())
+      << "batching tried again after a rest in which the process got "
+         "almost none of its CPUs' time";
+  leave = true;
+  leave.notify_all();
+  idle_thread.join();
 }
 
 }  // namespace
