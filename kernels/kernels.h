@@ -108,12 +108,15 @@ typedef void aesmux_ctr_fn(const aesmux_aes_key *enc, uint8_t counter[16],
 // XTS (IEEE 1619) over one data unit of `len` >= 16 bytes with ciphertext
 // stealing when `len` is not a multiple of 16. `data_key` is key 1 (an
 // encryption schedule for encrypt, a decryption schedule for decrypt);
-// `tweak_key` is always key 2's encryption schedule, of the same key size
-// (IEEE 1619 splits one key in halves; the kernels run the data key's round
-// count for both); `iv` is the tweak input and is not modified.
+// `tweak` is the first block's tweak T_0 = E(key 2, IV), already encrypted
+// (key 2's encryption schedule, of the data key's size), and is not
+// modified. The caller encrypts it: an OpenSSL context keeps its IV from
+// one data unit to the next, so T_0 is computed once per IV instead of
+// once per call, where its latency stood before every block
+// (BENCHMARKS.md, "How fast is aesmux against OpenSSL's default
+// provider?").
 typedef void aesmux_xts_fn(const aesmux_aes_key *data_key,
-                           const aesmux_aes_key *tweak_key,
-                           const uint8_t iv[16], uint8_t *out,
+                           const uint8_t tweak[16], uint8_t *out,
                            const uint8_t *in, size_t len);
 
 // GCM. `xi` is the GHASH accumulator in the byte order of the GCM

@@ -96,16 +96,16 @@ class SimdKey {
   void EncryptBlock(uint8_t out[16], const uint8_t in[16]) {
     tier_->ops.ecb_encrypt(&encrypt_schedule(), out, in, 16);
   }
-  // XTS with this key as the data key and `tweak` (an encryption schedule
-  // of the same tier) as the tweak key: one data unit of `len` >= 16
-  // bytes, with ciphertext stealing.
-  void XtsEncrypt(const aesmux_aes_key &tweak, const uint8_t iv[16],
-                  uint8_t *out, const uint8_t *in, size_t len) {
-    tier_->ops.xts_encrypt(&encrypt_schedule(), &tweak, iv, out, in, len);
+  // XTS with this key as the data key: one data unit of `len` >= 16 bytes,
+  // with ciphertext stealing, from `tweak`, the first block's tweak
+  // already encrypted (XtsTweakKey::FirstTweak()).
+  void XtsEncrypt(const uint8_t tweak[16], uint8_t *out, const uint8_t *in,
+                  size_t len) {
+    tier_->ops.xts_encrypt(&encrypt_schedule(), tweak, out, in, len);
   }
-  void XtsDecrypt(const aesmux_aes_key &tweak, const uint8_t iv[16],
-                  uint8_t *out, const uint8_t *in, size_t len) {
-    tier_->ops.xts_decrypt(&decrypt_schedule(), &tweak, iv, out, in, len);
+  void XtsDecrypt(const uint8_t tweak[16], uint8_t *out, const uint8_t *in,
+                  size_t len) {
+    tier_->ops.xts_decrypt(&decrypt_schedule(), tweak, out, in, len);
   }
 
  private:
@@ -120,21 +120,57 @@ class SimdKey {
 
 // XTS's tweak key: an encryption schedule only (the tweak is always
 // encrypted), kept apart from the data key's SimdKey so that only XTS
-// contexts hold a second schedule.
-struct XtsTweakKey {
+// contexts hold a second schedule; and the first tweak T_0 = E(key 2, IV)
+// of the IV last asked for. An OpenSSL context runs every data unit under
+// the IV of its init, so T_0 is encrypted once per IV instead of once per
+// call, where it stood before every block (BENCHMARKS.md, "How fast is
+// aesmux against OpenSSL's default provider?"). It cannot go stale: every
+// call compares the IV it was made for, and Set() forgets it. It is key
+// material, wiped with the schedule.
+class XtsTweakKey {
+ public:
   XtsTweakKey() = default;
   XtsTweakKey(const XtsTweakKey &) = default;
   XtsTweakKey &operator=(const XtsTweakKey &) = default;
-  ~XtsTweakKey() { SecureZero(&schedule, sizeof(schedule)); }
+  ~XtsTweakKey() {
+    SecureZero(&schedule_, sizeof(schedule_));
+    Forget();
+  }
 
   void Set(const Tier &tier, std::span<const uint8_t> key) {
-    tier.ops.expand_key(&schedule, key.data(), key.size());
+    tier.ops.expand_key(&schedule_, key.data(), key.size());
+    tier_ = &tier;
+    Forget();
   }
   // The key given to Set (the caller knows its length): an encryption
   // schedule begins with it.
-  const uint8_t *key() const { return schedule.round_keys[0]; }
+  const uint8_t *key() const { return schedule_.round_keys[0]; }
+  const aesmux_aes_key &schedule() const { return schedule_; }
 
-  aesmux_aes_key schedule{};
+  // T_0 for `iv`, encrypted on the first call for this IV (comparing 16
+  // bytes is what the others pay). Valid until the next call or Set().
+  const uint8_t *FirstTweak(const uint8_t iv[16]) {
+    if (!has_first_tweak_ || std::memcmp(iv, first_tweak_iv_, 16) != 0)
+        [[unlikely]] {
+      tier_->ops.ecb_encrypt(&schedule_, first_tweak_, iv, 16);
+      std::memcpy(first_tweak_iv_, iv, 16);
+      has_first_tweak_ = true;
+    }
+    return first_tweak_;
+  }
+
+ private:
+  void Forget() {
+    SecureZero(first_tweak_, sizeof(first_tweak_));
+    SecureZero(first_tweak_iv_, sizeof(first_tweak_iv_));
+    has_first_tweak_ = false;
+  }
+
+  aesmux_aes_key schedule_{};
+  const Tier *tier_ = nullptr;
+  uint8_t first_tweak_[16] = {};
+  uint8_t first_tweak_iv_[16] = {};
+  bool has_first_tweak_ = false;
 };
 
 }  // namespace aesmux::kernels

@@ -9,16 +9,14 @@
 section .text
 
 ;; void aesmux_xts_encrypt_aesni(const aesmux_aes_key *data_key,
-;;                               const aesmux_aes_key *tweak_key,
-;;                               const uint8_t iv[16], uint8_t *out,
+;;                               const uint8_t tweak[16], uint8_t *out,
 ;;                               const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_xts_encrypt_aesni
         XTS_FUNC enc
 FUNC_END aesmux_xts_encrypt_aesni
 
 ;; void aesmux_xts_decrypt_aesni(const aesmux_aes_key *data_key,
-;;                               const aesmux_aes_key *tweak_key,
-;;                               const uint8_t iv[16], uint8_t *out,
+;;                               const uint8_t tweak[16], uint8_t *out,
 ;;                               const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_xts_decrypt_aesni
         XTS_FUNC dec

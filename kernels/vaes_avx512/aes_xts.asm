@@ -11,16 +11,14 @@
 section .text
 
 ;; void aesmux_xts_encrypt_vaes_avx512(const aesmux_aes_key *data_key,
-;;                                     const aesmux_aes_key *tweak_key,
-;;                                     const uint8_t iv[16], uint8_t *out,
+;;                                     const uint8_t tweak[16], uint8_t *out,
 ;;                                     const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_xts_encrypt_vaes_avx512
         VXTS_FUNC enc
 FUNC_END aesmux_xts_encrypt_vaes_avx512
 
 ;; void aesmux_xts_decrypt_vaes_avx512(const aesmux_aes_key *data_key,
-;;                                     const aesmux_aes_key *tweak_key,
-;;                                     const uint8_t iv[16], uint8_t *out,
+;;                                     const uint8_t tweak[16], uint8_t *out,
 ;;                                     const uint8_t *in, size_t len);
 FUNC_BEGIN aesmux_xts_decrypt_vaes_avx512
         VXTS_FUNC dec

@@ -250,10 +250,12 @@ void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
             return true;
           });
       return;
-    case Family::kXts:
-      encrypt ? simd_.XtsEncrypt(xts_tweak_->schedule, iv, s.out, s.in, s.len)
-              : simd_.XtsDecrypt(xts_tweak_->schedule, iv, s.out, s.in, s.len);
+    case Family::kXts: {
+      const uint8_t *first_tweak = xts_tweak_->FirstTweak(iv);
+      encrypt ? simd_.XtsEncrypt(first_tweak, s.out, s.in, s.len)
+              : simd_.XtsDecrypt(first_tweak, s.out, s.in, s.len);
       return;
+    }
     case Family::kGcm:
       return;  // GCM runs in GcmEngine
   }

@@ -133,18 +133,18 @@ class BlockEngine {
   // it skips the general case's loops, spans and family switch, which a
   // data unit of 16 to 64 bytes would otherwise pay on every call.
   // Requests for the afalg path or the fallback path take Run().
-  bool RunDataUnit(Direction direction, uint8_t *tweak, uint8_t *out,
+  bool RunDataUnit(Direction direction, uint8_t *iv, uint8_t *out,
                    const uint8_t *in, size_t len) {
     batch::CallerProbe caller;  // never asked: XTS is not batched
     const Path path =
         route_.Choose(direction, len, /*batchable=*/false, caller);
     if (path != Path::kSimd) [[unlikely]] {
-      return RunOn(path, direction, tweak, out, in, len);
+      return RunOn(path, direction, iv, out, in, len);
     }
-    const aesmux_aes_key &tweak_key = xts_tweak_->schedule;
+    const uint8_t *first_tweak = xts_tweak_->FirstTweak(iv);
     direction == Direction::kEncrypt
-        ? simd_.XtsEncrypt(tweak_key, tweak, out, in, len)
-        : simd_.XtsDecrypt(tweak_key, tweak, out, in, len);
+        ? simd_.XtsEncrypt(first_tweak, out, in, len)
+        : simd_.XtsDecrypt(first_tweak, out, in, len);
     route_.Served(Path::kSimd, len);
     return true;
   }
@@ -236,7 +236,8 @@ class BlockEngine {
   Family family_;
   // What only some contexts use exists once they use it (BENCHMARKS.md, "What
   // does loading aesmux cost: start-up and memory?"): XTS's tweak key, and
-  // each path's state but the kernels'.
+  // each path's state but the kernels'. XTS's holds its first tweak for
+  // the context's IV, which a copy shares until either changes its IV.
   core::Boxed<kernels::XtsTweakKey> xts_tweak_;
   core::Boxed<fallback::FallbackContext> fallback_;
   // The afalg path's: the kernel key (a copy shares it) and in-place

@@ -18,22 +18,21 @@ namespace {
 
 // The key material of one key for one tier.
 struct Keys {
-  aesmux_aes_key enc{}, dec{}, tweak{};
+  aesmux_aes_key enc{}, dec{};
   aesmux_gcm_key gcm{};
 };
 
-Keys MakeKeys(const TierOps &ops, std::span<const uint8_t> key,
-              std::span<const uint8_t> tweak_key) {
+Keys MakeKeys(const TierOps &ops, std::span<const uint8_t> key) {
   Keys keys;
   ops.expand_key(&keys.enc, key.data(), key.size());
   ops.decrypt_key(&keys.dec, &keys.enc);
-  ops.expand_key(&keys.tweak, tweak_key.data(), tweak_key.size());
   ops.gcm_init(&keys.gcm, &keys.enc);
   return keys;
 }
 
 // One kernel call: out, in, len, 16 bytes of chaining state (IV, counter,
-// GHASH accumulator) and, for GCM, a second 16 bytes (the accumulator).
+// GHASH accumulator, XTS's encrypted first tweak) and, for GCM, a second
+// 16 bytes (the accumulator).
 using Kernel = std::function<void(const TierOps &, Keys &, uint8_t *out,
                                   const uint8_t *in, size_t len,
                                   uint8_t state[32])>;
@@ -65,12 +64,12 @@ const std::vector<KernelCase> &Kernels() {
       {"xts_encrypt", false, true,
        [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) {
-         if (len >= 16) o.xts_encrypt(&k.enc, &k.tweak, s, out, in, len);
+         if (len >= 16) o.xts_encrypt(&k.enc, s, out, in, len);
        }},
       {"xts_decrypt", false, true,
        [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
           size_t len, uint8_t *s) {
-         if (len >= 16) o.xts_decrypt(&k.dec, &k.tweak, s, out, in, len);
+         if (len >= 16) o.xts_decrypt(&k.dec, s, out, in, len);
        }},
       {"ghash", true, false,
        [](const TierOps &o, Keys &k, uint8_t *out, const uint8_t *in,
@@ -118,12 +117,11 @@ class CrossTierTest : public TierTest {
   // new call starts), with the buffers placed as asked.
   static Outcome Run(const Tier &tier, const KernelCase &kernel,
                      std::span<const uint8_t> key,
-                     std::span<const uint8_t> tweak_key,
                      std::span<const uint8_t> state0,
                      std::span<const uint8_t> input,
                      const std::vector<size_t> &splits,
                      const Placement &placement, bool *guards_ok) {
-    Keys keys = MakeKeys(tier.ops, key, tweak_key);
+    Keys keys = MakeKeys(tier.ops, key);
     CallBuffers buffers(input, placement);
     Outcome outcome;
     std::memcpy(outcome.state.data(), state0.data(), 32);
@@ -143,7 +141,6 @@ class CrossTierTest : public TierTest {
   void Compare(const KernelCase &kernel, size_t key_len, size_t len,
                const Placement &placement, bool split) {
     const Bytes key = rng_.RandomBytes(key_len);
-    const Bytes tweak_key = rng_.RandomBytes(key_len);
     const Bytes state0 = rng_.RandomBytes(32);
     const Bytes input = rng_.RandomBytes(len);
     std::vector<size_t> splits;
@@ -158,12 +155,12 @@ class CrossTierTest : public TierTest {
                  << kernel.name << " key_len=" << key_len << " len=" << len
                  << " " << placement << " pieces=" << splits.size() + 1);
     bool guards_ok = false;
-    const Outcome ours = Run(GetParam(), kernel, key, tweak_key, state0, input,
-                             splits, placement, &guards_ok);
+    const Outcome ours = Run(GetParam(), kernel, key, state0, input, splits,
+                             placement, &guards_ok);
     ASSERT_TRUE(guards_ok) << GetParam().name << " wrote outside the output";
     for (const Tier *other : others_) {
-      const Outcome theirs = Run(*other, kernel, key, tweak_key, state0, input,
-                                 splits, placement, &guards_ok);
+      const Outcome theirs = Run(*other, kernel, key, state0, input, splits,
+                                 placement, &guards_ok);
       ASSERT_TRUE(SameBytes(ours.out, theirs.out)) << "vs " << other->name;
       ASSERT_TRUE(SameBytes(ours.state, theirs.state))
           << "chaining state vs " << other->name;
