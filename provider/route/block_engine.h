@@ -236,8 +236,8 @@ class BlockEngine {
   Family family_;
   // What only some contexts use exists once they use it (BENCHMARKS.md, "What
   // does loading aesmux cost: start-up and memory?"): XTS's tweak key, and
-  // each path's state but the kernels'. XTS's holds its first tweak for
-  // the context's IV, which a copy shares until either changes its IV.
+  // each path's state but the kernels'. XTS's also holds the first tweak
+  // of the context's IV (a copy of the context takes its own copy).
   core::Boxed<kernels::XtsTweakKey> xts_tweak_;
   core::Boxed<fallback::FallbackContext> fallback_;
   // The afalg path's: the kernel key (a copy shares it) and in-place
