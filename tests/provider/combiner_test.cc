@@ -362,32 +362,49 @@ TEST_F(Combiner, ARequestWhoseCombinerIsStoppedByATracerCompletesAlone) {
   }
 }
 
+// A thread that sends one request, which gives it its slot in the shard,
+// and then holds the slot, sending nothing more, until the object goes.
+class IdlePeer {
+ public:
+  IdlePeer(const kernels::Tier &tier, uint8_t seed, size_t len)
+      : stream_(tier, seed, len), thread_([this, &tier] {
+          EXPECT_TRUE(stream_.Next(tier));
+          holding_ = true;
+          holding_.notify_all();
+          leave_.wait(false);
+        }) {
+    holding_.wait(false);
+  }
+  IdlePeer(const IdlePeer &) = delete;
+  IdlePeer &operator=(const IdlePeer &) = delete;
+  ~IdlePeer() {
+    leave_ = true;
+    leave_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  Stream stream_;
+  std::atomic<bool> holding_{false}, leave_{false};
+  std::thread thread_;
+};
+
 // One thread publishes request after request into a shard where another
 // thread holds a slot but sends nothing: each waits for its peer until its
 // deadline, runs alone, and after a few the router is told to rest
 // batching requests of that size.
 TEST_F(Combiner, WaitingForPeersInVainRestsBatching) {
   constexpr size_t kLen = 4096;
-  Stream lonely(*tier_, 7, kLen), idle(*tier_, 9, kLen);
+  Stream lonely(*tier_, 7, kLen);
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(lonely.Next(*tier_));
-  std::atomic<bool> holding{false}, leave{false};
-  std::thread idle_thread([&] {
-    // One request gives this thread its slot in the shard, which it keeps
-    // while it lives.
-    EXPECT_TRUE(idle.Next(*tier_));
-    holding = true;
-    holding.notify_all();
-    leave.wait(false);
-  });
-  holding.wait(false);
   bool rests = false;
-  for (int i = 0; i < 16 && !rests; ++i) {
-    ASSERT_TRUE(lonely.Next(*tier_));
-    rests = lonely.rested();
+  {
+    const IdlePeer idle(*tier_, 9, kLen);
+    for (int i = 0; i < 16 && !rests; ++i) {
+      ASSERT_TRUE(lonely.Next(*tier_));
+      rests = lonely.rested();
+    }
   }
-  leave = true;
-  leave.notify_all();
-  idle_thread.join();
   EXPECT_TRUE(rests) << "requests that waited in vain did not rest batching";
   // Requests of another size go on batching.
   Stream larger(*tier_, 11, 16 * kLen);
@@ -401,16 +418,9 @@ TEST_F(Combiner, WaitingForPeersInVainRestsBatching) {
 // CPUs' time), requests of that size still run alone.
 TEST_F(Combiner, ARestWhileTheProcessGotLittleCpuGoesOn) {
   constexpr size_t kLen = 2048;  // a size class no other test rests
-  Stream lonely(*tier_, 13, kLen), idle(*tier_, 15, kLen);
+  Stream lonely(*tier_, 13, kLen);
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(lonely.Next(*tier_));
-  std::atomic<bool> holding{false}, leave{false};
-  std::thread idle_thread([&] {
-    EXPECT_TRUE(idle.Next(*tier_));
-    holding = true;
-    holding.notify_all();
-    leave.wait(false);
-  });
-  holding.wait(false);
+  const IdlePeer idle(*tier_, 15, kLen);
   // Rests of 2, 4, 8, 16 and 32 ms, each after requests that waited for
   // their peer in vain; the process sleeps through the shorter ones.
   int rests = 0;
@@ -426,9 +436,6 @@ TEST_F(Combiner, ARestWhileTheProcessGotLittleCpuGoesOn) {
   EXPECT_TRUE(lonely.rested())
       << "batching tried again after a rest in which the process got "
          "almost none of its CPUs' time";
-  leave = true;
-  leave.notify_all();
-  idle_thread.join();
 }
 
 }  // namespace
