@@ -227,15 +227,10 @@ bool BlockEngine::RunCbcEncryptPipes(std::span<const PipeRequest> pipes) {
 
 void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
                           uint8_t *keystream) {
-  const bool encrypt = direction == Direction::kEncrypt;
   switch (family_) {
     case Family::kEcb:
-      encrypt ? simd_.EcbEncrypt(s.out, s.in, s.len)
-              : simd_.EcbDecrypt(s.out, s.in, s.len);
-      return;
     case Family::kCbc:
-      encrypt ? simd_.CbcEncrypt(iv, s.out, s.in, s.len)
-              : simd_.CbcDecrypt(iv, s.out, s.in, s.len);
+      BlocksOnSimd(direction, iv, s.out, s.in, s.len);
       return;
     case Family::kCtr:
       CtrSegment(
@@ -250,12 +245,9 @@ void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
             return true;
           });
       return;
-    case Family::kXts: {
-      const uint8_t *first_tweak = xts_tweak_->FirstTweak(iv);
-      encrypt ? simd_.XtsEncrypt(first_tweak, s.out, s.in, s.len)
-              : simd_.XtsDecrypt(first_tweak, s.out, s.in, s.len);
+    case Family::kXts:
+      XtsOnSimd(direction, iv, s.out, s.in, s.len);
       return;
-    }
     case Family::kGcm:
       return;  // GCM runs in GcmEngine
   }

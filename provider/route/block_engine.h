@@ -141,17 +141,14 @@ class BlockEngine {
     if (path != Path::kSimd) [[unlikely]] {
       return RunOn(path, direction, iv, out, in, len);
     }
-    const uint8_t *first_tweak = xts_tweak_->FirstTweak(iv);
-    direction == Direction::kEncrypt
-        ? simd_.XtsEncrypt(first_tweak, out, in, len)
-        : simd_.XtsDecrypt(first_tweak, out, in, len);
+    XtsOnSimd(direction, iv, out, in, len);
     route_.Served(Path::kSimd, len);
     return true;
   }
 
  private:
-  // ECB or CBC whole blocks on the kernels (RunWholeBlocks() and
-  // RunHeldAndWholeBlocks()); inline, as their callers are.
+  // ECB or CBC whole blocks on the kernels (RunWholeBlocks(),
+  // RunHeldAndWholeBlocks() and RunSimd()); inline, as the first two are.
   [[gnu::always_inline]] void BlocksOnSimd(Direction direction, uint8_t *iv,
                                            uint8_t *out, const uint8_t *in,
                                            size_t len) {
@@ -162,6 +159,16 @@ class BlockEngine {
       direction == Direction::kEncrypt ? simd_.EcbEncrypt(out, in, len)
                                        : simd_.EcbDecrypt(out, in, len);
     }
+  }
+  // One XTS data unit on the kernels, under the IV's first tweak
+  // (RunDataUnit() and RunSimd()).
+  [[gnu::always_inline]] void XtsOnSimd(Direction direction, uint8_t *iv,
+                                        uint8_t *out, const uint8_t *in,
+                                        size_t len) {
+    const uint8_t *first_tweak = xts_tweak_->FirstTweak(iv);
+    direction == Direction::kEncrypt
+        ? simd_.XtsEncrypt(first_tweak, out, in, len)
+        : simd_.XtsDecrypt(first_tweak, out, in, len);
   }
 
   // Runs a request on `path`, the router's choice for it (not mb: the
