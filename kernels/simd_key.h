@@ -145,7 +145,6 @@ class XtsTweakKey {
   // The key given to Set (the caller knows its length): an encryption
   // schedule begins with it.
   const uint8_t *key() const { return schedule_.round_keys[0]; }
-  const aesmux_aes_key &schedule() const { return schedule_; }
 
   // T_0 for `iv`, encrypted on the first call for this IV (comparing 16
   // bytes is what the others pay). Valid until the next call or Set().
