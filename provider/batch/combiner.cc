@@ -8,7 +8,6 @@
 // async_jobs.cc.
 
 #include <sched.h>
-#include <time.h>
 
 #include <algorithm>
 #include <array>
@@ -26,6 +25,7 @@
 
 namespace aesmux::batch {
 
+using internal::ProcessCpuNanos;
 using internal::RunAlone;
 using internal::Shard;
 using internal::Slot;
@@ -74,15 +74,6 @@ constexpr uint64_t kMaxRestNs = 250000000;
 constexpr uint64_t kJudgedRestNs = 30000000;
 constexpr uint64_t kOtherWorkShare = 20;
 constexpr size_t kSizeClasses = 24;  // bit widths 0 .. 23, and above
-
-// The CPU time of all of the process's threads, in nanoseconds; 0 if the
-// clock cannot be read.
-uint64_t ProcessCpuNanos() {
-  timespec used;
-  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used) != 0) return 0;
-  return static_cast<uint64_t>(used.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(used.tv_nsec);
-}
 
 // Whether batching threads' requests of one size class rests, and the
 // verdicts it rests on.

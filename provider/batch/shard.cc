@@ -50,11 +50,25 @@ constinit std::atomic<CombineHook> g_combine_hook{nullptr};
 
 }  // namespace
 
+namespace {
+
+uint64_t ToNanos(const timespec &time) {
+  return static_cast<uint64_t>(time.tv_sec) * 1000000000u +
+         static_cast<uint64_t>(time.tv_nsec);
+}
+
+}  // namespace
+
 uint64_t NowNanos() {
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1000000000u +
-         static_cast<uint64_t>(now.tv_nsec);
+  return ToNanos(now);
+}
+
+uint64_t ProcessCpuNanos() {
+  timespec used;
+  return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &used) == 0 ? ToNanos(used)
+                                                              : 0;
 }
 
 void SetCombineHookForTesting(CombineHook hook) {

@@ -187,6 +187,9 @@ class SoloTime {
 
 // CLOCK_MONOTONIC, in nanoseconds (no system call: the vDSO).
 uint64_t NowNanos();
+// The CPU time of all of the process's threads, in nanoseconds (a system
+// call); 0 if the clock cannot be read.
+uint64_t ProcessCpuNanos();
 
 // Test hook (tests/provider/combiner_test.cc): called by a thread
 // that combines, with the number of requests it took, after taking them
