@@ -23,9 +23,7 @@ bool CtrCrypt(GenericCtx *ctx, uint8_t *out, const uint8_t *in, size_t len) {
     --len;
   }
   if (len != 0) {
-    const core::Segment segment{out, in, len};
-    if (!ctx->engine.Run(core::Direction::kEncrypt, ctx->iv,
-                         std::span(&segment, 1), ctx->buf)) {
+    if (!ctx->engine.RunCtr(ctx->iv, out, in, len, ctx->buf)) {
       RaiseNoPathServed(ctx, len);
       return false;
     }

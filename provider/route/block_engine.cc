@@ -233,17 +233,7 @@ void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
       BlocksOnSimd(direction, iv, s.out, s.in, s.len);
       return;
     case Family::kCtr:
-      CtrSegment(
-          s, keystream,
-          [&](uint8_t *out, const uint8_t *in, size_t len) {
-            simd_.Ctr(iv, out, in, len);
-            return true;
-          },
-          [&](uint8_t *block) {
-            simd_.EncryptBlock(block, iv);
-            IncrementCounter128(iv);
-            return true;
-          });
+      CtrOnSimd(iv, s, keystream);
       return;
     case Family::kXts:
       XtsOnSimd(direction, iv, s.out, s.in, s.len);
@@ -251,6 +241,21 @@ void BlockEngine::RunSimd(Direction direction, uint8_t *iv, const Segment &s,
     case Family::kGcm:
       return;  // GCM runs in GcmEngine
   }
+}
+
+void BlockEngine::CtrOnSimd(uint8_t *counter, const Segment &segment,
+                            uint8_t *keystream) {
+  CtrSegment(
+      segment, keystream,
+      [&](uint8_t *out, const uint8_t *in, size_t len) {
+        simd_.Ctr(counter, out, in, len);
+        return true;
+      },
+      [&](uint8_t *block) {
+        simd_.EncryptBlock(block, counter);
+        IncrementCounter128(counter);
+        return true;
+      });
 }
 
 bool BlockEngine::RunFallback(Direction direction, uint8_t *iv,

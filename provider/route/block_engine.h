@@ -93,12 +93,8 @@ class BlockEngine {
   // fallback path take Run().
   bool RunWholeBlocks(Direction direction, uint8_t *iv, uint8_t *out,
                       const uint8_t *in, size_t len) {
-    batch::CallerProbe caller;
-    const Path path =
-        route_.Choose(direction, len, /*batchable=*/true, caller);
-    if (path == Path::kMb) return EncryptCbcBatched(iv, out, in, len, caller);
-    if (path != Path::kSimd) [[unlikely]] {
-      return RunOn(path, direction, iv, out, in, len);
+    if (!route_.PlainSimd(len)) [[unlikely]] {
+      return RouteWholeBlocks(direction, iv, out, in, len);
     }
     BlocksOnSimd(direction, iv, out, in, len);
     route_.Served(Path::kSimd, len);
@@ -114,9 +110,9 @@ class BlockEngine {
                              const uint8_t *in, size_t len) {
     constexpr Direction kDecrypt = Direction::kDecrypt;
     constexpr size_t kBlock = 16;
-    batch::CallerProbe caller;  // never asked: decryption is not batched
-    const Path path =
-        route_.Choose(kDecrypt, kBlock + len, /*batchable=*/false, caller);
+    const Path path = route_.PlainSimd(kBlock + len)
+                          ? Path::kSimd
+                          : ChooseUnbatched(kDecrypt, kBlock + len);
     if (path != Path::kSimd) [[unlikely]] {
       const Segment segments[2] = {{out, held, kBlock},
                                    {out + kBlock, in, len}};
@@ -129,15 +125,29 @@ class BlockEngine {
     return true;
   }
 
+  // Run() for one CTR segment of any length (`counter` in/out, the last
+  // partial block's keystream block to `keystream`), as RunWholeBlocks()
+  // for ECB and CBC.
+  bool RunCtr(uint8_t *counter, uint8_t *out, const uint8_t *in, size_t len,
+              uint8_t *keystream) {
+    const Segment segment{out, in, len};
+    if (!route_.PlainSimd(len)) [[unlikely]] {
+      return Run(Direction::kEncrypt, counter, std::span(&segment, 1),
+                 keystream);
+    }
+    CtrOnSimd(counter, segment, keystream);
+    route_.Served(Path::kSimd, len);
+    return true;
+  }
+
   // Run() for XTS's one data unit, as RunWholeBlocks() for ECB and CBC:
   // it skips the general case's loops, spans and family switch, which a
   // data unit of 16 to 64 bytes would otherwise pay on every call.
   // Requests for the afalg path or the fallback path take Run().
   bool RunDataUnit(Direction direction, uint8_t *iv, uint8_t *out,
                    const uint8_t *in, size_t len) {
-    batch::CallerProbe caller;  // never asked: XTS is not batched
-    const Path path =
-        route_.Choose(direction, len, /*batchable=*/false, caller);
+    const Path path = route_.PlainSimd(len) ? Path::kSimd
+                                            : ChooseUnbatched(direction, len);
     if (path != Path::kSimd) [[unlikely]] {
       return RunOn(path, direction, iv, out, in, len);
     }
@@ -170,6 +180,31 @@ class BlockEngine {
         ? simd_.XtsEncrypt(first_tweak, out, in, len)
         : simd_.XtsDecrypt(first_tweak, out, in, len);
   }
+
+  // RunWholeBlocks() for a length PlainSimd() does not settle: the
+  // router's whole choice, multi-buffer lanes included.
+  [[gnu::noinline]] bool RouteWholeBlocks(Direction direction, uint8_t *iv,
+                                          uint8_t *out, const uint8_t *in,
+                                          size_t len) {
+    batch::CallerProbe caller;
+    const Path path =
+        route_.Choose(direction, len, /*batchable=*/true, caller);
+    if (path == Path::kMb) return EncryptCbcBatched(iv, out, in, len, caller);
+    if (path != Path::kSimd) return RunOn(path, direction, iv, out, in, len);
+    BlocksOnSimd(direction, iv, out, in, len);
+    route_.Served(Path::kSimd, len);
+    return true;
+  }
+  // The router's choice for a request that is never batched (decryption,
+  // XTS), where PlainSimd() does not settle it.
+  [[gnu::noinline]] Path ChooseUnbatched(Direction direction, uint64_t len) {
+    batch::CallerProbe caller;  // never asked: the request is not batched
+    return route_.Choose(direction, len, /*batchable=*/false, caller);
+  }
+
+  // One CTR segment on the kernels (RunCtr() and RunSimd()).
+  void CtrOnSimd(uint8_t *counter, const Segment &segment,
+                 uint8_t *keystream);
 
   // Runs a request on `path`, the router's choice for it (not mb: the
   // callers run that themselves, with their CallerProbe).

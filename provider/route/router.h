@@ -272,6 +272,14 @@ class BlockRoute {
     return Path::kSimd;
   }
 
+  // Whether Choose() says simd for `len` bytes whatever the direction and
+  // the caller: from simd_min_len_ up to, not including, afalg_min_len_ and
+  // mb_min_len_. The engines ask this first, inline, so that a short
+  // request's path costs two compares and no call.
+  bool PlainSimd(uint64_t len) const {
+    return len >= simd_min_len_ && len < std::min(afalg_min_len_, mb_min_len_);
+  }
+
   // Whether the streams of a cipher pipeline (CBC encryption) go to the mb
   // path together, whatever their lengths: whenever there is a
   // multi-buffer tier, a pipeline being a batch already.
