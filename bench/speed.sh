@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The aesmux Authors
-# Regenerates the benchmark table of BENCHMARKS.md: openssl speed -evp with
+# Regenerates the benchmark tables of BENCHMARKS.md: openssl speed -evp with
 # the default provider and with aesmux, side by side in alternating runs,
-# median of several runs per cell, ratios aesmux / default.
+# median of several runs per cell, ratios aesmux / default; then the same
+# update loop in one process, the providers in alternating batches of
+# about a millisecond (bench/provider/update_bench, not for GCM, whose
+# speed loop re-keys), which resolves the short cells that one openssl
+# speed run's noise hides.
 #
 # usage: bench/speed.sh [RUNS] [SECONDS]    (defaults: 3 runs of 1 s)
 # Environment: BENCH_ALGS (space-separated specs, "-decrypt" suffix allowed),
@@ -24,7 +28,7 @@ sizes=${BENCH_SIZES:-"16 64 256 1024 8192 16384"}
 install_deps dpkg-dev perl
 
 for series in ${BENCH_SERIES:-3.0}; do
-  bench_build "$series" bench -- aesmux aesmux-cli
+  bench_build "$series" bench -- aesmux aesmux-cli update_bench
   bench_header
   echo "# openssl speed -evp, ${seconds}s per run, median of $runs alternating runs"
   echo
@@ -47,4 +51,11 @@ for series in ${BENCH_SERIES:-3.0}; do
     done
   done
   echo
+  update_algs=$(printf '%s\n' $algs | grep -v gcm | paste -sd, -)
+  if [ -n "$update_algs" ]; then
+    "$bench_dir/bench/provider/update_bench" --algs "$update_algs" \
+      --sizes "$(printf '%s\n' $sizes | paste -sd, -)" \
+      ${AESMUX_KERNELS:+--kernels "$AESMUX_KERNELS"}
+    echo
+  fi
 done
