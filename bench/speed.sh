@@ -35,9 +35,7 @@ for series in ${BENCH_SERIES:-3.0}; do
   printf '| algorithm | bytes | default MB/s | aesmux MB/s | ratio |\n'
   printf '|---|---:|---:|---:|---:|\n'
   for spec in $algs; do
-    alg=${spec%-decrypt}
-    flags=()
-    [ "$alg" != "$spec" ] && flags=(-decrypt)
+    speed_spec "$spec"
     for bytes in $sizes; do
       base=() ours=()
       for ((r = 0; r < runs; r++)); do

@@ -62,9 +62,7 @@ for series in ${BENCH_SERIES:-3.0}; do
   printf '| algorithm | bytes | default | aesmux | aesmux / default |\n'
   printf '|---|---:|---:|---:|---:|\n'
   for spec in $algs; do
-    alg=${spec%-decrypt}
-    flags=()
-    [ "$alg" != "$spec" ] && flags=(-decrypt)
+    speed_spec "$spec"
     for bytes in $sizes; do
       base=$(update_instructions default "$alg" "$bytes" "${flags[@]}")
       ours=$(update_instructions aesmux "$alg" "$bytes" "${flags[@]}")

@@ -140,6 +140,15 @@ speed_bps() {
     awk -F: '/^\+F:/ { print $4 }' | tail -n 1
 }
 
+# speed_spec SPEC: a benchmark's algorithm spec ("aes-128-cbc-decrypt") as
+# `openssl speed` takes it: sets alg (without the "-decrypt") and flags
+# (-decrypt, or nothing).
+speed_spec() {
+  alg=${1%-decrypt}
+  flags=()
+  if [ "$alg" != "$1" ]; then flags=(-decrypt); fi
+}
+
 # bench_build SERIES NAME [CMAKE OPTIONS...] [-- TARGETS...]: aesmux built
 # with LTO against OpenSSL SERIES for a benchmark: 3.0 is the system's,
 # 3.5 and 3.6 the builds of the test stages (openssl_build). Sets
