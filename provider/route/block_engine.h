@@ -110,9 +110,7 @@ class BlockEngine {
                              const uint8_t *in, size_t len) {
     constexpr Direction kDecrypt = Direction::kDecrypt;
     constexpr size_t kBlock = 16;
-    const Path path = route_.PlainSimd(kBlock + len)
-                          ? Path::kSimd
-                          : ChooseUnbatched(kDecrypt, kBlock + len);
+    const Path path = ChooseUnbatched(kDecrypt, kBlock + len);
     if (path != Path::kSimd) [[unlikely]] {
       const Segment segments[2] = {{out, held, kBlock},
                                    {out + kBlock, in, len}};
@@ -146,8 +144,7 @@ class BlockEngine {
   // Requests for the afalg path or the fallback path take Run().
   bool RunDataUnit(Direction direction, uint8_t *iv, uint8_t *out,
                    const uint8_t *in, size_t len) {
-    const Path path = route_.PlainSimd(len) ? Path::kSimd
-                                            : ChooseUnbatched(direction, len);
+    const Path path = ChooseUnbatched(direction, len);
     if (path != Path::kSimd) [[unlikely]] {
       return RunOn(path, direction, iv, out, in, len);
     }
@@ -195,9 +192,12 @@ class BlockEngine {
     route_.Served(Path::kSimd, len);
     return true;
   }
-  // The router's choice for a request that is never batched (decryption,
-  // XTS), where PlainSimd() does not settle it.
-  [[gnu::noinline]] Path ChooseUnbatched(Direction direction, uint64_t len) {
+  // The path of a request that is never batched (decryption, XTS): simd
+  // where PlainSimd() settles it, else the router's whole choice.
+  Path ChooseUnbatched(Direction direction, uint64_t len) {
+    return route_.PlainSimd(len) ? Path::kSimd : RouteUnbatched(direction, len);
+  }
+  [[gnu::noinline]] Path RouteUnbatched(Direction direction, uint64_t len) {
     batch::CallerProbe caller;  // never asked: the request is not batched
     return route_.Choose(direction, len, /*batchable=*/false, caller);
   }
