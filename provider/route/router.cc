@@ -33,7 +33,7 @@ Router::Router(Settings settings, const fallback::FallbackLibrary *fallback)
 
 void Router::Settle(Family family) const {
   AfalgFamily &state = afalg_[static_cast<size_t>(family)];
-  std::lock_guard lock(state.mutex);
+  core::InitLock lock;
   if (state.settled.load(std::memory_order_relaxed)) return;
   Probe(family, &state);
   for (const AlgInfo &info : kAlgs) {

@@ -40,7 +40,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -182,13 +181,14 @@ class Router {
     AfalgServiceHold &operator=(const AfalgServiceHold &) = delete;
   };
 
-  // The afalg path of one family, settled once; `on` and `state` are
-  // written before `settled` and never after.
-  // (A mutex, not a std::once_flag: settling may throw std::bad_alloc,
-  // and an exception through glibc's pthread_once needs libgcc_s loaded,
-  // which, when memory has run out, aborts the process.)
+  // The afalg path of one family, settled once under core::InitLock; `on`
+  // and `state` are written before `settled` and never after.
+  // (That lock, not a mutex of its own: fork() waits for it, so a child
+  // never inherits a family half settled, or its lock held, by a thread it
+  // does not have. Not a std::once_flag: settling may throw
+  // std::bad_alloc, and an exception through glibc's pthread_once needs
+  // libgcc_s loaded, which, when memory has run out, aborts the process.)
   struct AfalgFamily {
-    std::mutex mutex;
     std::atomic<bool> settled{false};
     bool on = false;
     std::string state;

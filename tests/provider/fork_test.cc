@@ -287,6 +287,53 @@ TEST(ForkWhileMakingTheFallback, AChildForkedMeanwhileServesItsRequests) {
   }
 }
 
+// Each family's offload path is settled (the probe run, its findings
+// written) by the first request that asks for it, under a lock. A fork
+// while another thread settles must not leave the child waiting for that
+// lock or reading findings half written: each round loads aesmux afresh
+// (every family unsettled), starts a thread whose requests settle the
+// families one after another, and forks at a random moment of it; the
+// child's own requests, in every algorithm, must finish and agree with the
+// default provider.
+TEST(ForkWhileSettlingTheOffloadPath, AChildForkedMeanwhileServesItsRequests) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' allocator does not guard its locks across "
+                  "fork(): a child forked while the thread allocates can "
+                  "hang in it (tests/support/random_message.h)";
+#endif
+  std::mt19937_64 rng(0x5e77);
+  for (int round = 0; round < 60; ++round) {
+    ProviderEnv env;
+    ASSERT_TRUE(env.loaded()) << env.error();
+    const CipherSet ciphers(env);
+    ASSERT_TRUE(ciphers.complete());
+    const uint64_t parent_seed = rng(), child_seed = rng();
+    std::string parent_failure;
+    std::thread settler([&] {
+      std::mt19937_64 messages(parent_seed);
+      for (int i = 0; i < 40 && parent_failure.empty(); ++i) {
+        parent_failure = CheckRandomMessage(ciphers, messages, 64);
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 400));
+    EXPECT_EQ(RunInChild(
+                  [&] {
+                    std::mt19937_64 messages(child_seed);
+                    for (int i = 0; i < 40; ++i) {
+                      if (!CheckRandomMessage(ciphers, messages, 64).empty()) {
+                        return 1;
+                      }
+                    }
+                    return 0;
+                  },
+                  seconds(30)),
+              "")
+        << "round " << round;
+    settler.join();
+    EXPECT_EQ(parent_failure, "") << "round " << round;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, ForkTest,
                          ::testing::ValuesIn(MultiBufferConfigs()),
                          KernelConfigName);
