@@ -126,8 +126,10 @@ KernelAlgorithm KernelAlgorithmFor(Family family) {
 // ---------------------------------------------------------------- Service
 
 namespace {
-std::mutex g_service_mutex;
-size_t g_service_users = 0;           // guarded by g_service_mutex
+// Under core::InitLock, which fork() waits for: a mutex of its own, held
+// by a thread loading or unloading an instance at a fork, would hang the
+// child at its own unload or exit.
+size_t g_service_users = 0;
 std::atomic<Service *> g_service{nullptr};
 }  // namespace
 
@@ -138,7 +140,7 @@ Service &Service::Get() {
 }
 
 void Service::Acquire() {
-  std::lock_guard lock(g_service_mutex);
+  core::InitLock lock;
   // Counted once made: if making it throws std::bad_alloc, nothing was
   // acquired (the instance is not made) and the next Acquire makes it.
   if (g_service_users == 0) {
@@ -148,7 +150,7 @@ void Service::Acquire() {
 }
 
 void Service::Release() {
-  std::lock_guard lock(g_service_mutex);
+  core::InitLock lock;
   assert(g_service_users > 0);
   if (--g_service_users == 0) {
     delete g_service.exchange(nullptr, std::memory_order_acq_rel);

@@ -359,8 +359,8 @@ namespace {
 
 // Made on first use; freed by ReleaseIdleCombiner(), never at exit, when
 // other threads may still be inside it. Made and replaced without a lock,
-// which a forked child could inherit held.
-std::mutex g_release_mutex;
+// which a forked child could inherit held; freed under core::InitLock,
+// which fork() waits for.
 std::atomic<Combiner *> g_combiner{nullptr};
 
 // Installs `fresh` (null: no memory for it) in place of `expected`;
@@ -411,7 +411,7 @@ bool CallerProbe::ThreadsRest(uint64_t len) const {
 void Prepare() { (void)core::UsableCpus(); }
 
 void ReleaseIdleCombiner() {
-  std::lock_guard lock(g_release_mutex);
+  core::InitLock lock;
   Combiner *combiner = g_combiner.load(std::memory_order_acquire);
   if (combiner == nullptr || !combiner->Idle()) return;
   g_combiner.store(nullptr, std::memory_order_release);

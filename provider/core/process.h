@@ -43,12 +43,13 @@ uint32_t UsableCpus();
 uint32_t UsableCpuRank(uint32_t cpu);
 
 // Held while a process-wide object is made or replaced on first use (the
-// fallback library, a wait fd, the afalg probe): one lock for all of them,
-// held briefly. The thread that holds it may take it again (the afalg
-// probe makes the thread's io_uring ring, whose per-thread slot makes the
-// process's pthread key under it on first use). fork() waits
-// until no thread holds it, so that a child never inherits it held, or an
-// object half made, by a thread it does not have.
+// fallback library, a wait fd, the afalg probe) or freed (the afalg
+// service, the thread combiner), and while the provider instances are
+// counted: one lock for all of them, held briefly. The thread that holds
+// it may take it again (the afalg probe makes the thread's io_uring ring,
+// whose per-thread slot makes the process's pthread key under it on first
+// use). fork() waits until no thread holds it, so that a child never
+// inherits it held, or an object half made, by a thread it does not have.
 class InitLock {
  public:
   InitLock();

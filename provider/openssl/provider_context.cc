@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "kernels/tiers.h"
 #include "provider/batch/cbc_batch.h"
 #include "provider/core/diagnostics.h"
+#include "provider/core/process.h"
 #include "provider/core/stats.h"
 #include "provider/core/stats_table.h"
 
@@ -32,9 +32,12 @@ using core::Family;
 // of the process goes away (normally at OPENSSL_cleanup, at exit), or when
 // the module is unloaded with instances still alive (a library context the
 // application never freed). Trivially destructible, so the module
-// destructor below may use it whatever the order of destruction.
+// destructor below may use it whatever the order of destruction. Guarded
+// by core::InitLock, not a mutex of its own, which a child forked while
+// another thread loads or unloads an instance would inherit held and wait
+// for at its own unload or exit: fork() waits for that lock. The file is
+// written outside it (its writer's lock is held across fork: core/stats.cc).
 struct Instances {
-  std::mutex mutex;
   int count = 0;
   // Whether an instance has set the file's prefix. Until one has, nothing
   // reads the notes, so instances do not make them (work at load and at
@@ -68,28 +71,43 @@ void SetNotes(const route::Router &router) {
 }
 
 void RegisterInstance(const route::Router &router) {
-  std::lock_guard lock(g_instances.mutex);
-  ++g_instances.count;
   const route::Settings &settings = router.settings();
   // Off (`disable = 1`), aesmux serves nothing and writes nothing.
-  if (!settings.stats_file.empty() && settings.off.empty()) {
-    core::SetStatsFilePrefix(settings.stats_file);
-    g_instances.stats_file = true;
+  const bool sets_prefix = !settings.stats_file.empty() && settings.off.empty();
+  bool notes = false;
+  {
+    core::InitLock lock;
+    ++g_instances.count;
+    if (sets_prefix) g_instances.stats_file = true;
+    notes = g_instances.stats_file;
   }
-  if (g_instances.stats_file) SetNotes(router);
+  if (sets_prefix) core::SetStatsFilePrefix(settings.stats_file);
+  if (notes) SetNotes(router);
+}
+
+bool StatsFileSet() {
+  core::InitLock lock;
+  return g_instances.stats_file;
 }
 
 void UnregisterInstance() {
-  std::lock_guard lock(g_instances.mutex);
-  if (--g_instances.count == 0) {
-    core::WriteStatsFile();
-    batch::ReleaseIdleCombiner();
+  bool last = false;
+  {
+    // The combiner goes before an instance made meanwhile can use it.
+    core::InitLock lock;
+    last = --g_instances.count == 0;
+    if (last) batch::ReleaseIdleCombiner();
   }
+  if (last) core::WriteStatsFile();
 }
 
 __attribute__((destructor)) void WriteStatsOfLiveInstances() {
-  std::lock_guard lock(g_instances.mutex);
-  if (g_instances.count > 0) core::WriteStatsFile();
+  bool live = false;
+  {
+    core::InitLock lock;
+    live = g_instances.count > 0;
+  }
+  if (live) core::WriteStatsFile();
 }
 
 // The AESMUX_* environment in one pass over it, rather than a getenv() per
@@ -124,16 +142,17 @@ ProviderContext *MakeContext(const OSSL_CORE_HANDLE *handle,
 
 // Hashes of the lines PrintProblems has printed in this process; beyond
 // the first kSize, a line is printed again rather than never.
+// Under core::InitLock, which fork() waits for (a mutex of its own, held
+// by another thread at a fork, would hang a child that loads aesmux).
 struct Printed {
   static constexpr size_t kSize = 64;
-  std::mutex mutex;
   std::array<size_t, kSize> hashes{};
   size_t count = 0;
 
   // Whether `line` is new (and now remembered).
   bool First(std::string_view line) {
     const size_t hash = std::hash<std::string_view>()(line);
-    std::lock_guard lock(mutex);
+    core::InitLock lock;
     const auto end = hashes.begin() + static_cast<std::ptrdiff_t>(count);
     if (std::find(hashes.begin(), end, hash) != end) return false;
     if (count < kSize) hashes[count++] = hash;
@@ -194,14 +213,11 @@ void PrintProblems(std::string_view error_prefix,
 
 void FreeProviderContext(ProviderContext *context) {
   if (context->holds.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  {
-    // The notes again, with what the instance settled since it was made
-    // (if memory has run out, the notes made before stay).
-    std::lock_guard lock(g_instances.mutex);
-    try {
-      if (g_instances.stats_file) SetNotes(context->router);
-    } catch (const std::bad_alloc &) {
-    }
+  // The notes again, with what the instance settled since it was made
+  // (if memory has run out, the notes made before stay).
+  try {
+    if (StatsFileSet()) SetNotes(context->router);
+  } catch (const std::bad_alloc &) {
   }
   delete context;
   UnregisterInstance();
