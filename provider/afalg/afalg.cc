@@ -279,11 +279,10 @@ void Service::ProbeLocked(Family family, bool force) {
   }
   status.available = true;
   offload_[static_cast<size_t>(family)].store(!status.cpu_software);
-  {
-    std::lock_guard lock(driver_mutex_);
-    watched_driver_[static_cast<size_t>(family)] =
-        status.cpu_software ? std::string() : status.driver;
-  }
+  driver_names_.push_front(status.cpu_software ? std::string()
+                                               : status.driver);
+  watched_driver_[static_cast<size_t>(family)].store(&driver_names_.front(),
+                                                     std::memory_order_release);
   if (status.Usable(force)) Arm();
 }
 
@@ -473,16 +472,14 @@ void Service::NoteKeyRefused(Family family, int error) {
 bool Service::DriverListed(Family family) {
   const auto f = static_cast<size_t>(family);
   if (gone_[f].load()) return false;
-  std::string driver;
-  {
-    std::lock_guard lock(driver_mutex_);
-    driver = watched_driver_[f];
-  }
-  if (driver.empty()) return true;  // CPU software: it does not go away
+  const std::string *driver =
+      watched_driver_[f].load(std::memory_order_acquire);
+  // Not probed, or CPU software: it does not go away.
+  if (driver == nullptr || driver->empty()) return true;
   std::string text;
   // Unreadable now: no news, so no verdict.
   if (ReadWholeFile("/proc/crypto", &text) != 0) return true;
-  if (FindDriver(text, driver, KernelAlgorithmFor(family).type)) return true;
+  if (FindDriver(text, *driver, KernelAlgorithmFor(family).type)) return true;
   if (!gone_[f].exchange(true)) {
     g_driver_epoch[f].fetch_add(1, std::memory_order_acq_rel);
   }
@@ -495,11 +492,9 @@ std::string Service::Health(Family family) const {
   auto add = [&](const std::string &part) {
     text += (text.empty() ? "" : "; ") + part;
   };
-  std::string driver;
-  {
-    std::lock_guard lock(driver_mutex_);
-    driver = watched_driver_[f];
-  }
+  const std::string *watched =
+      watched_driver_[f].load(std::memory_order_acquire);
+  const std::string driver = watched != nullptr ? *watched : std::string();
   if (gone(family)) {
     const uint32_t lost = lost_[f].load(std::memory_order_relaxed);
     add(driver + " left /proc/crypto (its device was removed): " +

@@ -54,8 +54,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <forward_list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -237,12 +237,17 @@ class Service {
   std::atomic<int64_t> backoff_base_ns_{1'000'000'000};
 
   // Per family: keys refused and the last error; the offload driver
-  // watched for going away (under driver_mutex_), whether it has, and the
-  // requests it lost.
+  // watched for going away ("" for CPU software; null until probed),
+  // whether it has, and the requests it lost. The watched names are read
+  // without a lock (a mutex held by a reader at a fork would hang the child
+  // at its next probe or report), so each probe adds its own to
+  // driver_names_ (under core::InitLock), which keeps every one until the
+  // Service goes.
   std::array<std::atomic<uint32_t>, core::kNumFamilies> keys_refused_{};
   std::array<std::atomic<int>, core::kNumFamilies> key_error_{};
-  mutable std::mutex driver_mutex_;
-  std::array<std::string, core::kNumFamilies> watched_driver_;
+  std::forward_list<std::string> driver_names_;
+  std::array<std::atomic<const std::string *>, core::kNumFamilies>
+      watched_driver_{};
   std::array<std::atomic<bool>, core::kNumFamilies> gone_{};
   std::array<std::atomic<uint32_t>, core::kNumFamilies> lost_{};
 };
