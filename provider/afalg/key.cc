@@ -20,6 +20,7 @@
 #include "provider/afalg/ring.h"
 #include "provider/afalg/socket_setup.h"
 #include "provider/afalg/unique_fd.h"
+#include "provider/core/process.h"
 
 namespace aesmux::afalg {
 
@@ -201,7 +202,8 @@ class Tfm {
 namespace {
 
 // Every Tfm of the process. The mutex is held across fork (a child must
-// not inherit it locked) and is taken before a Tfm's own.
+// not inherit it locked) and is taken after core::InitLock and before a
+// Tfm's own.
 struct TfmList {
   std::mutex mutex;
   Tfm *head = nullptr;
@@ -211,8 +213,16 @@ constinit TfmList g_tfms;
 void RegisterTfmForkHandlers() {
   static std::once_flag once;
   std::call_once(once, [] {
-    pthread_atfork([] { g_tfms.mutex.lock(); }, [] { g_tfms.mutex.unlock(); },
-                   [] { g_tfms.mutex.unlock(); });
+    const auto release = [] {
+      g_tfms.mutex.unlock();
+      core::ReleaseInitLockAfterFork();
+    };
+    pthread_atfork(
+        [] {
+          core::HoldInitLockForFork();  // a probe takes it, then this one
+          g_tfms.mutex.lock();
+        },
+        release, release);
   });
 }
 

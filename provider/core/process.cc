@@ -70,18 +70,23 @@ uint32_t UsableCpuRank(uint32_t cpu) {
   return rank != kNotUsable ? rank : cpu;
 }
 
-InitLock::InitLock() {
-  std::call_once(g_init_fork_handlers, [] {
-    pthread_atfork([] { pthread_mutex_lock(&g_init); },
-                   [] { pthread_mutex_unlock(&g_init); },
-                   [] { pthread_mutex_unlock(&g_init); });
-  });
+void HoldInitLockForFork() {
   if (t_init_depth++ == 0) pthread_mutex_lock(&g_init);
 }
 
-InitLock::~InitLock() {
+void ReleaseInitLockAfterFork() {
   if (--t_init_depth == 0) pthread_mutex_unlock(&g_init);
 }
+
+InitLock::InitLock() {
+  std::call_once(g_init_fork_handlers, [] {
+    pthread_atfork(HoldInitLockForFork, ReleaseInitLockAfterFork,
+                   ReleaseInitLockAfterFork);
+  });
+  HoldInitLockForFork();
+}
+
+InitLock::~InitLock() { ReleaseInitLockAfterFork(); }
 
 uint64_t ProcessGeneration() {
   if (!g_watching.load(std::memory_order_acquire)) WatchForks();

@@ -58,6 +58,18 @@ class InitLock {
   InitLock &operator=(const InitLock &) = delete;
 };
 
+// For the fork handlers of aesmux's other process-wide locks, which code
+// holding InitLock may take (the afalg key list, the statistics): a
+// prepare handler calls HoldInitLockForFork() before taking its own lock,
+// the parent and child handlers ReleaseInitLockAfterFork() after giving it
+// back. fork() then takes InitLock first, in the order that code does,
+// whatever order glibc runs the handlers in (the newest first: a handler
+// registered after InitLock's would otherwise take its lock before
+// InitLock, and wait forever for a thread that holds InitLock and waits
+// for that lock).
+void HoldInitLockForFork();
+void ReleaseInitLockAfterFork();
+
 // A value made on first use and kept for the process, as a function-local
 // `static const T x = Make();` would keep it, but without that static's
 // guard: a child forked while another thread ran a guarded initializer

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "provider/core/diagnostics.h"
+#include "provider/core/process.h"
 #include "provider/core/stats_file.h"
 #include "provider/core/thread_exit.h"
 #include "provider/core/trace.h"
@@ -122,16 +123,19 @@ void ZeroCounters(ThreadCounters &counters) {
   }
 }
 
-// fork(): hold the registry lock across it so the child never inherits it
-// locked; in the child, drop the other threads' counters (those threads do
-// not exist there) and start from zero.
+// fork(): hold the writer's and the registry's locks across it (after
+// core::InitLock, as a thread counting under that lock takes them) so the
+// child never inherits them locked; in the child, drop the other threads'
+// counters (those threads do not exist there) and start from zero.
 void BeforeFork() {
+  core::HoldInitLockForFork();  // a thread may count under it
   g_writer.mutex.lock();
   TheRegistry().mutex.lock();
 }
 void AfterForkInParent() {
   TheRegistry().mutex.unlock();
   g_writer.mutex.unlock();
+  core::ReleaseInitLockAfterFork();
 }
 void AfterForkInChild() {
   Registry &registry = TheRegistry();
@@ -151,6 +155,7 @@ void AfterForkInChild() {
   registry.next_progress_write.store(0, std::memory_order_relaxed);
   registry.mutex.unlock();
   g_writer.mutex.unlock();
+  core::ReleaseInitLockAfterFork();
 }
 
 constinit Registry g_registry;
