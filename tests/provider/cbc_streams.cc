@@ -96,7 +96,8 @@ uint64_t Fold(uint64_t digest, const uint8_t *bytes, size_t len) {
 
 uint64_t EncryptRecords(EVP_CIPHER *cipher, const Bytes &key, const Bytes &iv,
                         const Bytes &record, uint64_t &count,
-                        const std::atomic<bool> *stop) {
+                        const std::atomic<bool> *stop,
+                        const std::function<void()> &between) {
   auto ctx = NewCipherCtx();
   uint64_t digest = 0xcbf29ce484222325ull;
   if (!EVP_EncryptInit_ex2(ctx.get(), cipher, key.data(), iv.data(),
@@ -107,6 +108,7 @@ uint64_t EncryptRecords(EVP_CIPHER *cipher, const Bytes &key, const Bytes &iv,
   Bytes out(record.size());
   uint64_t done = 0;
   while (stop != nullptr ? !stop->load() || done == 0 : done < count) {
+    if (between) between();
     int len = 0;
     if (!EVP_EncryptUpdate(ctx.get(), out.data(), &len, record.data(),
                            static_cast<int>(record.size()))) {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -52,10 +53,11 @@ Bytes EncryptThrough(const EVP_CIPHER *cipher, const Stream &stream);
 // Encrypts `record` `count` times in one CBC stream through `cipher`
 // (count == 0: until `stop`, at least once); returns the FNV-1a of the
 // ciphertext (0 if a call failed) and sets `count` to the records
-// encrypted.
+// encrypted. `between`, if set, runs before each record.
 uint64_t EncryptRecords(EVP_CIPHER *cipher, const Bytes &key, const Bytes &iv,
                         const Bytes &record, uint64_t &count,
-                        const std::atomic<bool> *stop);
+                        const std::atomic<bool> *stop,
+                        const std::function<void()> &between = {});
 
 // aesmux's multi-buffer counters summed over the CBC algorithms.
 struct BatchCounts {
