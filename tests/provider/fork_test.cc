@@ -53,7 +53,7 @@ constexpr const char *kForkWhileAllocatingHangs = nullptr;
 class Encryptors {
  public:
   Encryptors(const ProviderEnv &env, int threads, uint64_t seed)
-      : env_(env), workers_(threads) {
+      : env_(env), workers_(threads), parking_(threads) {
     std::mt19937_64 rng(seed);
     for (Worker &worker : workers_) {
       worker.key = RandomBytes(rng, 16);
@@ -65,27 +65,18 @@ class Encryptors {
       pool_.emplace_back([this, &worker] {
         worker.digest =
             EncryptRecords(cipher_.get(), worker.key, worker.iv, record_,
-                           worker.records, &stop_, [this] { Park(); });
-        ++finished_;  // early if a call failed: nothing to park then
+                           worker.records, &stop_,
+                           [this] { parking_.Pause(); });
+        parking_.Leave();  // early if a call failed
       });
     }
   }
 
-  // RunInChild while the threads encrypt. Under the sanitizers they are
-  // parked between records first, as Checkers::Fork parks its threads
-  // (tests/support/random_message.h says why).
+  // RunInChild while the threads encrypt, parked between records where the
+  // sanitizers need it (ForkParking).
   std::string Fork(const std::function<int()> &body,
                    std::chrono::milliseconds timeout) {
-    if (kForkWhileAllocatingHangs != nullptr) {
-      park_ = true;
-      while (parked_.load() + finished_.load() <
-             static_cast<int>(pool_.size())) {
-        std::this_thread::yield();
-      }
-    }
-    std::string result = RunInChild(body, timeout);
-    park_ = false;
-    return result;
+    return parking_.Fork(body, timeout);
   }
 
   // Stops the threads and checks every stream.
@@ -107,21 +98,12 @@ class Encryptors {
     Bytes key, iv;
     uint64_t records = 0, digest = 0;
   };
-  void Park() {
-    if (!park_.load()) return;
-    ++parked_;
-    while (park_.load()) std::this_thread::yield();
-    --parked_;
-  }
-
   const ProviderEnv &env_;
   std::vector<Worker> workers_;
   Bytes record_;
   CipherPtr cipher_;
   std::atomic<bool> stop_{false};
-  std::atomic<bool> park_{false};
-  std::atomic<int> parked_{0};
-  std::atomic<int> finished_{0};
+  ForkParking parking_;
   std::vector<std::thread> pool_;
 };
 

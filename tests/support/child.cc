@@ -162,6 +162,24 @@ std::string RunInChild(const std::function<int()> &body,
   return "child ended oddly";
 }
 
+void ForkParking::Pause() {
+  if (!park_.load()) return;
+  ++parked_;
+  while (park_.load()) std::this_thread::yield();
+  --parked_;
+}
+
+std::string ForkParking::Fork(const std::function<int()> &body,
+                              std::chrono::milliseconds timeout) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  park_ = true;
+  while (parked_.load() + left_.load() < workers_) std::this_thread::yield();
+#endif
+  std::string result = RunInChild(body, timeout);
+  park_ = false;
+  return result;
+}
+
 int ThreadsInAChild(int wanted) {
 #if defined(__SANITIZE_THREAD__)
   (void)wanted;

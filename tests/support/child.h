@@ -5,6 +5,7 @@
 #ifndef AESMUX_TESTS_SUPPORT_CHILD_H_
 #define AESMUX_TESTS_SUPPORT_CHILD_H_
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -23,6 +24,33 @@ std::string RunInChild(const std::function<int()> &body,
 // ThreadSanitizer, which cannot run threads started in the child of a
 // multi-threaded process (the child's own thread still works there).
 int ThreadsInAChild(int wanted);
+
+// Worker threads that a test forks beside. Under AddressSanitizer and
+// ThreadSanitizer, Fork() parks them between units of work first: their
+// allocator (GCC 12's) does not guard its locks across fork(), so a child
+// forked while a thread allocates can wait forever for a lock of a thread
+// it does not have (seen: the child's first allocation waited in
+// SizeClassAllocator64::GetFromAllocator). Elsewhere the threads run on.
+class ForkParking {
+ public:
+  explicit ForkParking(int workers) : workers_(workers) {}
+
+  // Each worker calls this between units of work, and Leave() when it
+  // ends (a worker that has left is not waited for).
+  void Pause();
+  void Leave() { ++left_; }
+
+  // RunInChild(body, timeout), with the workers parked where the
+  // sanitizers need it.
+  std::string Fork(const std::function<int()> &body,
+                   std::chrono::milliseconds timeout);
+
+ private:
+  const int workers_;
+  std::atomic<bool> park_{false};
+  std::atomic<int> parked_{0};
+  std::atomic<int> left_{0};
+};
 
 }  // namespace aesmux::test
 

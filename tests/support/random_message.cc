@@ -185,16 +185,13 @@ std::chrono::milliseconds StressDuration(std::chrono::milliseconds ci) {
   return ci;
 }
 
-Checkers::Checkers(const CipherSet &ciphers, int threads, uint64_t seed) {
+Checkers::Checkers(const CipherSet &ciphers, int threads, uint64_t seed)
+    : parking_(threads) {
   for (int t = 0; t < threads; ++t) {
     pool_.emplace_back([this, &ciphers, seed, t] {
       std::mt19937_64 rng(seed + t);
       while (!stop_.load()) {
-        if (park_.load()) {
-          ++parked_;
-          while (park_.load()) std::this_thread::yield();
-          --parked_;
-        }
+        parking_.Pause();
         std::string failure = CheckRandomMessage(ciphers, rng, 20000);
         ++messages_;
         if (!failure.empty()) {
@@ -202,21 +199,9 @@ Checkers::Checkers(const CipherSet &ciphers, int threads, uint64_t seed) {
           if (failure_.empty()) failure_ = failure;
         }
       }
+      parking_.Leave();
     });
   }
-}
-
-std::string Checkers::Fork(const std::function<int()> &body,
-                           std::chrono::milliseconds timeout) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  park_ = true;
-  while (parked_.load() < static_cast<int>(pool_.size()) && !stop_.load()) {
-    std::this_thread::yield();
-  }
-#endif
-  std::string result = RunInChild(body, timeout);
-  park_ = false;
-  return result;
 }
 
 std::string Checkers::Stop() {

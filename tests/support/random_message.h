@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/child.h"
 #include "tests/support/provider_env.h"
 
 namespace aesmux::test {
@@ -61,22 +62,19 @@ class Checkers {
   Checkers(const Checkers &) = delete;
   Checkers &operator=(const Checkers &) = delete;
 
-  // RunInChild while the threads run. Under AddressSanitizer and
-  // ThreadSanitizer they are parked between messages first: their
-  // allocator (GCC 12's) does not guard its locks across fork(), so a
-  // child forked while a thread allocates can wait forever for a lock of
-  // a thread it does not have (seen under TSan: the child's first
-  // allocation waited in SizeClassAllocator64::GetFromAllocator).
+  // RunInChild while the threads run, parked between messages where the
+  // sanitizers need it (ForkParking, tests/support/child.h).
   std::string Fork(const std::function<int()> &body,
-                   std::chrono::milliseconds timeout);
+                   std::chrono::milliseconds timeout) {
+    return parking_.Fork(body, timeout);
+  }
   // Stops the threads; returns the first disagreement (empty if none).
   std::string Stop();
   uint64_t messages() const { return messages_; }
 
  private:
   std::atomic<bool> stop_{false};
-  std::atomic<bool> park_{false};
-  std::atomic<int> parked_{0};
+  ForkParking parking_;
   std::atomic<uint64_t> messages_{0};
   std::mutex mutex_;
   std::string failure_;
