@@ -27,6 +27,7 @@ threads=${BENCH_THREADS:-1,2,4,8,16,32,64}
 unset AESMUX_CBC_MB_MAX_LEN
 
 install_deps
+bench_match_tier
 build >/dev/null
 threads_bench=$AESMUX_BUILD/bench/provider/threads_bench
 [ -x "$threads_bench" ] ||

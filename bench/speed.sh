@@ -15,7 +15,8 @@
 #              table each: default 3.0, the system's; 3.5 and 3.6 run that
 #              version's openssl and libcrypto, with aesmux built against
 #              its headers in build-bench-ossl<series>/), AESMUX_KERNELS
-#              etc. as usual.
+#              etc. as usual (a tier below the CPU's best is matched in
+#              libcrypto: bench_match_tier, scripts/common.sh).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
 
@@ -26,6 +27,7 @@ aes-128-ctr aes-256-ctr aes-128-xts aes-256-xts aes-128-gcm aes-256-gcm"}
 sizes=${BENCH_SIZES:-"16 64 256 1024 8192 16384"}
 
 install_deps dpkg-dev perl
+bench_match_tier
 
 for series in ${BENCH_SERIES:-3.0}; do
   bench_build "$series" bench -- aesmux aesmux-cli update_bench

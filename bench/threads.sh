@@ -26,6 +26,7 @@ seconds=${2:-1}
 unset AESMUX_CBC_MB_MAX_LEN
 
 install_deps
+bench_match_tier
 build >/dev/null
 threads_bench=$AESMUX_BUILD/bench/provider/threads_bench
 [ -x "$threads_bench" ] ||

@@ -183,14 +183,33 @@ bench_build() {
 # The median of numbers on stdin, one a line.
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# The first lines of a benchmark table: date, CPU, cores, OpenSSL and the
-# kernel tier aesmux chooses (on what bench_build chose, if it ran).
+# bench_match_tier: where AESMUX_KERNELS holds aesmux to a lower tier than
+# the CPU's best, the default provider it is measured against must run on
+# the same CPU: OPENSSL_ia32cap (unless already set) hides from libcrypto
+# what that tier goes without (aesni: AVX-512, VAES and VPCLMULQDQ;
+# vaes_avx2: AVX-512), so OpenSSL 3.5's and 3.6's AVX-512 XTS and GCM
+# stand aside as they would on such a CPU. The second word is CPUID leaf
+# 7's EBX (AVX512F, DQ, IFMA, PF, ER, CD, BW, VL) and ECX (VBMI, VBMI2,
+# VNNI, BITALG, VPOPCNTDQ; VAES and VPCLMULQDQ); OpenSSL 3.4 and later
+# clear the words after it.
+bench_match_tier() {
+  [ -z "${OPENSSL_ia32cap:-}" ] || return 0
+  case ${AESMUX_KERNELS:-} in
+    aesni) export OPENSSL_ia32cap='~0:~0x5e42dc230000' ;;
+    vaes_avx2) export OPENSSL_ia32cap='~0:~0x5842dc230000' ;;
+  esac
+}
+
+# The first lines of a benchmark table: date, CPU, cores, OpenSSL, the
+# kernel tier aesmux chooses (on what bench_build chose, if it ran) and
+# what libcrypto is told of the CPU (bench_match_tier).
 bench_header() {
   local cpu
   cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
   local dir=${bench_dir:-$AESMUX_BUILD}
   echo "# $(date -u +%Y-%m-%d) · $cpu · $(nproc) cores · $("${bench_openssl:-openssl}" version)"
   echo "# aesmux tier: $(OPENSSL_CONF=/dev/null OPENSSL_MODULES="$dir/provider" "$dir/provider/aesmux" info | sed -n 's/^tier in use *//p')"
+  echo "# libcrypto's CPU: ${OPENSSL_ia32cap:+OPENSSL_ia32cap=}${OPENSSL_ia32cap:-as found}"
 }
 
 # ---------------------------------------------------------------------------

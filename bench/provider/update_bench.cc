@@ -18,6 +18,10 @@
 //                [--kernels NAME]
 // Prints one row per cell: algorithm, bytes, median ns per update of
 // each side, aesmux / default as a speed ratio (above 1: aesmux faster).
+// The default provider runs on the CPU libcrypto sees: with --kernels
+// below the CPU's best, set OPENSSL_ia32cap as bench/speed.sh does
+// (bench_match_tier) to compare the two on that tier's CPU; the header
+// says which.
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -145,9 +149,12 @@ int Main(int argc, char **argv) {
   if (!opt.kernels.empty()) settings.push_back("kernels = " + opt.kernels);
   ProviderEnv env(settings);
   if (!env.loaded()) Die("aesmux did not load: " + env.error());
-  std::printf("# %s; %s; median of %d alternating batches of about 1 ms\n",
+  const char *cpu_mask = std::getenv("OPENSSL_ia32cap");
+  std::printf("# %s; %s; libcrypto's CPU: %s%s; median of %d alternating "
+              "batches of about 1 ms\n",
               CpuModelName().c_str(), OpenSSL_version(OPENSSL_VERSION),
-              opt.batches);
+              cpu_mask != nullptr ? "OPENSSL_ia32cap=" : "as found",
+              cpu_mask != nullptr ? cpu_mask : "", opt.batches);
   std::printf("| algorithm | bytes | default ns | aesmux ns | ratio |\n");
   std::printf("|---|---:|---:|---:|---:|\n");
   for (const std::string &alg : opt.algs) {
