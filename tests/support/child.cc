@@ -171,10 +171,10 @@ void ForkParking::Pause() {
 
 std::string ForkParking::Fork(const std::function<int()> &body,
                               std::chrono::milliseconds timeout) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  park_ = true;
-  while (parked_.load() + left_.load() < workers_) std::this_thread::yield();
-#endif
+  if constexpr (kForkWhileAllocatingHangs) {
+    park_ = true;
+    while (parked_.load() + left_.load() < workers_) std::this_thread::yield();
+  }
   std::string result = RunInChild(body, timeout);
   park_ = false;
   return result;

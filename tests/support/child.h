@@ -25,12 +25,20 @@ std::string RunInChild(const std::function<int()> &body,
 // multi-threaded process (the child's own thread still works there).
 int ThreadsInAChild(int wanted);
 
-// Worker threads that a test forks beside. Under AddressSanitizer and
-// ThreadSanitizer, Fork() parks them between units of work first: their
-// allocator (GCC 12's) does not guard its locks across fork(), so a child
-// forked while a thread allocates can wait forever for a lock of a thread
-// it does not have (seen: the child's first allocation waited in
-// SizeClassAllocator64::GetFromAllocator). Elsewhere the threads run on.
+// Whether a child forked while another thread allocates can hang in the
+// allocator: AddressSanitizer's and ThreadSanitizer's (GCC 12's) do not
+// guard their locks across fork(), so the child can wait forever for a
+// lock of a thread it does not have (seen: the child's first allocation
+// waited in SizeClassAllocator64::GetFromAllocator).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kForkWhileAllocatingHangs = true;
+#else
+inline constexpr bool kForkWhileAllocatingHangs = false;
+#endif
+
+// Worker threads that a test forks beside. Where a fork while a thread
+// allocates can hang (kForkWhileAllocatingHangs), Fork() parks them
+// between units of work first; elsewhere the threads run on.
 class ForkParking {
  public:
   explicit ForkParking(int workers) : workers_(workers) {}
