@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +35,26 @@ extern const char kBenchName[];
 inline double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// A 95% confidence interval for the median of the distribution v was drawn
+// from, distribution-free: the order statistics of ranks n/2 -+ 0.98 sqrt(n)
+// (the normal approximation to the binomial, n >= 10); {v's least, v's
+// greatest} when v is shorter. v must not be empty.
+struct Interval {
+  double low;
+  double high;
+};
+inline Interval MedianInterval(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size());
+  if (v.size() < 10) return {v.front(), v.back()};
+  const double half_width = 0.98 * std::sqrt(n);
+  const auto low =
+      static_cast<size_t>(std::max(0.0, std::floor(n / 2 - half_width)));
+  const auto high = std::min(
+      v.size() - 1, static_cast<size_t>(std::ceil(n / 2 + half_width)));
+  return {v[low], v[high]};
 }
 
 // "128,256" -> {128, 256}; each item as std::atoi reads it, "" -> {}.
@@ -126,8 +147,7 @@ using Op = std::function<void()>;
 inline double Time(const Op &op, long iterations) {
   const auto start = std::chrono::steady_clock::now();
   for (long i = 0; i < iterations; ++i) op();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
