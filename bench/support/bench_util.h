@@ -37,14 +37,15 @@ inline double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// A 95% confidence interval for the median of the distribution v was drawn
-// from, distribution-free: the order statistics of ranks n/2 -+ 0.98 sqrt(n)
-// (the normal approximation to the binomial, n >= 10); {v's least, v's
-// greatest} when v is shorter. v must not be empty.
 struct Interval {
   double low;
   double high;
 };
+
+// A 95% confidence interval for the median of the distribution v was drawn
+// from, distribution-free: the order statistics of ranks n/2 -+ 0.98 sqrt(n)
+// (the normal approximation to the binomial, n >= 10); {v's least, v's
+// greatest} when v is shorter. v must not be empty.
 inline Interval MedianInterval(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const double n = static_cast<double>(v.size());
