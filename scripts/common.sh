@@ -10,9 +10,10 @@ AESMUX_BUILD=${AESMUX_BUILD:-$AESMUX_ROOT/build}
 # Debian packages the build (tests included) and scripts/run.sh need.
 # Nothing here runs a service. nlohmann-json3-dev (header only, for every
 # architecture: the arm64 cross build uses it too) reads the Wycheproof
-# vectors.
+# vectors; libgmock-dev holds GoogleTest's matchers (headers, which the
+# arm64 cross build shares).
 AESMUX_PACKAGES=(build-essential cmake ninja-build nasm pkg-config
-                 libssl-dev openssl libgtest-dev liburing-dev
+                 libssl-dev openssl libgtest-dev libgmock-dev liburing-dev
                  nlohmann-json3-dev)
 # What only the tests need, installed by scripts/test.sh: the integration
 # tests run nginx, OpenSSH and Python's ssl module against aesmux (Debian
