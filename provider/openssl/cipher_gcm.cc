@@ -245,7 +245,10 @@ int GcmDecryptInit(void *vctx, const unsigned char *key, size_t key_len,
 int GcmUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
               const unsigned char *in, size_t inl) noexcept {
   auto *ctx = static_cast<GcmCtx *>(vctx);
-  if (UnderWay(ctx) && inl != 0 && outsize >= inl) [[likely]] {
+  // No input with a length finishes the message, as in the default
+  // provider: GcmProcess.
+  if (UnderWay(ctx) && in != nullptr && inl != 0 && outsize >= inl)
+      [[likely]] {
     ctx->iv_state = IvState::kCopied;
     if (out == nullptr ? ctx->engine.Aad({in, inl})
                        : ctx->engine.Crypt(out, in, inl)) [[likely]] {

@@ -777,6 +777,92 @@ TEST_P(ContractTest, GcmRefusesToReuseAnIvAfterFinal) {
   EXPECT_TRUE(EVP_EncryptUpdate(ctx.get(), out.data(), &len, in.data(), 32));
 }
 
+// An update with no input but a length finishes the message in the
+// default provider (its gcm_cipher_internal takes a null input as final):
+// it succeeds with no output, makes or checks the tag and retires the IV.
+// aesmux does the same on every path, before or after payload, and never
+// reads the null input.
+TEST_P(ContractTest, GcmUpdateWithoutInputFinishesLikeTheDefaultProvider) {
+  CipherPtr ciphers[2] = {Fetch("AES-128-GCM"), env_->Default("AES-128-GCM")};
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 12);
+  const Bytes data = RandomBytes(rng_, 16);
+  // The default provider's encryption of payload_len bytes of `data`: the
+  // ciphertext (which the decrypting side gets) and the tag.
+  auto encrypt = [&](int payload_len, Bytes &ciphertext, Bytes &tag) {
+    auto ctx = NewCipherCtx();
+    int len = 0;
+    ciphertext.assign(16, 0);
+    tag.assign(16, 0);
+    EXPECT_TRUE(EVP_EncryptInit_ex2(ctx.get(), ciphers[1].get(), key.data(),
+                                    iv.data(), nullptr));
+    if (payload_len != 0) {
+      EXPECT_TRUE(EVP_EncryptUpdate(ctx.get(), ciphertext.data(), &len,
+                                    data.data(), payload_len));
+    }
+    EXPECT_TRUE(EVP_EncryptFinal_ex(ctx.get(), ciphertext.data(), &len));
+    EXPECT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, 16,
+                                    tag.data()));
+  };
+  for (int payload_len : {0, 16}) {
+    for (int enc : {1, 0}) {
+      for (int tag_set : {1, 0}) {
+        if (enc && !tag_set) continue;
+        SCOPED_TRACE(testing::Message() << "payload " << payload_len << " enc "
+                                        << enc << " tag set " << tag_set);
+        Bytes ciphertext, good_tag;
+        encrypt(payload_len, ciphertext, good_tag);
+        const Bytes &input = enc ? data : ciphertext;
+        int ret[2], outl[2], after[2];
+        Bytes tags[2];
+        std::vector<int> reasons[2];
+        for (int side = 0; side < 2; ++side) {
+          auto ctx = NewCipherCtx();
+          Bytes out(32);
+          int len = 0;
+          ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), ciphers[side].get(),
+                                         key.data(), iv.data(), enc, nullptr));
+          if (payload_len != 0) {
+            ASSERT_TRUE(EVP_CipherUpdate(ctx.get(), out.data(), &len,
+                                         input.data(), payload_len));
+          }
+          if (!enc && tag_set) {
+            Bytes tag = good_tag;
+            ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG,
+                                            16, tag.data()));
+          }
+          ERR_clear_error();
+          outl[side] = -1;
+          ret[side] =
+              EVP_CipherUpdate(ctx.get(), out.data(), &outl[side], nullptr, 16);
+          reasons[side] = TakeReasons();
+          tags[side].assign(16, 0);
+          if (enc) {
+            EXPECT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG,
+                                            16, tags[side].data()));
+          }
+          ERR_clear_error();
+          // Finished: the IV is not used again.
+          after[side] = EVP_CipherUpdate(ctx.get(), out.data(), &len,
+                                         data.data(), 16);
+          ERR_clear_error();
+        }
+        EXPECT_EQ(ret[0], ret[1]);
+        EXPECT_EQ(ret[0], enc || tag_set ? 1 : 0);
+        if (ret[1] == 1) {
+          EXPECT_EQ(outl[0], outl[1]);
+        }
+        EXPECT_EQ(testing::PrintToString(reasons[0]),
+                  testing::PrintToString(reasons[1]));
+        EXPECT_EQ(tags[0], tags[1]);
+        if (enc) {
+          EXPECT_EQ(tags[0], good_tag);
+        }
+        EXPECT_EQ(after[0], after[1]);
+      }
+    }
+  }
+}
+
 TEST_P(ContractTest, GcmTagRulesMatchTheDefaultProvider) {
   CipherPtr cipher = Fetch("AES-128-GCM");
   const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 12);
