@@ -210,6 +210,41 @@ TEST_F(AfalgGcmTest, AadOnlyMessages) {
   EXPECT_FALSE(Run("AES-128-GCM", m, false, true, 1, &out, nullptr, &bad));
 }
 
+// An empty payload call (EVP_Cipher with input, length 0) between two
+// pieces of AAD neither routes the message nor ends its AAD, on the path
+// that buffers a message until it knows where it goes as on the others:
+// the tag is the GCM tag of the whole AAD (ContractTest.
+// GcmEmptyPayloadBetweenAadPiecesChangesNothing, on the CPU paths).
+TEST_F(AfalgGcmTest, AnEmptyPayloadCallBetweenAadPiecesChangesNothing) {
+  std::mt19937_64 rng(13);
+  const Message m = Seal(*env_, "AES-128-GCM", rng, 16, 10, 20);
+  CipherPtr cipher = env_->Aesmux("AES-128-GCM");
+  for (int encrypt : {1, 0}) {
+    SCOPED_TRACE(encrypt ? "encrypt" : "decrypt");
+    auto ctx = NewCipherCtx();
+    Bytes buf = encrypt ? m.plain : m.cipher;
+    ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), cipher.get(), m.key.data(),
+                                   m.iv.data(), encrypt, nullptr));
+    if (!encrypt) {
+      ASSERT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, 16,
+                                      const_cast<uint8_t *>(m.tag.data())));
+    }
+    EXPECT_EQ(EVP_Cipher(ctx.get(), nullptr, m.aad.data(), 5), 5);
+    EXPECT_EQ(EVP_Cipher(ctx.get(), buf.data(), buf.data(), 0), 0);
+    EXPECT_EQ(EVP_Cipher(ctx.get(), nullptr, m.aad.data() + 5, 5), 5);
+    EXPECT_EQ(EVP_Cipher(ctx.get(), buf.data(), buf.data(), buf.size()),
+              static_cast<int>(buf.size()));
+    EXPECT_EQ(EVP_Cipher(ctx.get(), nullptr, nullptr, 0), 0);
+    EXPECT_EQ(ToHex(buf), ToHex(encrypt ? m.cipher : m.plain));
+    if (encrypt) {
+      Bytes tag(16);
+      EXPECT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, 16,
+                                      tag.data()));
+      EXPECT_EQ(ToHex(tag), ToHex(m.tag));
+    }
+  }
+}
+
 // TLS 1.2 record mode: one in-place call carries explicit IV, payload and
 // tag, so the kernel gets whole records in both directions. Records sealed
 // by aesmux open with the default provider and records the default

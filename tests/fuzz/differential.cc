@@ -841,7 +841,7 @@ class Harness {
                       ? GcmCall::kFinish
                   : shape == 2 ? GcmCall::kAad
                                : GcmCall::kData,
-                  enc, ok, iv_len_before);
+                  enc, ok, iv_len_before, len);
       if (random_iv_now) m.gcm_random_iv = true;
     }
     if (tls_block && shape == 1 && ret[kDefault] == 1) {

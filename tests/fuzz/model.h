@@ -60,6 +60,16 @@ struct Model {
   // IV bytes drawn at random (encrypting without an IV, tlsivfixed's
   // invocation field): the two providers drew different ones.
   bool gcm_random_iv = false;
+  // The message's AAD bytes so far and whether payload came. An empty
+  // payload call (EVP_Cipher with input, length 0) on a partial block of
+  // AAD makes the default provider pad that block; AAD after it then
+  // starts a new block (aad_split), so its tag is no GCM tag of the
+  // message's AAD, while aesmux's is (docs/differences.md): the tags
+  // differ, as does a decryption's verdict.
+  uint64_t gcm_aad_len = 0;
+  bool gcm_payload = false;
+  bool gcm_aad_padded = false;
+  bool gcm_aad_split = false;
 
   // TLS record mode as set (ECB, CBC, CTR).
   unsigned int tls_version = 0;
@@ -104,6 +114,14 @@ struct Model {
     gcm_interrupted = false;
     gcm_tag_failed = false;
     gcm_unsynced = false;
+    GcmNewMessage();
+  }
+
+  void GcmNewMessage() {
+    gcm_aad_len = 0;
+    gcm_payload = false;
+    gcm_aad_padded = false;
+    gcm_aad_split = false;
   }
 
   // GCM: a key set at init, after the init's IV if any.
@@ -120,7 +138,7 @@ struct Model {
       if (aesmux_ok) Fail("aesmux finished an interrupted GCM message");
       return false;
     }
-    if (!enc && gcm_tag_differs && gcm_key && gcm_tag_set &&
+    if (!enc && (gcm_tag_differs || gcm_aad_split) && gcm_key && gcm_tag_set &&
         gcm_iv != GcmIv::kFinished) {
       gcm_unsynced = true;
       return false;
@@ -130,9 +148,10 @@ struct Model {
 
   // GCM: what a call of the default provider's gcm_cipher_internal (AAD,
   // data, or finish) did, given whether it succeeded. `iv_len` is the IV
-  // length before the call.
+  // length before the call, `len` the AAD's or payload's.
   enum class GcmCall { kAad, kData, kFinish };
-  void GcmCalled(GcmCall call, bool enc, bool ok, size_t iv_len) {
+  void GcmCalled(GcmCall call, bool enc, bool ok, size_t iv_len,
+                 size_t len = 0) {
     if (tls_aad_pending) {
       // A TLS record, whatever its outcome, ends with the IV finished.
       tls_aad_pending = false;
@@ -148,10 +167,21 @@ struct Model {
     if (gcm_iv == GcmIv::kBuffered) {
       gcm_iv = GcmIv::kCopied;
       gcm_tag_failed = false;
+      GcmNewMessage();
+    }
+    if (call == GcmCall::kAad && ok && len != 0) {
+      gcm_aad_split = gcm_aad_split || gcm_aad_padded;
+      gcm_aad_len += len;
+    } else if (call == GcmCall::kData && ok) {
+      if (len == 0 && !gcm_payload && gcm_aad_len % 16 != 0) {
+        gcm_aad_padded = true;
+      }
+      gcm_payload = gcm_payload || len != 0;
     }
     if (call != GcmCall::kFinish || (!enc && !gcm_tag_set)) return;
     if (ok) {
-      gcm_tag_differs = gcm_interrupted || gcm_tag_failed || gcm_random_iv;
+      gcm_tag_differs = gcm_interrupted || gcm_tag_failed || gcm_random_iv ||
+                        gcm_aad_split;
       if (enc) gcm_tag_set = true;
       gcm_iv = GcmIv::kFinished;
       gcm_interrupted = false;

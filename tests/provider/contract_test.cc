@@ -863,6 +863,58 @@ TEST_P(ContractTest, GcmUpdateWithoutInputFinishesLikeTheDefaultProvider) {
   }
 }
 
+// An empty payload call (EVP_Cipher with input and length 0) between two
+// pieces of AAD changes nothing in aesmux: the tag is the GCM tag of the
+// AAD's two pieces together, the default provider's tag of the sequence
+// without the empty call. The default provider's own tag for the sequence
+// differs: its empty call pads the partial AAD block, and the second piece
+// starts a new one (docs/differences.md).
+TEST_P(ContractTest, GcmEmptyPayloadBetweenAadPiecesChangesNothing) {
+  CipherPtr ours = Fetch("AES-128-GCM");
+  CipherPtr theirs = env_->Default("AES-128-GCM");
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 12);
+  const Bytes aad = RandomBytes(rng_, 10), data = RandomBytes(rng_, 20);
+  // Encrypts or decrypts `data` after the AAD in two pieces, with or
+  // without an empty payload call between them; returns the tag (encrypt)
+  // or whether `tag` was accepted (decrypt, as "ok"/"bad").
+  auto run = [&](const EVP_CIPHER *cipher, bool empty_call, int enc,
+                 const Bytes &input, Bytes *output, Bytes tag) {
+    auto ctx = NewCipherCtx();
+    Bytes buf = input;
+    EXPECT_TRUE(EVP_CipherInit_ex2(ctx.get(), cipher, key.data(), iv.data(),
+                                   enc, nullptr));
+    if (!enc) {
+      EXPECT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, 16,
+                                      tag.data()));
+    }
+    EXPECT_EQ(EVP_Cipher(ctx.get(), nullptr, aad.data(), 5), 5);
+    if (empty_call) {
+      EXPECT_EQ(EVP_Cipher(ctx.get(), buf.data(), buf.data(), 0), 0);
+    }
+    EXPECT_EQ(EVP_Cipher(ctx.get(), nullptr, aad.data() + 5, 5), 5);
+    EXPECT_EQ(EVP_Cipher(ctx.get(), buf.data(), buf.data(), buf.size()),
+              int(buf.size()));
+    const int finished = EVP_Cipher(ctx.get(), nullptr, nullptr, 0);
+    ERR_clear_error();
+    *output = buf;
+    if (!enc) return Bytes{uint8_t(finished == 0)};
+    EXPECT_EQ(finished, 0);
+    Bytes made(16);
+    EXPECT_TRUE(EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, 16,
+                                    made.data()));
+    return made;
+  };
+  Bytes ciphertext, our_ciphertext, out;
+  const Bytes gcm_tag = run(theirs.get(), false, 1, data, &ciphertext, {});
+  EXPECT_EQ(run(ours.get(), true, 1, data, &our_ciphertext, {}), gcm_tag);
+  EXPECT_EQ(our_ciphertext, ciphertext);
+  EXPECT_NE(run(theirs.get(), true, 1, data, &out, {}), gcm_tag);
+  // Decrypting with the same calls, aesmux accepts the GCM tag.
+  EXPECT_EQ(run(ours.get(), true, 0, ciphertext, &out, gcm_tag), Bytes{1});
+  EXPECT_EQ(out, data);
+  EXPECT_EQ(run(theirs.get(), false, 0, ciphertext, &out, gcm_tag), Bytes{1});
+}
+
 TEST_P(ContractTest, GcmTagRulesMatchTheDefaultProvider) {
   CipherPtr cipher = Fetch("AES-128-GCM");
   const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 12);
