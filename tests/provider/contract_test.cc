@@ -915,6 +915,34 @@ TEST_P(ContractTest, GcmEmptyPayloadBetweenAadPiecesChangesNothing) {
   EXPECT_EQ(run(theirs.get(), false, 0, ciphertext, &out, gcm_tag), Bytes{1});
 }
 
+// A TLS fixed IV field must leave at least 8 bytes of the IV for the
+// invocation field: longer ones are refused as by the default provider,
+// and so are those longer than the IV itself, which the default provider
+// is not asked about (its check wraps around: docs/differences.md).
+TEST_P(ContractTest, GcmTlsFixedIvFieldLeavesEightBytes) {
+  CipherPtr ciphers[2] = {Fetch("AES-128-GCM"), env_->Default("AES-128-GCM")};
+  const Bytes key = RandomBytes(rng_, 16), field = RandomBytes(rng_, 129);
+  for (int enc : {1, 0}) {
+    for (int len : {4, 5, 12, 13, 16, 128, 129}) {
+      SCOPED_TRACE(testing::Message() << "enc " << enc << " len " << len);
+      const bool ask_default = len <= 12;
+      int ret[2] = {-2, -2};
+      for (int side = 0; side < (ask_default ? 2 : 1); ++side) {
+        auto ctx = NewCipherCtx();
+        ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), ciphers[side].get(),
+                                       key.data(), nullptr, enc, nullptr));
+        ret[side] = EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IV_FIXED,
+                                        len, const_cast<uint8_t *>(field.data()));
+        ERR_clear_error();
+      }
+      EXPECT_EQ(ret[0] > 0, len == 4);
+      if (ask_default) {
+        EXPECT_EQ(ret[0] > 0, ret[1] > 0);
+      }
+    }
+  }
+}
+
 TEST_P(ContractTest, GcmTagRulesMatchTheDefaultProvider) {
   CipherPtr cipher = Fetch("AES-128-GCM");
   const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 12);

@@ -268,6 +268,40 @@ TEST_F(SkeyTest, KeyLengthAndIvOnlyReinitAsTheDefaultProvider) {
   EXPECT_EQ(ToHex(outputs[0]), ToHex(outputs[1]));
 }
 
+// EVP_CipherInit_SKEY without a key gives a context keyed before a new IV,
+// as an init without a key does; the output is the default provider's for
+// that key and IV (through a raw key: its own SKEY init reads the missing
+// key and crashes, docs/differences.md).
+TEST_F(SkeyTest, SkeyInitWithoutAKeyTakesANewIv) {
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 16);
+  const Bytes iv2 = RandomBytes(rng_, 16), plain = RandomBytes(rng_, 48);
+  SkeyPtr our_key = Import("aesmux", "AES", key);
+  for (const char *name : {"AES-128-CBC", "AES-128-CTR"}) {
+    SCOPED_TRACE(name);
+    CipherPtr ours = env_.Aesmux(name), theirs = env_.Default(name);
+    Bytes outputs[2] = {Bytes(48), Bytes(48)};
+    int len = 0;
+    CipherCtxPtr ctx = NewCipherCtx();
+    ASSERT_EQ(EVP_CipherInit_SKEY(ctx.get(), ours.get(), our_key.get(),
+                                  iv.data(), 16, 1, nullptr),
+              1);
+    ASSERT_EQ(EVP_CipherInit_SKEY(ctx.get(), nullptr, nullptr, iv2.data(), 16,
+                                  1, nullptr),
+              1);
+    ASSERT_EQ(EVP_CipherUpdate(ctx.get(), outputs[0].data(), &len,
+                               plain.data(), 48),
+              1);
+    CipherCtxPtr reference = NewCipherCtx();
+    ASSERT_EQ(EVP_CipherInit_ex2(reference.get(), theirs.get(), key.data(),
+                                 iv2.data(), 1, nullptr),
+              1);
+    ASSERT_EQ(EVP_CipherUpdate(reference.get(), outputs[1].data(), &len,
+                               plain.data(), 48),
+              1);
+    EXPECT_EQ(ToHex(outputs[0]), ToHex(outputs[1]));
+  }
+}
+
 #if OPENSSL_VERSION_NUMBER >= 0x30600000L
 // 3.6 derives keys into a key manager: HKDF (the default provider's)
 // derives an AES key into aesmux's when given aesmux's, which aesmux's

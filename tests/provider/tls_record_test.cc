@@ -174,6 +174,23 @@ TEST_P(TlsRecordTest, BadCbcRecordsFailLikeTheDefaultProvider) {
   }
 }
 
+// A decrypted TLS 1.1+ CBC record of 0 bytes (no room for its explicit
+// IV) fails. The default provider is not asked: its length underflows and
+// it reads in front of the buffer (docs/differences.md).
+TEST_P(TlsRecordTest, AnEmptyExplicitIvCbcRecordFails) {
+  const Bytes key = RandomBytes(rng_, 16), iv = RandomBytes(rng_, 16);
+  for (int version : {TLS1_1_VERSION, TLS1_2_VERSION, DTLS1_2_VERSION}) {
+    for (size_t mac_size : {size_t{0}, size_t{20}}) {
+      SCOPED_TRACE(testing::Message() << "version " << std::hex << version
+                                      << std::dec << " mac " << mac_size);
+      InitCbc("AES-128-CBC", 0, version, mac_size, key, iv);
+      const Result ours = Update(0, Bytes{}, mac_size);
+      EXPECT_FALSE(ours.ok);
+      EXPECT_EQ(ToHex(ours.data), ToHex(Bytes(16, 0)));
+    }
+  }
+}
+
 // tls-mac as the default provider answers it: no MAC before a record has
 // brought one, the record's MAC after it, and never a pointer with a length
 // beyond the MAC held (a caller reading tls-mac-size bytes would read past
