@@ -181,8 +181,9 @@ Ran EncryptCbc(const kernels::Tier &tier, const CbcRequest &request,
 // sandbox).
 void Prepare();
 
-// Frees the thread combiner unless a living thread still holds a slot in
-// it (such a thread keeps it, and keeps aesmux.so mapped until it exits).
+// Frees the thread combiner unless a living thread has batched in it (such
+// a thread keeps it until it exits, holding a slot or not, as it keeps
+// aesmux.so mapped).
 // Called when the last provider instance goes, so that unloading aesmux
 // leaks nothing; the next request after a reload makes a new one.
 void ReleaseIdleCombiner();

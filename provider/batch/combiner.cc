@@ -131,7 +131,7 @@ class Combiner {
   // Null if there is no memory for it.
   static Combiner *Create(Combiner *inherited = nullptr);
 
-  // No thread holds a slot in it or is counted in flight.
+  // No thread has a lease on it or is counted in flight.
   bool Idle() const;
 
   // Inherited by a forked child, which makes its own.
@@ -204,6 +204,16 @@ struct Combiner::Lease {
   std::array<Slot *, kMaxShards> slots{};
 };
 
+// A lease points into its combiner from its thread's first request until
+// the thread exits, and holds no slot in between after withdrawing a
+// request (Shard::Run) or when no slot could be made for it (SlotIn): slots
+// alone would let the combiner go under it. But a lease is joined to one
+// shard for that whole time (Encrypt joins before anything else and only
+// moves it; ~Lease leaves), so a combiner none of whose shards counts a
+// thread or a slot in use has no lease left in it. ~Lease's last touch of
+// the combiner is Leave() or a slot's Release(), each a release store that
+// Shard::Idle() reads with acquire, so once Idle() holds nothing touches
+// the combiner again.
 bool Combiner::Idle() const {
   return callers_.load(std::memory_order_acquire) == 0 &&
          std::all_of(shards_.get(), shards_.get() + num_shards_,
@@ -212,7 +222,9 @@ bool Combiner::Idle() const {
 
 Combiner::Lease *Combiner::ThisThreadLease() {
   // A lease ends with its combiner only in a forked child, where the
-  // forking thread gives up its lease on the inherited one. On the heap,
+  // forking thread gives up its lease on the inherited one (never freed);
+  // elsewhere its combiner is not freed while it lasts (Idle()), so no
+  // other can be made at its address. On the heap,
   // from the thread's core::ThreadSlot::kCombinerLease, not in
   // thread-local storage itself: a lease is 0.5 KiB, and the module's
   // thread-local block must stay within glibc's optional static TLS

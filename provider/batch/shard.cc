@@ -216,6 +216,7 @@ Shard::~Shard() {
 }
 
 bool Shard::Idle() const {
+  if (threads_.load(std::memory_order_acquire) != 0) return false;
   for (Slot *slot = slots_.load(std::memory_order_acquire); slot != nullptr;
        slot = slot->next) {
     if (slot->in_use.load(std::memory_order_acquire)) return false;

@@ -11,7 +11,11 @@
 // - requests that keep waiting for peers in vain make batching rest (the
 //   router's ThreadsRest() says so), for requests of their size only;
 // - a long rest during which the process got little of its CPUs' time
-//   (as beside other busy processes) goes on.
+//   (as beside other busy processes) goes on;
+// - the combiner freed when the last provider instance goes outlives every
+//   thread that batched in it, also one that holds no slot (it withdrew its
+//   request from a stopped combiner): the thread's exit or next request
+//   never touches freed memory (a use after free under AddressSanitizer).
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -36,6 +40,7 @@
 #include "kernels/tiers.h"
 #include "provider/batch/cbc_batch.h"
 #include "provider/batch/internal/shard.h"
+#include "tests/support/child.h"
 
 namespace aesmux::test {
 namespace {
@@ -359,6 +364,67 @@ TEST_F(Combiner, ARequestWhoseCombinerIsStoppedByATracerCompletesAlone) {
   if (skipped) {
     GTEST_SKIP() << "this system forbids ptrace (" << std::strerror(error)
                  << "); the test hook's pause above stands in for it";
+  }
+}
+
+// In a forked child, where no thread of an earlier test holds a slot in
+// the combiner (this process's main thread holds one once a test here
+// batched on it, and would keep any combiner from being freed): two threads
+// encrypt until one, combining, takes the other's request and parks; the
+// other withdraws its request, which leaves it holding no slot, and waits.
+// The parked one finishes and exits, and the last provider instance
+// "goes" (ReleaseIdleCombiner); then the waiting thread sends another
+// request (`send_again`) and exits. Returns 0 if every output was right.
+int WithdrawThenReleaseTheCombiner(const kernels::Tier &tier, bool send_again) {
+  g_parked = false;
+  g_release = false;
+  g_combiner = std::thread::id();
+  batch::internal::SetCombineHookForTesting(ParkCombiner);
+  constexpr size_t kLen = 4096;
+  Stream streams[2] = {{tier, 17, kLen}, {tier, 19, kLen}};
+  std::atomic<bool> withdrawn{false}, go_on{false};
+  std::atomic<int> wrong{0};
+  std::thread threads[2];
+  for (int t = 0; t < 2; ++t) {
+    threads[t] = std::thread([&, t] {
+      while (!g_parked.load()) wrong += !streams[t].Next(tier);
+      if (std::this_thread::get_id() == g_combiner.load()) return;
+      withdrawn = true;
+      withdrawn.notify_all();
+      go_on.wait(false);
+      if (send_again) wrong += !streams[t].Next(tier);
+    });
+  }
+  withdrawn.wait(false);
+  while (g_combiner.load() == std::thread::id()) std::this_thread::yield();
+  g_release = true;
+  g_release.notify_all();
+  const int parked = threads[0].get_id() == g_combiner.load() ? 0 : 1;
+  threads[parked].join();  // its slot given back, the other's freed
+  batch::internal::SetCombineHookForTesting(nullptr);
+  batch::ReleaseIdleCombiner();
+  go_on = true;
+  go_on.notify_all();
+  threads[1 - parked].join();
+  batch::ReleaseIdleCombiner();  // nobody is left to keep it now
+  return wrong.load() == 0 ? 0 : 1;
+}
+
+// A thread that withdrew its request holds no slot, but still has its
+// place in its shard: the combiner freed when the last provider instance
+// goes waits for it.
+TEST_F(Combiner, AThreadThatWithdrewKeepsTheCombinerItBatchedIn) {
+  if (ThreadsInAChild(2) < 2) {
+    GTEST_SKIP() << "this sanitizer cannot run threads in a forked child";
+  }
+  for (const bool send_again : {false, true}) {
+    EXPECT_EQ(
+        RunInChild(
+            [&] { return WithdrawThenReleaseTheCombiner(*tier_, send_again); },
+            std::chrono::seconds(120)),
+        "")
+        << "the thread that withdrew "
+        << (send_again ? "sent another request" : "exited");
   }
 }
 

@@ -114,7 +114,8 @@ class Shard {
   Shard &operator=(const Shard &) = delete;
   ~Shard();
 
-  // No thread holds a slot (nor has abandoned one a combiner still has).
+  // No thread has joined it or holds a slot (nor has abandoned one a
+  // combiner still has).
   bool Idle() const;
 
   // A free slot of this shard for the calling thread, or nullptr.
@@ -126,9 +127,11 @@ class Shard {
 
   // Counts a thread whose requests come here now (its CPU's shard), until
   // it leaves for another shard or exits: how many requests a batch can
-  // expect.
+  // expect. A thread counted keeps the shard from being Idle(); its
+  // Leave() may be its last touch of the shard before it is freed, so it
+  // releases what the thread did before to the Idle() that sees it.
   void Join() { threads_.fetch_add(1, std::memory_order_relaxed); }
-  void Leave() { threads_.fetch_sub(1, std::memory_order_relaxed); }
+  void Leave() { threads_.fetch_sub(1, std::memory_order_release); }
 
   // Runs `request` through `mine`, the calling thread's slot: in a batch
   // of this shard's requests when others come in time, else alone.
