@@ -207,8 +207,8 @@ namespace {
 
 // The statistics under PREFIX: this user's exited processes folded first,
 // then, under a shared lock, every process file not absorbed by its
-// owner's summary, and the summaries. Problems go to stderr and make the
-// status 1.
+// owner's summary, and the summaries; a summary set aside is named, not
+// summed. Problems go to stderr and make the status 1.
 std::vector<StatsRecord> ReadPrefix(const std::string &prefix, int *status) {
   const size_t slash = prefix.rfind('/');
   const std::string dir =
@@ -243,7 +243,8 @@ std::vector<StatsRecord> ReadPrefix(const std::string &prefix, int *status) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
-  std::vector<std::pair<long, std::string>> process_names, summary_names;
+  std::vector<std::pair<long, std::string>> process_names, summary_names,
+      aside_names;
   if (DIR *d = fdopendir(dup(dirfd.fd))) {
     while (const dirent *entry = readdir(d)) {
       uint64_t number = 0;
@@ -254,6 +255,9 @@ std::vector<StatsRecord> ReadPrefix(const std::string &prefix, int *status) {
         case core::StatsName::kSummary:
           summary_names.emplace_back(static_cast<long>(number), entry->d_name);
           break;
+        case core::StatsName::kSummaryAside:
+          aside_names.emplace_back(static_cast<long>(number), entry->d_name);
+          break;
         default:
           break;
       }
@@ -262,6 +266,7 @@ std::vector<StatsRecord> ReadPrefix(const std::string &prefix, int *status) {
   }
   std::sort(process_names.begin(), process_names.end());
   std::sort(summary_names.begin(), summary_names.end());
+  std::sort(aside_names.begin(), aside_names.end());
 
   auto report = [&](const std::string &error) {
     std::fprintf(stderr, "aesmux stats: %s\n", error.c_str());
@@ -306,6 +311,11 @@ std::vector<StatsRecord> ReadPrefix(const std::string &prefix, int *status) {
     }
     absorbed[uid].insert(record->absorbed.begin(), record->absorbed.end());
     summaries.push_back(std::move(*record));
+  }
+  for (const auto &[uid, name] : aside_names) {
+    report(Printable(shown_dir + name) +
+           ": a summary that a fold could not read, set aside: its counts "
+           "are not in these totals");
   }
   std::vector<StatsRecord> records;
   for (auto &[suffix, record] : processes) {

@@ -506,8 +506,11 @@ int WriteFile(WriteKind kind) {
   std::snprintf(writer.name, sizeof(writer.name), "%s.%s", writer.stem,
                 writer.suffix);
   const char *step = "";
-  const int error = ReplaceStatsFile(
-      dirfd, writer.name, std::string_view(writer.text, text.used), &step);
+  // Not flushed to disk (it is rewritten every second on request paths): a
+  // crash may lose or empty it, which costs its own process's counts only.
+  const int error =
+      ReplaceStatsFile(dirfd, writer.name,
+                       std::string_view(writer.text, text.used), false, &step);
   close(dirfd);
   if (error != 0) {
     std::snprintf(writer.problem, sizeof(writer.problem),

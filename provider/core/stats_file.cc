@@ -24,6 +24,7 @@ constexpr std::string_view kMagic = "aesmux-stats 2";
 constexpr size_t kMaxLineBytes = 512;
 constexpr size_t kIdDigits = 16;    // a process file's <id>
 constexpr size_t kTempDigits = 8;   // a temporary file's <r>
+constexpr std::string_view kAsideSuffix = ".bad";  // a summary set aside
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f'); }
@@ -334,9 +335,11 @@ StatsName ClassifyStatsName(std::string_view stem, std::string_view name,
     rest.remove_suffix(kTempDigits + 5);
   }
   if (rest.starts_with("summary.")) {
-    if (!ParseNumber(rest.substr(8), UINT32_MAX, number)) {
-      return StatsName::kOther;
-    }
+    std::string_view uid = rest.substr(8);
+    const bool aside = !temporary && uid.ends_with(kAsideSuffix);
+    if (aside) uid.remove_suffix(kAsideSuffix.size());
+    if (!ParseNumber(uid, UINT32_MAX, number)) return StatsName::kOther;
+    if (aside) return StatsName::kSummaryAside;
     return temporary ? StatsName::kSummaryTemp : StatsName::kSummary;
   }
   if (!ParseProcessSuffix(rest, number)) return StatsName::kOther;
@@ -582,7 +585,7 @@ void RandomHex(char *out, size_t digits) {
 }
 
 int ReplaceStatsFile(int dirfd, const char *name, std::string_view text,
-                     const char **step) {
+                     bool durable, const char **step) {
   char temporary[kMaxStatsStemBytes + 80];
   int fd = -1;
   for (int attempt = 0; attempt < 4 && fd < 0; ++attempt) {
@@ -606,13 +609,21 @@ int ReplaceStatsFile(int dirfd, const char *name, std::string_view text,
     if (n < 0 && errno != EINTR) error = errno;
     if (n > 0) written += static_cast<size_t>(n);
   }
+  if (error == 0 && durable && fsync(fd) != 0) error = errno;
   if (close(fd) != 0 && error == 0) error = errno;
   if (error == 0 && renameat(dirfd, temporary, dirfd, name) != 0) {
     *step = "rename";
     error = errno;
   }
-  if (error != 0) unlinkat(dirfd, temporary, 0);
-  return error;
+  if (error != 0) {
+    unlinkat(dirfd, temporary, 0);
+    return error;
+  }
+  if (durable && fsync(dirfd) != 0) {
+    *step = "sync";
+    return errno;
+  }
+  return 0;
 }
 
 namespace {
@@ -716,22 +727,49 @@ int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
     const StatsOpen read = ReadStatsFileAt(dirfd, summary_name, f.summary_text,
                                            &length, &st, &error);
     StatsParseError parse;
-    if (read != StatsOpen::kOk) {
+    if (read == StatsOpen::kMissing || read == StatsOpen::kError) {
       SetProblem(problem, "%s %s%s: exited processes are not folded",
                  summary_name, StatsOpenText(read),
                  error != 0 ? std::strerror(error) : "");
       return -1;
     }
-    if (!ParseStatsFile(std::string_view(f.summary_text, length), &f.summary,
-                        &parse) ||
-        !f.summary.summary) {
-      SetProblem(problem,
-                 "%s is not a statistics summary (line %zu: %s): exited "
-                 "processes are not folded",
-                 summary_name, parse.line,
-                 parse.line != 0 || parse.reason[0] != '\0' ? parse.reason
-                                                           : "not a summary");
-      return -1;
+    char why[160];
+    if (read != StatsOpen::kOk) {
+      std::snprintf(why, sizeof(why), "%s", StatsOpenText(read));
+    } else if (!ParseStatsFile(std::string_view(f.summary_text, length),
+                               &f.summary, &parse) ||
+               !f.summary.summary) {
+      std::snprintf(why, sizeof(why),
+                    "is not a statistics summary (line %zu: %s)", parse.line,
+                    parse.line != 0 || parse.reason[0] != '\0'
+                        ? parse.reason
+                        : "not a summary");
+    } else {
+      why[0] = '\0';
+    }
+    if (why[0] != '\0') {
+      // Kept, it would stop every fold of this user's files for good (the
+      // directory would then grow by a file per process). It is set aside
+      // rather than replaced, so that its counts are still there to
+      // recover, and folding starts a new summary. Nobody sums a summary
+      // set aside, so nothing is counted twice by a reader: a file it had
+      // absorbed but not yet removed is counted again, in the new one only.
+      // One such name per user: a later one replaces it.
+      f.summary = StatsFileView{};
+      char aside[sizeof(summary_name) + kAsideSuffix.size()];
+      std::snprintf(aside, sizeof(aside), "%s%.*s", summary_name,
+                    static_cast<int>(kAsideSuffix.size()), kAsideSuffix.data());
+      if (renameat(dirfd, summary_name, dirfd, aside) == 0) {
+        SetProblem(problem,
+                   "%s %s: set aside as %s (its counts are not summed); "
+                   "exited processes are folded into a new summary",
+                   summary_name, why, aside);
+      } else {
+        SetProblem(problem,
+                   "%s %s: exited processes are folded into a new summary "
+                   "in its place (it cannot be set aside as %s: %s)",
+                   summary_name, why, aside, std::strerror(errno));
+      }
     }
   }
   // (A summary of another owner under this user's name is replaced, which
@@ -778,7 +816,10 @@ int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
       std::string_view suffix;
       const StatsName kind =
           ClassifyStatsName(stem, entry->d_name, &number, &suffix);
-      if (kind == StatsName::kOther || kind == StatsName::kSummary) continue;
+      if (kind == StatsName::kOther || kind == StatsName::kSummary ||
+          kind == StatsName::kSummaryAside) {
+        continue;
+      }
       if (fstatat(dirfd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
           st.st_uid != uid) {
         continue;
@@ -869,15 +910,16 @@ int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
       return -1;
     }
     const char *step = "";
-    if (const int error =
-            ReplaceStatsFile(dirfd, summary_name,
-                             std::string_view(f.out_text, out.used), &step)) {
+    if (const int error = ReplaceStatsFile(
+            dirfd, summary_name, std::string_view(f.out_text, out.used), true,
+            &step)) {
       SetProblem(problem, "cannot %s the statistics directory to fold into "
                  "%s: %s", step, summary_name, std::strerror(error));
       return -1;
     }
   }
-  // Only now that the summary holding them is in place.
+  // Only now that the summary holding them is in place, and on disk: else
+  // a crash could keep the removals and lose the summary.
   for (size_t i = 0; i < f.num_absorbed; ++i) {
     unlinkat(dirfd, Name(f.name, stem, f.absorbed[i].data()), 0);
   }

@@ -16,9 +16,11 @@
 //   STEM.summary.<uid>             the counts of that user's processes that
 //                                  have exited, folded together
 //   STEM.summary.<uid>.<r>.tmp     a fold under way
+//   STEM.summary.<uid>.bad         a summary a fold could not read, set
+//                                  aside (summed by nobody)
 // and nothing else of aesmux's: however many processes come and go, the
 // directory holds one file per live process (and per process not yet
-// folded) and one summary per user.
+// folded) and one summary per user, and at most one set aside.
 //
 // A file is text, lines of single-space-separated fields, each line ended
 // by '\n', at most kMaxStatsFileBytes in all:
@@ -42,13 +44,17 @@
 // user's process files whose process is gone (an earlier boot, or no
 // process of that pid and start time in this pid namespace; a process that
 // cannot be told gone is left alone) is added to it and listed as
-// "absorbed", the new summary is written and renamed into place, and only
-// then are the absorbed files removed. A crash between the two leaves
+// "absorbed", the new summary is written, flushed to disk, renamed into
+// place and the rename flushed, and only then are the absorbed files
+// removed. A crash between the two leaves
 // files that the summary already lists: readers skip them, and the next
 // fold removes them and drops them from the list. So no count is lost or
 // counted twice, whichever step a fold stops at. Only the files of the
 // folding user are folded (a sticky directory lets nobody else remove
 // them), and a summary is trusted only if its owner is the uid it names.
+// A summary of the folding user that cannot be read or parsed (a FIFO, a
+// hard link, a file cut short) is set aside as STEM.summary.<uid>.bad and
+// folding goes on into a new one, so that it never stops for good.
 //
 // Opening: every file is opened relative to the directory's descriptor
 // with O_NOFOLLOW | O_NONBLOCK (a symlink is refused, a FIFO does not
@@ -134,7 +140,14 @@ bool NothingCounted(const StatsSnapshot &counts);
 
 // What a directory entry is, for STEM. `*number` gets the pid or uid, and
 // `*suffix` (process files and their temporary files) "<pid>.<id>".
-enum class StatsName { kOther, kProcess, kProcessTemp, kSummary, kSummaryTemp };
+enum class StatsName {
+  kOther,
+  kProcess,
+  kProcessTemp,
+  kSummary,
+  kSummaryTemp,
+  kSummaryAside
+};
 StatsName ClassifyStatsName(std::string_view stem, std::string_view name,
                             uint64_t *number, std::string_view *suffix);
 
@@ -175,17 +188,21 @@ void FormatProcessFile(const StatsProcess &process, const StatsSnapshot &counts,
 // Replaces `name` in `dirfd` by `text`: written to "<name>.<r>.tmp" under
 // a name drawn anew (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0644 less the
 // umask: whatever is found under any name is never written through), then
-// renamed into place, so that readers never see half a file. Returns 0, or
-// an errno with `*step` the step that failed ("create a file in", "write",
-// "rename").
+// renamed into place, so that readers never see half a file. With
+// `durable`, the file is flushed to disk before the rename and the
+// directory after it, so that after a crash `name` holds the old text or
+// the new one, never an empty file. Returns 0, or an errno with `*step`
+// the step that failed ("create a file in", "write", "rename", "sync").
 int ReplaceStatsFile(int dirfd, const char *name, std::string_view text,
-                     const char **step);
+                     bool durable, const char **step);
 
 // Folds, as above, the files of this user's processes that are gone into
 // STEM.summary.<euid>, leaving the file named STEM.<keep> (this process's,
 // or "") alone. Returns how many files it folded, 0 if the directory was
 // locked by another fold or nothing was gone, or -1 with `problem` set
-// ("STEM.summary.0 is not a statistics file (line 3: ...)").
+// ("STEM.summary.0 cannot be read: ..."). `problem` may also be set when
+// it folded: a file left as it is, or a summary set aside ("STEM.summary.0
+// is not a statistics summary (line 3: ...): set aside as ...").
 int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
               char (&problem)[512]);
 

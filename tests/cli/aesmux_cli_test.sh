@@ -219,6 +219,29 @@ else
     fail "the directory after aesmux stats: $(ls "$work/own") $(cat "$work/own.txt")"
   fi
 fi
+
+# 1e. This user's summary cut short (as a crash may leave it): the fold
+# `aesmux stats` runs first sets it aside, saying so, instead of stopping
+# every fold for good; the summary set aside is named, not summed, and
+# the exit status is 1 while it is there.
+a=$work/aside
+mkdir "$a"
+printf 'aesmux-stats 2\nsummary 1\nAES-128-GCM simd 1' >"$a/s.summary.$(id -u)"
+cp "$work/stats/nginx.4101.0a0b0c0d0e0f4101" "$a/s.4101.0a0b0c0d0e0f4101"
+for run in 1 2; do
+  status=0
+  aesmux stats "$a/s" >"$work/out" 2>"$work/err" || status=$?
+  warned=0
+  grep -q "warning: s\.summary\.$(id -u) is not a statistics summary (line 0: .*): set aside as s\.summary\.$(id -u)\.bad" \
+    "$work/err" && warned=1
+  if [ "$status" -eq 1 ] && [ "$warned" -eq $((run == 1)) ] &&
+     grep -q "s\.summary\.$(id -u)\.bad: a summary that a fold could not read, set aside" "$work/err" &&
+     [ -e "$a/s.summary.$(id -u).bad" ] && grep -q '^AES-256-GCM  simd  *5320' "$work/out"; then
+    pass "run $run: an unreadable summary set aside, named, exit 1; the others shown"
+  else
+    fail "unreadable summary, run $run (exit $status): $(cat "$work/out" "$work/err")"
+  fi
+done
 cd "$here"
 
 # 2. aesmux info with a setting from each origin: calibration file,

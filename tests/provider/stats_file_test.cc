@@ -221,10 +221,14 @@ TEST(StatsFormat, NamesOfTheDirectory) {
                                     nullptr),
             StatsName::kSummaryTemp);
   EXPECT_EQ(number, 33u);
+  EXPECT_EQ(core::ClassifyStatsName("s", "s.summary.34.bad", &number, nullptr),
+            StatsName::kSummaryAside);
+  EXPECT_EQ(number, 34u);
   for (const char *other :
        {"s.42", "s.42.tmp", "s.42.0123456789ABCDEF", "s.summary.x",
         "s.summary.01", "t.42.0123456789abcdef", "s", "s.", "s.-1.0123456789abcdef",
-        "s.42.0123456789abcdef.tmp", "ss.42.0123456789abcdef"}) {
+        "s.42.0123456789abcdef.tmp", "ss.42.0123456789abcdef",
+        "s.summary.x.bad", "s.summary.0.bad.01234567.tmp"}) {
     EXPECT_EQ(core::ClassifyStatsName("s", other, &number, nullptr),
               StatsName::kOther)
         << other;
@@ -401,14 +405,52 @@ TEST_F(StatsFold, NoFoldWhileTheDirectoryIsLocked) {
   EXPECT_EQ(Fold(), 1);
 }
 
-TEST_F(StatsFold, AMalformedSummaryStopsTheFoldAndIsKept) {
+// A summary that cannot be read or parsed (a crash's empty file, a line
+// cut short, a FIFO) would stop every fold, and the directory would grow
+// by a file per process: it is set aside, named once, and folding goes on
+// into a new summary.
+TEST_F(StatsFold, AnUnreadableSummaryIsSetAsideAndFoldingGoesOn) {
   const std::string summary = "s.summary." + std::to_string(geteuid());
-  WriteText(dir_ / summary, "aesmux-stats 2\nsummary 1\nAES-128-CBC simd -7 0\n");
-  const std::string a = Put(Gone(), 10);
-  EXPECT_EQ(Fold(), -1);
-  EXPECT_NE(problem_.find("line 3"), std::string::npos) << problem_;
-  EXPECT_EQ(problem_.find("-7"), std::string::npos) << "quoted: " << problem_;
-  EXPECT_TRUE(fs::exists(dir_ / a));
+  const std::string aside = summary + ".bad";
+  const std::string malformed =
+      "aesmux-stats 2\nsummary 1\nAES-128-CBC simd -7 0\n";
+  const struct {
+    const char *kind;
+    std::function<void()> make;
+    const char *why;
+  } cases[] = {
+      {"malformed", [&] { WriteText(dir_ / summary, malformed); }, "line 3"},
+      {"empty", [&] { WriteText(dir_ / summary, ""); }, "line 0"},
+      {"fifo", [&] { mkfifo((dir_ / summary).c_str(), 0644); },
+       "is not a regular file"},
+  };
+  for (const auto &c : cases) {
+    c.make();
+    const std::string a = Put(Gone(), 10);
+    EXPECT_EQ(Fold(), 1) << c.kind << ": " << problem_;
+    EXPECT_NE(problem_.find(summary + " "), std::string::npos) << problem_;
+    EXPECT_NE(problem_.find(c.why), std::string::npos) << problem_;
+    EXPECT_NE(problem_.find("set aside as " + aside), std::string::npos)
+        << problem_;
+    EXPECT_EQ(problem_.find("-7"), std::string::npos) << "quoted: " << problem_;
+    EXPECT_FALSE(fs::exists(dir_ / a)) << c.kind;
+    ASSERT_NE(Summary(), nullptr) << c.kind;
+    EXPECT_EQ(CbcRequests(*Summary()), 10u) << c.kind;
+    EXPECT_EQ(Summary()->processes, 1u) << c.kind;
+    ASSERT_TRUE(fs::exists(fs::symlink_status(dir_ / aside))) << c.kind;
+    if (std::string(c.kind) == "malformed") {
+      EXPECT_EQ(ReadText(dir_ / aside), malformed) << "kept to recover";
+    }
+    // Said once: the next fold goes on from the new summary.
+    Put(Gone(), 100, "bbbbbbbbbbbbbbbb");
+    EXPECT_EQ(Fold(), 1) << c.kind << ": " << problem_;
+    EXPECT_EQ(problem_, "");
+    EXPECT_EQ(CbcRequests(*Summary()), 110u) << c.kind;
+    std::vector<std::string> expected = {summary, aside};
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(dir_.Names(), expected) << c.kind;
+    fs::remove(dir_ / summary);
+  }
 }
 
 TEST_F(StatsFold, StaleTemporaryFilesOfGoneProcessesAreRemoved) {
