@@ -491,9 +491,14 @@ int WriteFile(WriteKind kind) {
   }
   if (!writer.written || kind == WriteKind::kFinal) {
     char problem[512];
-    if (FoldStats(dirfd, writer.stem, writer.suffix, problem) < 0 ||
-        problem[0] != '\0') {
-      ReportProblem(problem);
+    const int folded = FoldStats(dirfd, writer.stem, writer.suffix, problem);
+    if (folded < 0 || problem[0] != '\0') ReportProblem(problem);
+    // Nothing would fold a new file: none is written, so that the directory
+    // stays bounded (a file written before is kept up to date). A progress
+    // write failing stops them; the last write tries again.
+    if (folded == kStatsSummaryTaken && !writer.written) {
+      close(dirfd);
+      return -EPERM;
     }
   }
   StatsText text{writer.text, sizeof(writer.text)};

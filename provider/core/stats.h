@@ -77,7 +77,9 @@ std::string FormatStats(const StatsSnapshot &snapshot);
 // allocates nothing (it happens on request paths, and while an application
 // is running out of memory). At the process's first write and its last,
 // the files of this user's processes that have exited are first folded
-// into "<prefix>.summary.<uid>", so that the directory stays bounded.
+// into "<prefix>.summary.<uid>", so that the directory stays bounded; while
+// another user's file that this user cannot remove holds that name, no
+// file could be folded, and a process that has not written one writes none.
 // Once a prefix is set, the file is also rewritten while requests are
 // served, so that a process leaving through _exit() (sshd's session
 // processes do) still leaves a record: at most once per kProgressIntervalNs

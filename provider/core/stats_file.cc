@@ -684,6 +684,19 @@ void SetProblem(char (&problem)[512], const char *format, auto... args) {
   std::snprintf(problem, sizeof(problem), format, args...);
 }
 
+// The summary's name is another user's file: said, naming it; no file of
+// this user's processes could be folded while it is there.
+int Taken(char (&problem)[512], const char *summary_name, uid_t owner,
+          uid_t uid) {
+  SetProblem(problem,
+             "%s belongs to uid %u, not to uid %u: while it is there, this "
+             "user's exited processes are not folded, and its processes "
+             "write no statistics file",
+             summary_name, static_cast<unsigned>(owner),
+             static_cast<unsigned>(uid));
+  return kStatsSummaryTaken;
+}
+
 // Whether a summary already lists `suffix`.
 bool Lists(const StatsFileView &summary, std::string_view suffix) {
   for (size_t i = 0; i < summary.num_absorbed; ++i) {
@@ -699,22 +712,30 @@ int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
   Folder &f = g_folder;
   std::lock_guard lock(f.mutex);
   problem[0] = '\0';
-  if (flock(dirfd, LOCK_EX | LOCK_NB) != 0) return 0;  // another fold
-  struct Unlock {
-    int fd;
-    ~Unlock() { flock(fd, LOCK_UN); }
-  } unlock{dirfd};
   const uid_t uid = geteuid();
-  const StatsProcess self = ThisStatsProcess();
   char uid_text[24];
   std::snprintf(uid_text, sizeof(uid_text), "summary.%u",
                 static_cast<unsigned>(uid));
   char summary_name[kMaxStatsStemBytes + 64];
   Name(summary_name, stem, uid_text);
+  struct stat st;
+  if (flock(dirfd, LOCK_EX | LOCK_NB) != 0) {  // another fold, or a reader
+    // Said without the lock too (which removing it would need): a file
+    // the caller wrote now might never be folded.
+    if (fstatat(dirfd, summary_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        st.st_uid != uid) {
+      return Taken(problem, summary_name, st.st_uid, uid);
+    }
+    return 0;
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { flock(fd, LOCK_UN); }
+  } unlock{dirfd};
+  const StatsProcess self = ThisStatsProcess();
 
   // The summary so far: this user's, or none.
   f.summary = StatsFileView{};
-  struct stat st;
   size_t length = 0;
   int error = 0;
   if (fstatat(dirfd, summary_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -771,9 +792,14 @@ int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
                    summary_name, why, aside, std::strerror(errno));
       }
     }
+  } else if (unlinkat(dirfd, summary_name, 0) != 0 && errno != ENOENT) {
+    // Another user's file under this user's name (a sticky directory lets
+    // anyone take a free name), never read: removed where this user may
+    // (root, the directory's owner), as a new summary would replace it.
+    // Else no fold of this user's can put a summary in place, so nothing
+    // would remove a file its processes wrote: they write none.
+    return Taken(problem, summary_name, st.st_uid, uid);
   }
-  // (A summary of another owner under this user's name is replaced, which
-  // only root may do in a sticky directory; nothing of it is read.)
 
   f.counts = f.summary.counts;
   f.processes = f.summary.processes;

@@ -52,6 +52,10 @@
 // counted twice, whichever step a fold stops at. Only the files of the
 // folding user are folded (a sticky directory lets nobody else remove
 // them), and a summary is trusted only if its owner is the uid it names.
+// Another user's file under the folding user's name is never read; where
+// the user cannot remove it (anyone but root and the directory's owner),
+// no summary of theirs can be put in place, so their processes write no
+// file while it is there (FoldStats says so): the directory stays bounded.
 // A summary of the folding user that cannot be read or parsed (a FIFO, a
 // hard link, a file cut short) is set aside as STEM.summary.<uid>.bad and
 // folding goes on into a new one, so that it never stops for good.
@@ -199,10 +203,14 @@ int ReplaceStatsFile(int dirfd, const char *name, std::string_view text,
 // Folds, as above, the files of this user's processes that are gone into
 // STEM.summary.<euid>, leaving the file named STEM.<keep> (this process's,
 // or "") alone. Returns how many files it folded, 0 if the directory was
-// locked by another fold or nothing was gone, or -1 with `problem` set
-// ("STEM.summary.0 cannot be read: ..."). `problem` may also be set when
+// locked by another fold or nothing was gone, -1 with `problem` set
+// ("STEM.summary.0 cannot be read: ..."), or kStatsSummaryTaken with
+// `problem` naming the file when STEM.summary.<euid> is another user's
+// that this user cannot remove: then a process that has written no file
+// must write none (nothing would fold it). `problem` may also be set when
 // it folded: a file left as it is, or a summary set aside ("STEM.summary.0
 // is not a statistics summary (line 3: ...): set aside as ...").
+inline constexpr int kStatsSummaryTaken = -2;
 int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
               char (&problem)[512]);
 

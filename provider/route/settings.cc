@@ -242,8 +242,10 @@ constexpr SettingKey kSettingKeys[] = {
      "process and one per user; `aesmux stats` sums them. The directory must "
      "exist and be writable by the processes (the package makes "
      "/var/tmp/aesmux, mode 1777; `install -d -m 1777 /var/tmp/aesmux` "
-     "elsewhere); if it is not, each process says so once on stderr, and "
-     "`aesmux info` shows it. A prefix must end in a file name (`DIR/STEM`) "
+     "elsewhere); if it is not, or if another user's file holds a user's "
+     "summary name (no file of that user's could be folded, so none is "
+     "written), each process says so once on stderr, and `aesmux info` "
+     "shows it. A prefix must end in a file name (`DIR/STEM`) "
      "short enough for the names made from it, or it is refused.",
      [](std::string_view value, Family, kernels::CpuFeatures,
         Settings *settings) -> std::string {

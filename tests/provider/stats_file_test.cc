@@ -776,8 +776,9 @@ TEST(StatsWriter, AnotherUsersFilesUnderItsNamesLoseNothing) {
 
 // Each user's exited processes go into that user's summary: in a sticky
 // directory nobody else could replace or remove them. A summary under a
-// user's name that another user made is not read, and replaced only by
-// root.
+// user's name that another user made is not read, and removed only by
+// root; until then that user's processes write no file, which nothing
+// could fold.
 TEST(StatsWriter, EachUserFoldsOnlyItsOwnFiles) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as two users";
   TempDir dir;
@@ -799,23 +800,79 @@ TEST(StatsWriter, EachUserFoldsOnlyItsOwnFiles) {
     EXPECT_EQ(run_as(kUserB), "");
   }
   // B folded B's exited processes; A could not replace the impostor, so
-  // A's files stay; nothing of the impostor was counted into B's.
+  // A's processes wrote nothing; nothing of the impostor was counted into
+  // B's.
   const auto b = Parse(ReadText(dir / ("s.summary." + std::to_string(kUserB))));
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->processes, 2u);
   EXPECT_EQ(b->counts.at(core::Alg::kAes128Cbc, core::Path::kFallback).requests,
             2u);
-  size_t a_files = 0;
-  for (const std::string &name : dir.Names()) {
-    struct stat st;
-    if (stat((dir / name).c_str(), &st) == 0 && st.st_uid == kUserA) ++a_files;
-  }
-  EXPECT_EQ(a_files, 3u);
+  auto files_of = [&](uid_t uid) {
+    size_t files = 0;
+    for (const std::string &name : dir.Names()) {
+      struct stat st;
+      if (stat((dir / name).c_str(), &st) == 0 && st.st_uid == uid) ++files;
+    }
+    return files;
+  };
+  EXPECT_EQ(files_of(kUserA), 0u);
   // Root's fold of A's files is not root's business: root folds root's.
   const int dirfd = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
   char problem[512];
   EXPECT_EQ(core::FoldStats(dirfd, "s", "", problem), 0);
   close(dirfd);
+  // Once root has removed the impostor, A folds as B does.
+  ASSERT_EQ(unlink((dir / summary_a).c_str()), 0);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(run_as(kUserA), "");
+  const auto a = Parse(ReadText(dir / summary_a));
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->processes, 1u);
+  EXPECT_EQ(files_of(kUserA), 2u) << "the summary and the last process's";
+}
+
+// Another user has put a file under this user's summary's name, which this
+// user cannot remove: no fold of this user's can complete, so its
+// processes write no file (else one per process would stay for good),
+// whether or not the directory is locked when they look, and say so once,
+// naming the file; `aesmux info` lists it.
+TEST(StatsWriter, AnotherUsersFileUnderItsSummaryNameIsReportedAndAddsNoFile) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to act as two users";
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
+  const std::string summary_a = "s.summary." + std::to_string(kUserA);
+  WriteText(dir / summary_a, "planted\n");
+  ASSERT_EQ(chown((dir / summary_a).c_str(), kUserB, kUserB), 0);
+  const std::string said = summary_a + " belongs to uid " +
+                           std::to_string(kUserB) + ", not to uid " +
+                           std::to_string(kUserA);
+  for (const bool locked : {false, true}) {
+    // A reader's lock: the fold cannot run, and looks all the same.
+    const int reader = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_EQ(flock(reader, locked ? LOCK_SH : LOCK_UN), 0);
+    std::string result;
+    const std::string printed = StderrOfChild(
+        [&] {
+          if (setgid(kUserA) != 0 || setuid(kUserA) != 0) return 4;
+          static ProviderEnv *env =
+              new ProviderEnv({"kernels = none", "stats_file = " + (dir / "s")},
+                              ProviderEnv::kLeave);
+          if (!env->loaded()) return 2;
+          // Past a MiB twice, a second apart: two progress writes due.
+          for (int i = 0; i < 32; ++i) EncryptCbc(*env, 65536);
+          std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+          for (int i = 0; i < 32; ++i) EncryptCbc(*env, 65536);
+          if (env->ProviderParam("problems").find(said) == std::string::npos) {
+            return 3;
+          }
+          std::exit(0);  // and the last write
+        },
+        &result);
+    close(reader);
+    EXPECT_EQ(result, "") << (locked ? "locked" : "unlocked");
+    EXPECT_EQ(Count(printed, "aesmux: stats_file: "), 1u) << printed;
+    EXPECT_NE(printed.find(said), std::string::npos) << printed;
+    EXPECT_EQ(dir.Names(), std::vector<std::string>{summary_a});
+  }
 }
 
 // A user whose uid has ten digits folds into STEM.summary.<all ten>, not
