@@ -11,6 +11,10 @@
 namespace aesmux::openssl {
 namespace {
 
+// CRYPTO_R_PARAM_OF_INCOMPATIBLE_TYPE (OpenSSL 3.2's cryptoerr.h and
+// later; the same number in every version that has it).
+constexpr int kCryptoParamOfIncompatibleType = 129;
+
 using core::Alg;
 
 bool Failed() {
@@ -65,11 +69,17 @@ bool SetIntParam(OSSL_PARAM params[], const char *key, int value) {
 bool SetIvOctets(OSSL_PARAM *p, const uint8_t *iv, size_t len,
                  bool pointer_first) {
   if (RunningAtLeast(0x30600000UL)) {
+    // OSSL_PARAM_set_octet_string_or_ptr, which the default provider calls
+    // from 3.6 on (and which older libraries lack): a parameter of another
+    // type fails with libcrypto's reason first.
     if (p->data_type == OSSL_PARAM_OCTET_STRING) {
       return OSSL_PARAM_set_octet_string(p, iv, len);
     }
-    return p->data_type == OSSL_PARAM_OCTET_PTR &&
-           OSSL_PARAM_set_octet_ptr(p, iv, len);
+    if (p->data_type == OSSL_PARAM_OCTET_PTR) {
+      return OSSL_PARAM_set_octet_ptr(p, iv, len);
+    }
+    ERR_raise(ERR_LIB_CRYPTO, kCryptoParamOfIncompatibleType);
+    return false;
   }
   return pointer_first ? OSSL_PARAM_set_octet_ptr(p, iv, len) ||
                              OSSL_PARAM_set_octet_string(p, iv, len)
