@@ -469,17 +469,20 @@ void Service::NoteKeyRefused(Family family, int error) {
   key_error_[f].store(error, std::memory_order_relaxed);
 }
 
-bool Service::DriverListed(Family family) {
+bool Service::DriverListed(Family family) noexcept {
   const auto f = static_cast<size_t>(family);
   if (gone_[f].load()) return false;
   const std::string *driver =
       watched_driver_[f].load(std::memory_order_acquire);
   // Not probed, or CPU software: it does not go away.
   if (driver == nullptr || driver->empty()) return true;
-  std::string text;
+  bool listed = true;
   // Unreadable now: no news, so no verdict.
-  if (ReadWholeFile("/proc/crypto", &text) != 0) return true;
-  if (FindDriver(text, *driver, KernelAlgorithmFor(family).type)) return true;
+  if (ListsDriver("/proc/crypto", *driver, KernelAlgorithmFor(family).type,
+                  &listed) != 0 ||
+      listed) {
+    return true;
+  }
   if (!gone_[f].exchange(true)) {
     g_driver_epoch[f].fetch_add(1, std::memory_order_acq_rel);
   }

@@ -184,8 +184,13 @@ class Service {
   // rest of this Service: Admit() hands its requests to the CPU
   // (kDriverGone), and the kernel keys made before are never used or
   // closed again (key.cc: the driver does not survive it). True for CPU
-  // drivers, which do not go away.
-  bool DriverListed(core::Family family);
+  // drivers, which do not go away, and when /proc/crypto cannot be read
+  // (no verdict: the request waits on and asks again, since one given up
+  // while its driver is there may have its output written later into a
+  // buffer its caller reused). It allocates nothing and uses 1 KiB of
+  // stack (ListsDriver): it runs under noexcept dispatch functions and
+  // destructors, and on an ASYNC job's stack.
+  bool DriverListed(core::Family family) noexcept;
   bool gone(core::Family family) const {
     return gone_[static_cast<size_t>(family)].load(std::memory_order_relaxed);
   }

@@ -203,11 +203,78 @@ std::optional<CryptoAlg> BestOffloadImplementation(std::string_view proc_crypto,
   });
 }
 
-std::optional<CryptoAlg> FindDriver(std::string_view proc_crypto,
-                                    std::string_view driver,
-                                    std::string_view type) {
-  return Best(proc_crypto, "driver", driver, type,
-              [](const CryptoAlg &) { return true; });
+namespace {
+
+// What the lines of one entry read so far say, for ListsDriver.
+struct DriverEntry {
+  bool driver = false;  // its driver is the one looked for
+  bool type = false;    // of the type looked for
+  bool usable = true;   // not internal, self-test not failed (as Best())
+};
+
+// Takes one line of /proc/crypto into `entry`; true if it is the blank
+// line that ends an entry which is the one looked for. Allocates nothing.
+bool EndsTheDriversEntry(std::string_view line, std::string_view driver,
+                         std::string_view type, DriverEntry *entry) {
+  if (Trim(line).empty()) {
+    const bool found = entry->driver && entry->type && entry->usable;
+    *entry = DriverEntry{};
+    return found;
+  }
+  std::string_view key, value;
+  if (!SplitField(line, &key, &value)) return false;
+  if (key == "driver") {
+    entry->driver = value == driver;
+  } else if (key == "type") {
+    entry->type = value == type;
+  } else if (key == "internal") {
+    entry->usable = entry->usable && value != "yes";
+  } else if (key == "selftest") {
+    entry->usable = entry->usable && value != "unknown" && value != "failed";
+  }
+  return false;
+}
+
+}  // namespace
+
+int ListsDriver(const char *path, std::string_view driver,
+                std::string_view type, bool *listed, size_t chunk) noexcept {
+  UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return -errno;
+  chunk = std::clamp<size_t>(chunk, 1, kListingChunk);
+  char buffer[kListingChunk];
+  size_t held = 0;  // the start of a line the next read continues
+  DriverEntry entry;
+  for (;;) {
+    const ssize_t n =
+        read(fd.get(), buffer + held, std::min(chunk, sizeof(buffer) - held));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    const char *line = buffer;
+    const char *const end = buffer + held + static_cast<size_t>(n);
+    for (const char *next; line < end; line = next) {
+      const void *newline =
+          std::memchr(line, '\n', static_cast<size_t>(end - line));
+      if (newline == nullptr) break;
+      next = static_cast<const char *>(newline) + 1;
+      if (EndsTheDriversEntry({line, static_cast<size_t>(next - 1 - line)},
+                              driver, type, &entry)) {
+        *listed = true;
+        return 0;
+      }
+    }
+    held = static_cast<size_t>(end - line);
+    if (n == 0) {
+      // The last line may lack its '\n', the last entry its blank line.
+      *listed = EndsTheDriversEntry({line, held}, driver, type, &entry) ||
+                EndsTheDriversEntry({}, driver, type, &entry);
+      return 0;
+    }
+    if (held == sizeof(buffer)) return -EOVERFLOW;
+    std::memmove(buffer, line, held);
+  }
 }
 
 bool IsCpuSoftwareDriver(std::string_view driver) {

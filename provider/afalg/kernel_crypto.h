@@ -13,6 +13,7 @@
 #error "provider/afalg/kernel_crypto.h belongs to a layer above the one that includes it"
 #endif
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,10 +52,18 @@ std::optional<CryptoAlg> BestOffloadImplementation(std::string_view proc_crypto,
                                                    std::string_view name,
                                                    std::string_view type);
 
-// The entry whose driver is `driver` (of `type`); nullopt if none.
-std::optional<CryptoAlg> FindDriver(std::string_view proc_crypto,
-                                    std::string_view driver,
-                                    std::string_view type);
+// Whether the file at `path`, in /proc/crypto's format, lists a usable
+// entry (as above) whose driver is `driver`, of `type`: into `listed`. It
+// reads `chunk` bytes at a time (at most kListingChunk) into a buffer of
+// kListingChunk bytes on the stack, keeping only the line it is in, and
+// allocates nothing: it runs while a request waits (Service::DriverListed),
+// under noexcept code, on an ASYNC job's 32 KiB stack, when memory may
+// have run out. -EOVERFLOW if a line does not fit the buffer (no line of
+// /proc/crypto comes near: a name has at most 127 characters).
+inline constexpr size_t kListingChunk = 1024;
+int ListsDriver(const char *path, std::string_view driver,
+                std::string_view type, bool *listed,
+                size_t chunk = kListingChunk) noexcept;
 
 // Whether `driver` runs on the CPU: every leaf of its template expression
 // ("gcm_base(ctr(aes-aesni),ghash-clmulni)" has leaves "aes-aesni" and

@@ -28,12 +28,12 @@
 // timeout armed while such requests are out (kPatienceNs), so that every
 // wait, an ASYNC job's wait fd included, comes back at least that often;
 // a request that has waited that long makes the ring ask the Service
-// whether its driver is still listed in /proc/crypto. If it is, the wait
-// goes on (a slow engine is not a lost one: the kernel may still write
-// the output); if it is not, the device is gone, nothing will complete
-// or write the request any more, and the ring gives it up (-ENODEV): the
-// caller serves it on the CPU. Its slot stays taken until the kernel posts
-// what it owes, which may be never.
+// whether its driver is still listed in /proc/crypto. If it is, or the
+// file cannot be read then, the wait goes on (a slow engine is not a lost
+// one: the kernel may still write the output); if it is not, the device
+// is gone, nothing will complete or write the request any more, and the
+// ring gives it up (-ENODEV): the caller serves it on the CPU. Its slot
+// stays taken until the kernel posts what it owes, which may be never.
 //
 // A ring belongs to the process that made it; in a forked child the
 // parent's ring is ignored (never touched, never unmapped) and a new one is

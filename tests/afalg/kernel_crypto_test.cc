@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright 2026 The aesmux Authors
 // What aesmux reads from the kernel about its crypto implementations:
-// /proc/crypto's format, which implementation bind() gets, and which
-// drivers are CPU software (refused under afalg = auto).
+// /proc/crypto's format, which implementation bind() gets, which drivers
+// are CPU software (refused under afalg = auto), and whether a driver is
+// still listed (asked by a request that waits long on it).
 #include "provider/afalg/kernel_crypto.h"
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -17,6 +22,7 @@
 #include "provider/afalg/known_answers.h"
 #include "provider/afalg/ring.h"
 #include "provider/core/process.h"
+#include "tests/support/alloc_hooks.h"
 
 namespace aesmux::afalg {
 namespace {
@@ -147,14 +153,138 @@ TEST(BestOffloadImplementation, TakesTheOffloadDriverOfHighestPriority) {
   EXPECT_FALSE(IsCpuSoftwareDriver("virtio_crypto_aes_cbc"));
 }
 
-TEST(FindDriver, FindsAnEntryByItsDriverName) {
-  const std::optional<CryptoAlg> qce =
-      FindDriver(kProcCrypto, "cbc-aes-qce", "skcipher");
-  ASSERT_TRUE(qce.has_value());
-  EXPECT_EQ(qce->name, "cbc(aes)");
-  EXPECT_EQ(qce->module, "qcrypto");
-  EXPECT_FALSE(FindDriver(kProcCrypto, "cbc-aes-qce", "aead"));
-  EXPECT_FALSE(FindDriver(kProcCrypto, "cbc-aes-foo", "skcipher"));
+// A file holding `text`, removed with this.
+class TextFile {
+ public:
+  explicit TextFile(const std::string &text) {
+    const int fd = mkstemp(path_);
+    EXPECT_GE(fd, 0);
+    if (fd < 0) return;
+    EXPECT_EQ(write(fd, text.data(), text.size()),
+              static_cast<ssize_t>(text.size()));
+    close(fd);
+  }
+  ~TextFile() { unlink(path_); }
+  TextFile(const TextFile &) = delete;
+  TextFile &operator=(const TextFile &) = delete;
+  const char *path() const { return path_; }
+
+ private:
+  char path_[32] = "/tmp/aesmux-proc-crypto-XXXXXX";
+};
+
+// ListsDriver's answer, or its -errno as text.
+std::string Listing(const TextFile &file, std::string_view driver,
+                    std::string_view type, size_t chunk = kListingChunk) {
+  bool listed = false;
+  const int ret = ListsDriver(file.path(), driver, type, &listed, chunk);
+  if (ret != 0) return "error " + std::to_string(ret);
+  return listed ? "listed" : "not listed";
+}
+
+// An entry shaped like the kernel's, `padding` characters longer: in its
+// module line, and in lines of 64 a key it does not know.
+std::string Entry(std::string_view name, std::string_view driver,
+                  size_t padding = 0) {
+  std::string extra;
+  for (; padding >= 64; padding -= 64) {
+    extra += "unknown      : " + std::string(48, 'x') + "\n";
+  }
+  return "name         : " + std::string(name) +
+         "\ndriver       : " + std::string(driver) +
+         "\nmodule       : " + std::string(padding, 'm') +
+         "kernel\npriority     : 300\nrefcnt       : 1\n" + extra +
+         "selftest     : passed\ninternal     : no\n"
+         "type         : skcipher\nasync        : yes\n\n";
+}
+
+TEST(ListsDriver, FindsAUsableEntryByItsDriverName) {
+  const TextFile file(kProcCrypto);
+  EXPECT_EQ(Listing(file, "cbc-aes-qce", "skcipher"), "listed");
+  EXPECT_EQ(Listing(file, "cbc-aes-qce", "aead"), "not listed");
+  EXPECT_EQ(Listing(file, "cbc-aes-foo", "skcipher"), "not listed");
+  EXPECT_EQ(Listing(file, "cbc-aes-qc", "skcipher"), "not listed");
+  EXPECT_EQ(Listing(file, "cbc(aes)", "skcipher"), "not listed");  // a name
+  EXPECT_EQ(Listing(file, "__cbc-aes-aesni", "skcipher"), "not listed");
+  EXPECT_EQ(Listing(file, "gcm_base(ctr(aes-aesni),ghash-generic)", "aead"),
+            "listed");  // the last entry, with no blank line after it
+  const TextFile failed(
+      "name : cbc(aes)\ndriver : mv-cbc-aes\nselftest : failed\n"
+      "type : skcipher\n");
+  EXPECT_EQ(Listing(failed, "mv-cbc-aes", "skcipher"), "not listed");
+  const TextFile unterminated("driver : mv-cbc-aes\ntype : skcipher");
+  EXPECT_EQ(Listing(unterminated, "mv-cbc-aes", "skcipher"), "listed");
+}
+
+// /proc/crypto is tens of KiB (hundreds of entries); the driver may be
+// anywhere, or nowhere.
+TEST(ListsDriver, ReadsAListingManyTimesItsBuffer) {
+  std::string text;
+  for (int i = 0; i < 2000; ++i) {
+    text += Entry("ctr(aes)", "ctr-aes-engine" + std::to_string(i));
+  }
+  ASSERT_GT(text.size(), 100 * kListingChunk);
+  const TextFile absent(text);
+  const TextFile last(text + Entry("cbc(aes)", "cbc-aes-qce"));
+  const TextFile first(Entry("cbc(aes)", "cbc-aes-qce") + text);
+  EXPECT_EQ(Listing(absent, "cbc-aes-qce", "skcipher"), "not listed");
+  EXPECT_EQ(Listing(last, "cbc-aes-qce", "skcipher"), "listed");
+  EXPECT_EQ(Listing(first, "cbc-aes-qce", "skcipher"), "listed");
+  EXPECT_EQ(Listing(absent, "ctr-aes-engine1999", "skcipher"), "listed");
+}
+
+// The wanted entry moved across the end of a read a byte at a time, so
+// that each of its lines (its driver's, its type's, the blank one that
+// ends it) is cut at every place: reads of a few bytes, and reads that
+// fill the buffer.
+TEST(ListsDriver, FindsTheDriverWhereverAReadEnds) {
+  for (const size_t chunk : {size_t{1}, size_t{7}, size_t{64}, kListingChunk}) {
+    for (size_t shift = 0; shift <= std::max<size_t>(chunk, 200); ++shift) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + ", shift " +
+                   std::to_string(shift));
+      const TextFile file(Entry("ctr(aes)", "ctr-aes-qce", shift) +
+                          Entry("cbc(aes)", "cbc-aes-qce") +
+                          Entry("ecb(aes)", "ecb-aes-qce"));
+      EXPECT_EQ(Listing(file, "cbc-aes-qce", "skcipher", chunk), "listed");
+      EXPECT_EQ(Listing(file, "cbc-aes-qcf", "skcipher", chunk), "not listed");
+      EXPECT_EQ(Listing(file, "cbc-aes-qce", "aead", chunk), "not listed");
+    }
+  }
+}
+
+// The request path asks this when memory may have run out: nothing is
+// allocated, so nothing fails, and the answer is the same.
+TEST(ListsDriver, AllocatesNothing) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += Entry("ctr(aes)", "ctr-aes-qce");
+  const TextFile absent(text);
+  const TextFile present(text + Entry("cbc(aes)", "cbc-aes-qce"));
+  bool listed_absent = true, listed_present = false;
+  test::alloc::FailFrom(1);
+  const int ret_absent =
+      ListsDriver(absent.path(), "cbc-aes-qce", "skcipher", &listed_absent);
+  const int ret_present =
+      ListsDriver(present.path(), "cbc-aes-qce", "skcipher", &listed_present);
+  const bool failed = test::alloc::InjectedFailure();
+  test::alloc::StopFailing();
+  EXPECT_FALSE(failed) << "ListsDriver allocated";
+  EXPECT_EQ(ret_absent, 0);
+  EXPECT_FALSE(listed_absent);
+  EXPECT_EQ(ret_present, 0);
+  EXPECT_TRUE(listed_present);
+}
+
+// No verdict, with the reason: a file that cannot be read, a line longer
+// than the buffer (no line of /proc/crypto is).
+TEST(ListsDriver, SaysWhyItCannotTell) {
+  bool listed = false;
+  EXPECT_EQ(
+      ListsDriver("/nonexistent/crypto", "cbc-aes-qce", "skcipher", &listed),
+      -ENOENT);
+  const TextFile long_line("driver : " + std::string(kListingChunk, 'x') +
+                           "\n" + Entry("cbc(aes)", "cbc-aes-qce"));
+  EXPECT_EQ(Listing(long_line, "cbc-aes-qce", "skcipher"),
+            "error " + std::to_string(-EOVERFLOW));
 }
 
 TEST(IsCpuSoftwareDriver, KnowsTheCpuImplementations) {
