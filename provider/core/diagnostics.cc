@@ -11,14 +11,16 @@
 #include <atomic>
 #include <cstdint>
 
+#include "provider/core/process.h"
+
 namespace aesmux::core {
 namespace {
 
 enum Pin : int { kUnpinned, kPinnedOpen, kPinnedClosed };
 
-// What descriptor 2 was at the latest PinStderr. Constant-initialized,
-// lock-free: a line racing a new pin compares with one of the two files,
-// and at worst drops itself.
+// What descriptor 2 was at the first PinStderr. Constant-initialized;
+// written once, under InitLock (so that a forked child never inherits it
+// half written), and read without a lock: `state` is stored last.
 struct StderrPin {
   std::atomic<int> state{kUnpinned};
   std::atomic<uint64_t> dev{0};
@@ -38,6 +40,8 @@ bool HasRoom(int fd) {
 }  // namespace
 
 void PinStderr() {
+  InitLock lock;
+  if (g_pin.state.load(std::memory_order_relaxed) != kUnpinned) return;
   struct stat st;
   if (fstat(STDERR_FILENO, &st) != 0) {
     g_pin.state.store(kPinnedClosed, std::memory_order_relaxed);

@@ -172,8 +172,8 @@ std::optional<std::string> EnvValue(std::string_view name) {
 ProviderContext *NewProviderContext(const OSSL_CORE_HANDLE *handle,
                                     const route::SourceValues &config,
                                     route::Problems *problems, int *reason) {
-  // What stderr is now is where this instance's messages may go
-  // (core/diagnostics.h).
+  // What stderr is now is where messages may go, if this is the first
+  // instance of this load of the module (core/diagnostics.h).
   core::PinStderr();
   try {
     return MakeContext(handle, config, problems, reason);

@@ -132,22 +132,42 @@ TEST_F(TraceTest, LinesAreRateLimitedAndTheDroppedOnesCounted) {
       << after;
 }
 
+// Where the requests that may print run, in BytesTracedIntoADataFile.
+enum class Later {
+  kSameInstance,  // on the instance loaded before
+  kNewInstance,   // on aesmux loaded again, into a new library context
+  kForkedChild,   // the same, in a child forked after the first load
+};
+
 // A data file that took descriptor 2's number, in a child: aesmux loaded
-// while `before_load` was stderr, then the program closed it and opened
-// the file. Returns the file's size after traced requests, or -1.
-off_t BytesTracedIntoADataFile(bool stderr_open_at_load) {
+// while stderr was open (or closed), then the program closed it and opened
+// the file, and `later` says what served the traced requests then. Returns
+// the file's size after them, or -1.
+off_t BytesTracedIntoADataFile(bool stderr_open_at_load,
+                               Later later = Later::kSameInstance) {
   char path[] = "/tmp/aesmux-trace-data-XXXXXX";
   const int made = mkstemp(path);
   if (made < 0) return -1;
   close(made);
+  const auto reuse_and_trace = [&](const ProviderEnv &env) {
+    close(STDERR_FILENO);
+    if (open(path, O_WRONLY | O_APPEND) != STDERR_FILENO) return 3;
+    if (later == Later::kSameInstance) {
+      Encrypt(env, "AES-128-CBC", 16, 5);
+      return 0;
+    }
+    ProviderEnv again({"kernels = none"}, ProviderEnv::kLeave);
+    if (!again.loaded()) return 4;
+    Encrypt(again, "AES-128-CBC", 16, 5);
+    return 0;
+  };
   const std::string result = RunInChild([&] {
     if (!stderr_open_at_load) close(STDERR_FILENO);
     ProviderEnv env({"kernels = none"}, ProviderEnv::kLeave);
     if (!env.loaded()) return 2;
-    close(STDERR_FILENO);
-    if (open(path, O_WRONLY | O_APPEND) != STDERR_FILENO) return 3;
-    Encrypt(env, "AES-128-CBC", 16, 5);
-    return 0;
+    if (later != Later::kForkedChild) return reuse_and_trace(env);
+    const std::string child = RunInChild([&] { return reuse_and_trace(env); });
+    return child.empty() ? 0 : 5;
   });
   EXPECT_EQ(result, "");
   struct stat st;
@@ -162,6 +182,16 @@ TEST_F(TraceTest, NothingGoesIntoAFileThatReusedStderrsNumber) {
 
 TEST_F(TraceTest, NothingGoesToDescriptorTwoIfStderrWasClosedAtLoad) {
   EXPECT_EQ(BytesTracedIntoADataFile(false), 0);
+}
+
+// aesmux loaded again after the file took the number: the new instance
+// prints where the first did, not into the file.
+TEST_F(TraceTest, NothingGoesIntoItFromAnInstanceLoadedAfterwards) {
+  EXPECT_EQ(BytesTracedIntoADataFile(true, Later::kNewInstance), 0);
+}
+
+TEST_F(TraceTest, NothingGoesIntoItFromAForkedChildsNewInstance) {
+  EXPECT_EQ(BytesTracedIntoADataFile(true, Later::kForkedChild), 0);
 }
 
 // stderr a pipe (or socket) nobody reads, already full: requests go on,

@@ -36,8 +36,9 @@ class ProviderEnv {
   // Whether what aesmux prints on stderr while it loads is captured into
   // error() (kCapture: descriptor 2 is a temporary file meanwhile), or
   // left on this process's stderr (kLeave). aesmux prints only into the
-  // file stderr was when it was loaded (provider/core/diagnostics.h), so a
-  // test of what it prints later loads it with kLeave.
+  // file stderr was when it was loaded (provider/core/diagnostics.h): a
+  // test of what it prints later loads it with kLeave, and kCapture
+  // captures only in a process where aesmux.so is not loaded already.
   enum StderrAtLoad { kCapture, kLeave };
 
   // `settings` are lines of aesmux's openssl.cnf section, e.g.
