@@ -691,6 +691,8 @@ constexpr uid_t kUserB = 65532;
 // process that is not root: once at load, once only.
 TEST(StatsWriter, AnUnwritableDirectoryIsReportedOnce) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to run a child as another user";
+  std::string why;
+  ASSERT_TRUE(UseAModuleAnyUserCanLoad(&why)) << why;
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
   std::string result;
@@ -717,6 +719,8 @@ TEST(StatsWriter, AnUnwritableDirectoryIsReportedOnce) {
 // written all the same, and nothing is said.
 TEST(StatsWriter, AnotherUsersFilesUnderItsNamesLoseNothing) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as two users";
+  std::string why;
+  ASSERT_TRUE(UseAModuleAnyUserCanLoad(&why)) << why;
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
   int go[2];
@@ -781,6 +785,8 @@ TEST(StatsWriter, AnotherUsersFilesUnderItsNamesLoseNothing) {
 // could fold.
 TEST(StatsWriter, EachUserFoldsOnlyItsOwnFiles) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as two users";
+  std::string why;
+  ASSERT_TRUE(UseAModuleAnyUserCanLoad(&why)) << why;
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
   // An impostor's summary for user A, claiming a million requests.
@@ -837,6 +843,8 @@ TEST(StatsWriter, EachUserFoldsOnlyItsOwnFiles) {
 // naming the file; `aesmux info` lists it.
 TEST(StatsWriter, AnotherUsersFileUnderItsSummaryNameIsReportedAndAddsNoFile) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as two users";
+  std::string why;
+  ASSERT_TRUE(UseAModuleAnyUserCanLoad(&why)) << why;
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
   const std::string summary_a = "s.summary." + std::to_string(kUserA);
@@ -880,6 +888,8 @@ TEST(StatsWriter, AnotherUsersFileUnderItsSummaryNameIsReportedAndAddsNoFile) {
 // begin alike would share).
 TEST(StatsWriter, ASummaryNamesTheWholeUid) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as another user";
+  std::string why;
+  ASSERT_TRUE(UseAModuleAnyUserCanLoad(&why)) << why;
   constexpr uid_t kLongUid = 4000000000u;
   TempDir dir;
   ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);

@@ -6,8 +6,13 @@
 #include <openssl/err.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <vector>
 
@@ -16,6 +21,42 @@ namespace aesmux::test {
 std::string ModulePath() {
   if (const char *path = std::getenv("AESMUX_TEST_MODULE")) return path;
   return AESMUX_TEST_MODULE_PATH;
+}
+
+namespace {
+
+// The directory UseAModuleAnyUserCanLoad made, and the process that made it.
+std::string g_module_copy_dir;
+pid_t g_module_copy_owner = 0;
+
+void RemoveModuleCopy() {
+  if (getpid() != g_module_copy_owner) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(g_module_copy_dir, ignored);
+}
+
+}  // namespace
+
+bool UseAModuleAnyUserCanLoad(std::string *why) {
+  if (!g_module_copy_dir.empty()) return true;
+  char dir[] = "/tmp/aesmux-module-XXXXXX";
+  if (mkdtemp(dir) == nullptr || chmod(dir, 0755) != 0) {
+    *why = std::string("cannot make ") + dir + ": " + std::strerror(errno);
+    return false;
+  }
+  g_module_copy_dir = dir;
+  g_module_copy_owner = getpid();
+  std::atexit(RemoveModuleCopy);
+  const std::string copy = g_module_copy_dir + "/aesmux.so";
+  std::error_code error;
+  std::filesystem::copy_file(ModulePath(), copy, error);
+  if (error || chmod(copy.c_str(), 0644) != 0) {
+    *why = "cannot copy " + ModulePath() + " to " + copy + ": " +
+           (error ? error.message() : std::strerror(errno));
+    return false;
+  }
+  setenv("AESMUX_TEST_MODULE", copy.c_str(), 1);
+  return true;
 }
 
 std::string TakeErrors() {

@@ -28,8 +28,17 @@ using CipherCtxPtr = std::unique_ptr<EVP_CIPHER_CTX, CipherCtxDeleter>;
 
 inline CipherCtxPtr NewCipherCtx() { return CipherCtxPtr(EVP_CIPHER_CTX_new()); }
 
-// Path of the aesmux module under test (set by CMake).
+// Path of the aesmux module under test (set by CMake, or
+// AESMUX_TEST_MODULE).
 std::string ModulePath();
+
+// Makes ModulePath() a copy of the module that any user can load, for a
+// test whose child becomes another user: the build tree may sit where
+// only its owner may enter (a root user's clone in /root). Copied once
+// per process into a directory of its own under /tmp, removed when the
+// process that made it exits (not its forked children). False, with the
+// reason in *why, if it could not be made.
+bool UseAModuleAnyUserCanLoad(std::string *why);
 
 class ProviderEnv {
  public:
