@@ -221,7 +221,8 @@ constexpr SettingKey kSettingKeys[] = {
      "per kernel call on VAES CPUs, 8 with AES-NI) with other "
      "requests in flight: other ASYNC jobs', or, from "
      "`cbc.mb_threads_min_len`, those of more threads than CPUs; `0` turns "
-     "batching off. A lone request never waits: it runs at once on the "
+     "batching off (a `cbc.mb_min_len` above it is reported: nothing would "
+     "be batched). A lone request never waits: it runs at once on the "
      "single-stream kernel.",
      ApplyFamilyBytes<&FamilySettings::mb_max_len>},
     {"mb_threads_min_len", kCbcOnly, "8K", "", "16K", true,
@@ -746,6 +747,30 @@ std::optional<Settings> LoadSettings(const SourceValues &config,
     for (const std::string &error : errors) {
       problems->warnings.push_back(error + ": ignored, aesmux is off");
     }
+  }
+  // Values each valid alone that together leave a setting without effect:
+  // a warning naming both, which stay in force. Batching's range empty
+  // while batching is on (`cbc.mb_max_len = 0` is its off switch).
+  auto in_force = [&](std::string_view key) {
+    const SettingValue *found = nullptr;
+    for (const SettingValue &value : settings.in_force) {
+      if (value.key == key) found = &value;
+    }
+    return found;
+  };
+  auto named = [&](const SettingValue &value) {
+    return describe(value, value.value) +
+           (value.origin == Origin::kDefault ? " (the default)" : "");
+  };
+  const FamilySettings &cbc = settings.family(Family::kCbc);
+  const SettingValue *mb_min = in_force("cbc.mb_min_len");
+  const SettingValue *mb_max = in_force("cbc.mb_max_len");
+  if (cbc.mb_max_len != 0 && cbc.mb_min_len > cbc.mb_max_len &&
+      mb_min != nullptr && mb_max != nullptr) {
+    problems->warnings.push_back(
+        named(*mb_min) + " is above " + named(*mb_max) +
+        ": no CBC encryption is batched (cbc.mb_max_len = 0 turns "
+        "batching off)");
   }
   settings.auto_afalg_min_len = kernels::HasAesInstructions(cpu)
                                     ? kDefaultAutoAfalgMinLen

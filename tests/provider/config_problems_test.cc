@@ -143,6 +143,31 @@ TEST(LoadSettings, ReportsEveryBadValueNotOnlyTheFirst) {
       << problems.errors[3];
 }
 
+// Values valid alone that contradict each other: a warning naming both,
+// where each came from; the values stay in force.
+TEST(LoadSettings, ABatchingRangeThatHoldsNoLengthIsReported) {
+  const Values env = {{"AESMUX_CBC_MB_MIN_LEN", "128K"}};
+  Problems problems;
+  auto settings =
+      route::LoadSettings(From(Values{}), From(env), kAllFeatures, &problems);
+  ASSERT_TRUE(settings) << problems.Text();
+  EXPECT_EQ(problems.warnings,
+            (std::vector<std::string>{
+                "AESMUX_CBC_MB_MIN_LEN = '128K' is above cbc.mb_max_len = "
+                "'64K' (the default): no CBC encryption is batched "
+                "(cbc.mb_max_len = 0 turns batching off)"}));
+  EXPECT_EQ(settings->family(core::Family::kCbc).mb_min_len, 128u << 10);
+  // Batching off, or a range holding a length: nothing to say.
+  for (const Values &config :
+       {Values{{"cbc.mb_min_len", "128K"}, {"cbc.mb_max_len", "0"}},
+        Values{{"cbc.mb_min_len", "64K"}}}) {
+    Problems none;
+    ASSERT_TRUE(route::LoadSettings(From(config), From(Values{}), kAllFeatures,
+                                    &none));
+    EXPECT_TRUE(none.empty()) << none.Text();
+  }
+}
+
 // Byte counts: decimal, K/M/G, at most 2^64 - 1 bytes; nothing else.
 TEST(LoadSettings, ByteCountsAreRangeChecked) {
   for (const char *bad : {"-1", "+1", "1KK", "16Ki", "18446744073709551616",
