@@ -778,6 +778,16 @@ TEST(StatsWriter, AnotherUsersFilesUnderItsNamesLoseNothing) {
   EXPECT_EQ(found, 1);
 }
 
+// Makes `dir` sticky and writable by all, and puts user B's file holding
+// `text` under user A's summary name (STEM "s"); returns that name.
+std::string PlantSummaryOfUserA(const TempDir &dir, const std::string &text) {
+  const std::string name = "s.summary." + std::to_string(kUserA);
+  EXPECT_EQ(chmod(dir.path().c_str(), 01777), 0);
+  WriteText(dir / name, text);
+  EXPECT_EQ(chown((dir / name).c_str(), kUserB, kUserB), 0);
+  return name;
+}
+
 // Each user's exited processes go into that user's summary: in a sticky
 // directory nobody else could replace or remove them. A summary under a
 // user's name that another user made is not read, and removed only by
@@ -788,12 +798,9 @@ TEST(StatsWriter, EachUserFoldsOnlyItsOwnFiles) {
   std::string why;
   ASSERT_TRUE(UseAModuleAnyUserCanLoad(&why)) << why;
   TempDir dir;
-  ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
   // An impostor's summary for user A, claiming a million requests.
-  const std::string summary_a = "s.summary." + std::to_string(kUserA);
-  WriteText(dir / summary_a,
-            "aesmux-stats 2\nsummary 1\nAES-128-CBC fallback 1000000 0\n");
-  ASSERT_EQ(chown((dir / summary_a).c_str(), kUserB, kUserB), 0);
+  const std::string summary_a = PlantSummaryOfUserA(
+      dir, "aesmux-stats 2\nsummary 1\nAES-128-CBC fallback 1000000 0\n");
   auto run_as = [&](uid_t uid) {
     return RunInChild([&] {
       if (setgid(uid) != 0 || setuid(uid) != 0) return 4;
@@ -846,10 +853,7 @@ TEST(StatsWriter, AnotherUsersFileUnderItsSummaryNameIsReportedAndAddsNoFile) {
   std::string why;
   ASSERT_TRUE(UseAModuleAnyUserCanLoad(&why)) << why;
   TempDir dir;
-  ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
-  const std::string summary_a = "s.summary." + std::to_string(kUserA);
-  WriteText(dir / summary_a, "planted\n");
-  ASSERT_EQ(chown((dir / summary_a).c_str(), kUserB, kUserB), 0);
+  const std::string summary_a = PlantSummaryOfUserA(dir, "planted\n");
   const std::string said = summary_a + " belongs to uid " +
                            std::to_string(kUserB) + ", not to uid " +
                            std::to_string(kUserA);
