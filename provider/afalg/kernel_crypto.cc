@@ -297,15 +297,21 @@ int ReadWholeFile(const char *path, std::string *text) {
   UniqueFd fd(open(path, O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return -errno;
   text->clear();
-  char buffer[16384];
+  // Read into the string itself, not through a buffer on the stack: the
+  // probe runs on a family's first request, which may be inside an ASYNC
+  // job, on its 32 KiB stack.
+  constexpr size_t kChunk = 16384;
   for (;;) {
-    const ssize_t n = read(fd.get(), buffer, sizeof(buffer));
+    const size_t used = text->size();
+    text->resize(used + kChunk);
+    const ssize_t n = read(fd.get(), text->data() + used, kChunk);
+    const int error = errno;
+    text->resize(used + static_cast<size_t>(std::max<ssize_t>(n, 0)));
     if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
+      if (error == EINTR) continue;
+      return -error;
     }
     if (n == 0) return 0;
-    text->append(buffer, static_cast<size_t>(n));
   }
 }
 

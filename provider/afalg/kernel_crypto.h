@@ -75,7 +75,8 @@ int ListsDriver(const char *path, std::string_view driver,
 // engine.
 bool IsCpuSoftwareDriver(std::string_view driver);
 
-// Reads a whole (small, /proc-like) file.
+// Reads a whole (small, /proc-like) file; 0 or -errno. Uses little stack
+// (it may run on an ASYNC job's); may throw std::bad_alloc.
 int ReadWholeFile(const char *path, std::string *text);
 
 // /proc/sys/crypto/af_alg_restrict (0 unrestricted, 1 allowlist, 2 off;

@@ -287,6 +287,26 @@ TEST(ListsDriver, SaysWhyItCannotTell) {
             "error " + std::to_string(-EOVERFLOW));
 }
 
+// The probe reads /proc/crypto whole, however long, into the string:
+// every byte, in order, whatever the reads' sizes; a missing file is its
+// -errno.
+TEST(ReadWholeFile, ReadsEveryByteOfAFileOfManyReads) {
+  std::string text;
+  for (int i = 0; text.size() < 100000; ++i) {
+    text += Entry("ctr(aes)", "ctr-aes-engine" + std::to_string(i), i % 97);
+  }
+  for (const std::string &content :
+       {std::string(), std::string("x"), std::string(16384, 'y'),
+        std::string(16385, 'z'), text}) {
+    const TextFile file(content);
+    std::string read = "left over";
+    EXPECT_EQ(ReadWholeFile(file.path(), &read), 0);
+    EXPECT_EQ(read, content) << content.size();
+  }
+  std::string none = "left over";
+  EXPECT_EQ(ReadWholeFile("/nonexistent/proc/crypto", &none), -ENOENT);
+}
+
 TEST(IsCpuSoftwareDriver, KnowsTheCpuImplementations) {
   for (const char *driver :
        {"aes-generic", "cbc(aes-generic)", "cbc-aes-aesni", "__cbc-aes-aesni",
