@@ -86,15 +86,18 @@ build() {
   build_in "$AESMUX_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
 }
 
-# build_in DIR [cmake options...]: configures DIR once, then builds it.
+# build_in DIR [cmake options...] [-- TARGET...]: configures DIR once, then
+# builds it (only the TARGETs, when named).
 build_in() {
-  local dir=$1
+  local dir=$1 options=() targets=()
   shift
-  log "building aesmux in $dir"
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do options+=("$1"); shift; done
+  if [ $# -gt 0 ]; then shift; targets=("$@"); fi
+  log "building aesmux in $dir${targets[*]:+ (${targets[*]})}"
   if [ ! -f "$dir/build.ninja" ]; then
-    cmake -S "$AESMUX_ROOT" -B "$dir" -G Ninja "$@"
+    cmake -S "$AESMUX_ROOT" -B "$dir" -G Ninja "${options[@]}"
   fi
-  cmake --build "$dir"
+  cmake --build "$dir" ${targets[@]:+--target "${targets[@]}"}
 }
 
 # Writes an openssl.cnf that loads the built aesmux next to the default
