@@ -95,6 +95,14 @@ std::optional<std::string_view> FieldOf(std::string_view entry,
   return std::nullopt;
 }
 
+// What an entry's "internal" and "selftest" fields say: an internal
+// implementation, or one whose self-test has not passed ("unknown": not
+// run yet), is never chosen.
+bool IsInternal(std::string_view value) { return value == "yes"; }
+bool SelftestPassed(std::string_view value) {
+  return value != "unknown" && value != "failed";
+}
+
 // One entry's fields; unknown keys are ignored.
 CryptoAlg ParseEntry(std::string_view entry) {
   CryptoAlg alg;
@@ -114,9 +122,9 @@ CryptoAlg ParseEntry(std::string_view entry) {
     } else if (key == "async") {
       alg.async = value == "yes";
     } else if (key == "internal") {
-      alg.internal = value == "yes";
+      alg.internal = IsInternal(value);
     } else if (key == "selftest") {
-      alg.selftest_passed = value != "unknown" && value != "failed";
+      alg.selftest_passed = SelftestPassed(value);
     }
   }
   return alg;
@@ -228,9 +236,9 @@ bool EndsTheDriversEntry(std::string_view line, std::string_view driver,
   } else if (key == "type") {
     entry->type = value == type;
   } else if (key == "internal") {
-    entry->usable = entry->usable && value != "yes";
+    entry->usable = entry->usable && !IsInternal(value);
   } else if (key == "selftest") {
-    entry->usable = entry->usable && value != "unknown" && value != "failed";
+    entry->usable = entry->usable && SelftestPassed(value);
   }
   return false;
 }
