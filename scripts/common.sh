@@ -260,11 +260,13 @@ openssl_apt_update() {
       printf 'Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n'
     done
   } >"$dir/sources.sources.new"
-  # Again when the list changed, or any of its four suites' indexes is
-  # missing (an update that failed for one) or a day old.
+  # Again when the list changed, or any of its suites' indexes is missing
+  # (an update that failed for one) or a day old.
+  local suites
+  suites=$(sed -n 's/^Suites: //p' "$dir/sources.sources.new" | wc -w)
   if ! cmp -s "$dir/sources.sources.new" "$dir/sources.sources" ||
      [ "$(find "$dir/lists" -maxdepth 1 -name '*_source_Sources*' -mtime -1 |
-          wc -l)" -lt 4 ]; then
+          wc -l)" -lt "$suites" ]; then
     mv "$dir/sources.sources.new" "$dir/sources.sources"
     log "fetching Debian's source indexes (trixie, sid) into $dir" >&2
     openssl_apt apt-get -q update >/dev/null
