@@ -133,6 +133,11 @@ std::string FormatThresholds(
       }
     }
     if (t.mb_measured) {
+      if (t.mb_max == 0) {
+        out << "# " << family << ".mb_max_len = 0: batching did not win "
+            << "over one stream at any size for every key size; it stays "
+            << "off\n";
+      }
       out << family << ".mb_min_len = " << ByteCount(t.mb_min) << "\n";
       out << family << ".mb_max_len = " << ByteCount(t.mb_max) << "\n";
     }

@@ -113,8 +113,13 @@ std::array<FamilyThresholds, kNumFamilies> Aggregate(
     t.measured = true;
   }
   for (size_t f = 0; f < kNumFamilies; ++f) {
-    if (!afalg_everywhere[f]) families[f].afalg_min.reset();
-    if (!threads_everywhere[f]) families[f].threads_min.reset();
+    FamilyThresholds &t = families[f];
+    if (!afalg_everywhere[f]) t.afalg_min.reset();
+    if (!threads_everywhere[f]) t.threads_min.reset();
+    // Ranges that share no size (one key size wins up to 64 B, another
+    // from 8K): no size where batching wins for every key size, so it is
+    // off, as when one of them never wins.
+    if (t.mb_min > t.mb_max) t.mb_min = t.mb_max = 0;
   }
   return families;
 }
