@@ -35,7 +35,7 @@ done
 install_deps
 fuzz_build=${AESMUX_FUZZ_BUILD:-$AESMUX_ROOT/build-fuzz}
 CC=clang-14 CXX=clang++-14 build_in "$fuzz_build" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_FUZZ=ON
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_FUZZ=ON -- fuzzers
 
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 for target in "${targets[@]}"; do
