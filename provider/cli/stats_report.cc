@@ -35,9 +35,12 @@ struct Fd {
 
 constexpr OptionSpec kOptions[] = {{"--per-process", ""}, {"--json", ""}};
 
-// How long `aesmux stats` waits for a fold under way before it reads
-// without the directory's lock (which only a fold holds exclusively).
+// How long `aesmux stats` waits in all for folds under way before it reads
+// without their users' locks (which only a fold holds exclusively).
 constexpr auto kLockWait = std::chrono::seconds(2);
+// How many times it reads the files of users whose lock it does not hold
+// while folds of theirs replace their summaries.
+constexpr int kReadTries = 3;
 
 bool AddProcesses(uint64_t &sum, uint64_t add) {
   if (sum > UINT64_MAX - add) return false;
@@ -205,17 +208,191 @@ void PrintStatsJson(std::FILE *out, const StatsRecord &record, int indent) {
 
 namespace {
 
+// The entries of the directory that are statistics names, sorted by pid
+// or uid.
+struct Listing {
+  std::vector<std::pair<long, std::string>> processes, summaries, asides, locks;
+};
+
+Listing List(int dirfd, const std::string &stem) {
+  Listing listing;
+  if (DIR *d = fdopendir(dup(dirfd))) {
+    rewinddir(d);  // (the offset is dirfd's, where the last listing left it)
+    while (const dirent *entry = readdir(d)) {
+      uint64_t number = 0;
+      const auto at = [&](auto &names) {
+        names.emplace_back(static_cast<long>(number), entry->d_name);
+      };
+      switch (core::ClassifyStatsName(stem, entry->d_name, &number, nullptr)) {
+        case core::StatsName::kProcess:
+          at(listing.processes);
+          break;
+        case core::StatsName::kSummary:
+          at(listing.summaries);
+          break;
+        case core::StatsName::kSummaryAside:
+          at(listing.asides);
+          break;
+        case core::StatsName::kLock:
+          at(listing.locks);
+          break;
+        default:
+          break;
+      }
+    }
+    closedir(d);
+  }
+  for (auto *names : {&listing.processes, &listing.summaries, &listing.asides,
+                      &listing.locks}) {
+    std::sort(names->begin(), names->end());
+  }
+  return listing;
+}
+
+// Which file a name held, as far as telling a replaced one goes.
+struct Identity {
+  bool exists = false;
+  ino_t ino = 0;
+  timespec ctime{};
+  off_t size = 0;
+  bool operator==(const Identity &other) const {
+    return exists == other.exists && ino == other.ino &&
+           ctime.tv_sec == other.ctime.tv_sec &&
+           ctime.tv_nsec == other.ctime.tv_nsec && size == other.size;
+  }
+};
+
+Identity IdentityOf(int dirfd, const std::string &name) {
+  struct stat st;
+  if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return {};
+  return {true, st.st_ino, st.st_ctim, st.st_size};
+}
+
+// One reading of the files: the records, the problems met, and the
+// summaries (of users whose lock this reader does not hold) that a fold
+// replaced while they were read.
+struct Reading {
+  std::vector<StatsRecord> records;
+  std::vector<std::string> problems;
+  std::vector<std::string> replaced;
+};
+
+Reading ReadOnce(int dirfd, const std::string &stem,
+                 const std::string &shown_dir, const std::set<long> &locked) {
+  Reading reading;
+  const Listing listing = List(dirfd, stem);
+  // A summary of a user whose lock is not held, as it was before the
+  // process files were read: a fold of that user that ran meanwhile shows
+  // as a summary replaced.
+  std::map<long, Identity> before;
+  for (const auto &[uid, name] : listing.summaries) {
+    if (locked.count(uid) == 0) before[uid] = IdentityOf(dirfd, name);
+  }
+  auto report = [&](std::string problem) {
+    reading.problems.push_back(std::move(problem));
+  };
+  // The process files first, the summaries last: a fold that ran between
+  // the two moved a file into a summary that lists it.
+  std::vector<std::pair<std::string, StatsRecord>> processes;  // by suffix
+  std::vector<StatsRecord> summaries;
+  for (const auto &[pid, name] : listing.processes) {
+    std::string error;
+    std::optional<StatsRecord> record =
+        ReadStatsFile(dirfd, name, shown_dir + name, &error);
+    if (record && (record->summary || record->pid != pid)) {
+      error = Printable(shown_dir + name) + ": not the file of process " +
+              std::to_string(pid);
+      record.reset();
+    }
+    if (!record) {
+      if (error.find("does not exist") == std::string::npos) report(error);
+      continue;  // (gone since it was listed: folded, or replaced)
+    }
+    processes.emplace_back(name.substr(stem.size() + 1), std::move(*record));
+  }
+  std::map<long, std::set<std::string>> absorbed;  // by owner
+  for (const auto &[uid, name] : listing.summaries) {
+    std::string error;
+    std::optional<StatsRecord> record =
+        ReadStatsFile(dirfd, name, shown_dir + name, &error);
+    if (record && !record->summary) {
+      error = Printable(shown_dir + name) + ": not a summary";
+      record.reset();
+    } else if (record && record->uid != uid) {
+      error = Printable(shown_dir + name) + ": ignored: it belongs to uid " +
+              std::to_string(record->uid) + ", not to uid " +
+              std::to_string(uid);
+      record.reset();
+    }
+    if (const auto it = before.find(uid);
+        it != before.end() && !(it->second == IdentityOf(dirfd, name))) {
+      reading.replaced.push_back(shown_dir + name);
+    }
+    if (!record) {
+      report(error);
+      continue;
+    }
+    absorbed[uid].insert(record->absorbed.begin(), record->absorbed.end());
+    summaries.push_back(std::move(*record));
+  }
+  for (const auto &[uid, name] : listing.asides) {
+    report(Printable(shown_dir + name) +
+           ": a summary that a fold could not read, set aside: its counts "
+           "are not in these totals");
+  }
+  for (const auto &[uid, name] : listing.locks) {
+    struct stat st;
+    if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    std::string why;
+    if (S_ISLNK(st.st_mode)) {
+      why = core::StatsOpenText(core::StatsOpen::kSymlink);
+    } else if (!S_ISREG(st.st_mode)) {
+      why = core::StatsOpenText(core::StatsOpen::kNotRegular);
+    } else if (static_cast<long>(st.st_uid) != uid) {
+      why = "belongs to uid " + std::to_string(st.st_uid) + ", not to uid " +
+            std::to_string(uid);
+    } else if (st.st_nlink != 1) {
+      why = core::StatsOpenText(core::StatsOpen::kLinked);
+    } else {
+      continue;
+    }
+    const std::string user = "uid " + std::to_string(uid) + "'s";
+    report(Printable(shown_dir + name) + ": " + why + ": while it is there, " +
+           user +
+           " exited processes are not "
+           "folded, and its processes write no statistics file");
+  }
+  for (auto &[suffix, record] : processes) {
+    const auto owner = absorbed.find(record.uid);
+    if (owner != absorbed.end() && owner->second.count(suffix) != 0) continue;
+    reading.records.push_back(std::move(record));
+  }
+  for (StatsRecord &record : summaries) {
+    reading.records.push_back(std::move(record));
+  }
+  return reading;
+}
+
 // The statistics under PREFIX: this user's exited processes folded first,
-// then, under a shared lock, every process file not absorbed by its
-// owner's summary, and the summaries; a summary set aside is named, not
-// summed. Problems go to stderr and make the status 1.
+// then every process file not absorbed by its owner's summary, and the
+// summaries; a summary set aside, and a lock that keeps a user's folds
+// from running, are named, not summed. The reading holds a shared lock on
+// this user's STEM.lock.<uid> (root: on every user's), so that no fold of
+// theirs runs meanwhile. A user's files read without their lock (another
+// user's, for anyone but root; one whose lock stayed held for kLockWait)
+// are read again if a fold of that user replaced its summary meanwhile
+// (two such folds could make the reading count a process twice), up to
+// kReadTries times, and then said. Problems go to stderr and make the
+// status 1.
 std::vector<StatsRecord> ReadPrefix(const std::string &prefix, int *status) {
   const size_t slash = prefix.rfind('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : prefix.substr(0, slash == 0 ? 1 : slash);
+  const std::string dir = slash == std::string::npos
+                              ? "."
+                              : prefix.substr(0, slash == 0 ? 1 : slash);
   const std::string stem =
       slash == std::string::npos ? prefix : prefix.substr(slash + 1);
-  const std::string shown_dir = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
+  const std::string shown_dir =
+      slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
   Fd dirfd{open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
   if (dirfd.fd < 0) {
     std::fprintf(stderr, "aesmux stats: cannot open the directory %s: %s\n",
@@ -229,102 +406,77 @@ std::vector<StatsRecord> ReadPrefix(const std::string &prefix, int *status) {
     std::fprintf(stderr, "aesmux stats: warning: %s\n",
                  Printable(problem).c_str());
   }
+
+  // The locks to hold: this user's, and, for root, every user's. Opened
+  // without waiting (nothing but a regular file of one link owned by the
+  // uid it names), held without waiting longer than kLockWait in all.
+  const uid_t self = geteuid();
+  std::vector<std::pair<long, std::string>> wanted = {
+      {static_cast<long>(self), stem + ".lock." + std::to_string(self)}};
+  if (self == 0) {
+    for (const auto &[uid, name] : List(dirfd.fd, stem).locks) {
+      if (uid != 0) wanted.emplace_back(uid, name);
+    }
+  }
+  std::vector<std::pair<long, std::unique_ptr<Fd>>> locks;  // not yet held
+  for (const auto &[uid, name] : wanted) {
+    core::StatsOpen result;
+    struct stat st;
+    int error = 0;
+    auto fd = std::make_unique<Fd>();
+    fd->fd =
+        core::OpenStatsLockAt(dirfd.fd, name.c_str(), static_cast<uid_t>(uid),
+                              false, &result, &st, &error);
+    if (fd->fd >= 0) locks.emplace_back(uid, std::move(fd));
+  }
+  std::set<long> locked;
+  std::vector<std::unique_ptr<Fd>> held;
   const auto give_up = std::chrono::steady_clock::now() + kLockWait;
-  while (flock(dirfd.fd, LOCK_SH | LOCK_NB) != 0) {
+  while (true) {
+    for (auto it = locks.begin(); it != locks.end();) {
+      if (flock(it->second->fd, LOCK_SH | LOCK_NB) == 0) {
+        locked.insert(it->first);
+        held.push_back(std::move(it->second));
+        it = locks.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (locks.empty()) break;
     if (std::chrono::steady_clock::now() > give_up) {
-      // Only a fold holds it exclusively, and a fold that holds it keeps
-      // any other from running: read as the files are.
-      std::fprintf(stderr,
-                   "aesmux stats: warning: another process holds the lock "
-                   "of %s; read without it\n",
-                   Printable(dir).c_str());
+      // Only a fold holds one exclusively (or the user who owns it): read
+      // that user's files as they are.
+      for (const auto &[uid, fd] : locks) {
+        std::fprintf(
+            stderr,
+            "aesmux stats: warning: another process holds %s; "
+            "uid %ld's files are read without it\n",
+            Printable(shown_dir + stem + ".lock." + std::to_string(uid))
+                .c_str(),
+            uid);
+      }
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
-  std::vector<std::pair<long, std::string>> process_names, summary_names,
-      aside_names;
-  if (DIR *d = fdopendir(dup(dirfd.fd))) {
-    while (const dirent *entry = readdir(d)) {
-      uint64_t number = 0;
-      switch (core::ClassifyStatsName(stem, entry->d_name, &number, nullptr)) {
-        case core::StatsName::kProcess:
-          process_names.emplace_back(static_cast<long>(number), entry->d_name);
-          break;
-        case core::StatsName::kSummary:
-          summary_names.emplace_back(static_cast<long>(number), entry->d_name);
-          break;
-        case core::StatsName::kSummaryAside:
-          aside_names.emplace_back(static_cast<long>(number), entry->d_name);
-          break;
-        default:
-          break;
-      }
-    }
-    closedir(d);
+  Reading reading;
+  for (int attempt = 0; attempt < kReadTries; ++attempt) {
+    reading = ReadOnce(dirfd.fd, stem, shown_dir, locked);
+    if (reading.replaced.empty()) break;
   }
-  std::sort(process_names.begin(), process_names.end());
-  std::sort(summary_names.begin(), summary_names.end());
-  std::sort(aside_names.begin(), aside_names.end());
-
-  auto report = [&](const std::string &error) {
-    std::fprintf(stderr, "aesmux stats: %s\n", error.c_str());
+  for (const std::string &problem : reading.problems) {
+    std::fprintf(stderr, "aesmux stats: %s\n", problem.c_str());
     *status = 1;
-  };
-  // The process files first, the summaries last: a fold that ran between
-  // the two (without the lock) moved a file into a summary that lists it.
-  std::vector<std::pair<std::string, StatsRecord>> processes;  // by suffix
-  std::vector<StatsRecord> summaries;
-  for (const auto &[pid, name] : process_names) {
-    std::string error;
-    std::optional<StatsRecord> record =
-        ReadStatsFile(dirfd.fd, name, shown_dir + name, &error);
-    if (record && (record->summary || record->pid != pid)) {
-      error = Printable(shown_dir + name) + ": not the file of process " +
-              std::to_string(pid);
-      record.reset();
-    }
-    if (!record) {
-      if (error.find("does not exist") == std::string::npos) report(error);
-      continue;  // (gone since it was listed: folded, or replaced)
-    }
-    processes.emplace_back(name.substr(stem.size() + 1), std::move(*record));
   }
-  std::map<long, std::set<std::string>> absorbed;  // by owner
-  for (const auto &[uid, name] : summary_names) {
-    std::string error;
-    std::optional<StatsRecord> record =
-        ReadStatsFile(dirfd.fd, name, shown_dir + name, &error);
-    if (record && !record->summary) {
-      error = Printable(shown_dir + name) + ": not a summary";
-      record.reset();
-    } else if (record && record->uid != uid) {
-      error = Printable(shown_dir + name) + ": ignored: it belongs to uid " +
-              std::to_string(record->uid) + ", not to uid " +
-              std::to_string(uid);
-      record.reset();
-    }
-    if (!record) {
-      report(error);
-      continue;
-    }
-    absorbed[uid].insert(record->absorbed.begin(), record->absorbed.end());
-    summaries.push_back(std::move(*record));
+  for (const std::string &name : reading.replaced) {
+    std::fprintf(stderr,
+                 "aesmux stats: warning: %s was replaced while it was read, "
+                 "each of %d times (folds of its user's exited processes): "
+                 "a process of that user may be counted twice\n",
+                 Printable(name).c_str(), kReadTries);
   }
-  for (const auto &[uid, name] : aside_names) {
-    report(Printable(shown_dir + name) +
-           ": a summary that a fold could not read, set aside: its counts "
-           "are not in these totals");
-  }
-  std::vector<StatsRecord> records;
-  for (auto &[suffix, record] : processes) {
-    const auto owner = absorbed.find(record.uid);
-    if (owner != absorbed.end() && owner->second.count(suffix) != 0) continue;
-    records.push_back(std::move(record));
-  }
-  for (StatsRecord &record : summaries) records.push_back(std::move(record));
-  return records;
+  return std::move(reading.records);
 }
 
 }  // namespace

@@ -11,8 +11,17 @@
 // bounded size), parsed strictly, never quoted in an error, and anything
 // printed from them is made printable. Before reading, the files of this
 // user's exited processes are folded into their summary (so `aesmux stats`
-// itself bounds the directory, and adds no file of its own); the reading
-// holds a shared flock on the directory, so that no fold runs meanwhile.
+// itself bounds the directory, and adds no file but its user's lock, which
+// that fold makes). The reading holds a shared flock on this user's
+// STEM.lock.<uid> (root: on every user's), so that no fold of theirs runs
+// meanwhile; it waits for them 2 seconds in all, and then reads without
+// the locks it could not take, naming each. The files of a user whose lock
+// it does not hold (any other user's, for a reader that is not root) are
+// read again, up to 3 times, while folds of that user's replace its
+// summary under the reading; if they still do, the summary is named: a
+// process of that user may then be counted twice. A lock name that keeps a
+// user's folds from running (another user's file, a symbolic link, a FIFO)
+// is named, and the exit status is 1.
 #ifndef AESMUX_PROVIDER_CLI_STATS_REPORT_H_
 #define AESMUX_PROVIDER_CLI_STATS_REPORT_H_
 

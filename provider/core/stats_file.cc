@@ -334,6 +334,10 @@ StatsName ClassifyStatsName(std::string_view stem, std::string_view name,
     temporary = true;
     rest.remove_suffix(kTempDigits + 5);
   }
+  if (!temporary && rest.starts_with("lock.")) {
+    return ParseNumber(rest.substr(5), UINT32_MAX, number) ? StatsName::kLock
+                                                           : StatsName::kOther;
+  }
   if (rest.starts_with("summary.")) {
     std::string_view uid = rest.substr(8);
     const bool aside = !temporary && uid.ends_with(kAsideSuffix);
@@ -355,6 +359,7 @@ const char *StatsOpenText(StatsOpen result) {
     case StatsOpen::kNotRegular: return "is not a regular file";
     case StatsOpen::kLinked: return "has more than one link (a hard link to another file?)";
     case StatsOpen::kTooLarge: return "is larger than any statistics file";
+    case StatsOpen::kNotOwned: return "belongs to another user";
     case StatsOpen::kError: return "";
   }
   return "";
@@ -408,6 +413,76 @@ StatsOpen ReadStatsFileAt(int dirfd, const char *name, char *buffer,
   }
   close(fd);
   return result;
+}
+
+int OpenStatsLockAt(int dirfd, const char *name, uid_t uid, bool create,
+                    StatsOpen *result, struct stat *st, int *error) {
+  *error = 0;
+  constexpr int kFlags =
+      O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+  int fd = -1;
+  // Looked at before it is opened (an open may have effects on a device or
+  // FIFO), and again once open (it may have been replaced in between).
+  // Twice at most: a fold of the same user may make it between the two.
+  for (int attempt = 0; attempt < 2 && fd < 0; ++attempt) {
+    if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0) {
+      if (S_ISLNK(st->st_mode)) {
+        *result = StatsOpen::kSymlink;
+        return -1;
+      }
+      if (!S_ISREG(st->st_mode)) {
+        *result = StatsOpen::kNotRegular;
+        return -1;
+      }
+      if (st->st_uid != uid) {
+        *result = StatsOpen::kNotOwned;
+        return -1;
+      }
+      fd = openat(dirfd, name, kFlags);
+    } else if (errno == ENOENT && create) {
+      fd = openat(dirfd, name, kFlags | O_CREAT | O_EXCL, 0600);
+      if (fd < 0 && errno != EEXIST) {
+        *error = errno;
+        *result = StatsOpen::kMissing;
+        return -1;
+      }
+    } else {
+      *error = errno;
+      *result = errno == ENOENT ? StatsOpen::kMissing : StatsOpen::kError;
+      return -1;
+    }
+    if (fd < 0 && errno != ENOENT && errno != EEXIST) {
+      *error = errno;
+      *result = errno == ELOOP ? StatsOpen::kSymlink : StatsOpen::kError;
+      return -1;
+    }
+  }
+  if (fd < 0) {
+    *error = errno;
+    *result = StatsOpen::kError;
+    return -1;
+  }
+  *result = StatsOpen::kOk;
+  if (fstat(fd, st) != 0) {
+    *error = errno;
+    *result = StatsOpen::kError;
+  } else if (!S_ISREG(st->st_mode)) {
+    *result = StatsOpen::kNotRegular;
+  } else if (st->st_uid != uid) {
+    *result = StatsOpen::kNotOwned;
+  } else if (st->st_nlink != 1) {
+    *result = StatsOpen::kLinked;
+  } else if ((st->st_mode & 077) != 0 && fchmod(fd, 0600) != 0) {
+    // Anyone who could open it could hold it, and keep the user's folds
+    // from running.
+    *error = errno;
+    *result = StatsOpen::kError;
+  }
+  if (*result != StatsOpen::kOk) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 void StatsText::Append(std::string_view text) {
@@ -684,17 +759,22 @@ void SetProblem(char (&problem)[512], const char *format, auto... args) {
   std::snprintf(problem, sizeof(problem), format, args...);
 }
 
-// The summary's name is another user's file: said, naming it; no file of
-// this user's processes could be folded while it is there.
-int Taken(char (&problem)[512], const char *summary_name, uid_t owner,
-          uid_t uid) {
+// A name of this user's (its summary's, its lock's) holds what keeps its
+// folds from running: said, naming it; no file of this user's processes
+// could be folded while it is there.
+int Taken(char (&problem)[512], const char *name, const char *why) {
   SetProblem(problem,
-             "%s belongs to uid %u, not to uid %u: while it is there, this "
-             "user's exited processes are not folded, and its processes "
-             "write no statistics file",
-             summary_name, static_cast<unsigned>(owner),
-             static_cast<unsigned>(uid));
+             "%s %s: while it is there, this user's exited processes are "
+             "not folded, and its processes write no statistics file",
+             name, why);
   return kStatsSummaryTaken;
+}
+
+int Taken(char (&problem)[512], const char *name, uid_t owner, uid_t uid) {
+  char why[64];
+  std::snprintf(why, sizeof(why), "belongs to uid %u, not to uid %u",
+                static_cast<unsigned>(owner), static_cast<unsigned>(uid));
+  return Taken(problem, name, why);
 }
 
 // Whether a summary already lists `suffix`.
@@ -719,7 +799,39 @@ int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
   char summary_name[kMaxStatsStemBytes + 64];
   Name(summary_name, stem, uid_text);
   struct stat st;
-  if (flock(dirfd, LOCK_EX | LOCK_NB) != 0) {  // another fold, or a reader
+  std::snprintf(uid_text, sizeof(uid_text), "lock.%u",
+                static_cast<unsigned>(uid));
+  char lock_name[kMaxStatsStemBytes + 64];
+  Name(lock_name, stem, uid_text);
+  StatsOpen opened = StatsOpen::kOk;
+  int error = 0;
+  const int lock_fd =
+      OpenStatsLockAt(dirfd, lock_name, uid, true, &opened, &st, &error);
+  if (lock_fd < 0) {
+    // A user who may make no file here has none here to fold.
+    if (opened == StatsOpen::kMissing &&
+        (error == EACCES || error == EPERM || error == EROFS)) {
+      return 0;
+    }
+    if (opened == StatsOpen::kNotOwned) {
+      return Taken(problem, lock_name, st.st_uid, uid);
+    }
+    char why[160];
+    if (opened == StatsOpen::kMissing || opened == StatsOpen::kError) {
+      std::snprintf(why, sizeof(why), "cannot be %s: %s",
+                    opened == StatsOpen::kMissing ? "made" : "opened",
+                    std::strerror(error));
+    } else {
+      std::snprintf(why, sizeof(why), "%s", StatsOpenText(opened));
+    }
+    return Taken(problem, lock_name, why);
+  }
+  // Closing it lets the lock go.
+  struct Close {
+    int fd;
+    ~Close() { close(fd); }
+  } close_lock{lock_fd};
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {  // another fold, or a reader
     // Said without the lock too (which removing it would need): a file
     // the caller wrote now might never be folded.
     if (fstatat(dirfd, summary_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -728,16 +840,11 @@ int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
     }
     return 0;
   }
-  struct Unlock {
-    int fd;
-    ~Unlock() { flock(fd, LOCK_UN); }
-  } unlock{dirfd};
   const StatsProcess self = ThisStatsProcess();
 
   // The summary so far: this user's, or none.
   f.summary = StatsFileView{};
   size_t length = 0;
-  int error = 0;
   if (fstatat(dirfd, summary_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno != ENOENT) {
       SetProblem(problem, "cannot read %s: %s", summary_name,
@@ -843,7 +950,7 @@ int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
       const StatsName kind =
           ClassifyStatsName(stem, entry->d_name, &number, &suffix);
       if (kind == StatsName::kOther || kind == StatsName::kSummary ||
-          kind == StatsName::kSummaryAside) {
+          kind == StatsName::kSummaryAside || kind == StatsName::kLock) {
         continue;
       }
       if (fstatat(dirfd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
@@ -851,7 +958,8 @@ int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
         continue;
       }
       if (kind == StatsName::kSummaryTemp) {
-        // A fold of this user that stopped half-way: this one holds the lock.
+        // A fold of this user that stopped half-way: this one holds the
+        // user's lock.
         if (number == uid) unlinkat(dirfd, entry->d_name, 0);
         continue;
       }

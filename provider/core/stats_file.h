@@ -18,9 +18,13 @@
 //   STEM.summary.<uid>.<r>.tmp     a fold under way
 //   STEM.summary.<uid>.bad         a summary a fold could not read, set
 //                                  aside (summed by nobody)
+//   STEM.lock.<uid>                empty, mode 0600: what that user's folds
+//                                  and readers flock (made by its first
+//                                  fold; nothing of aesmux's removes it)
 // and nothing else of aesmux's: however many processes come and go, the
 // directory holds one file per live process (and per process not yet
-// folded) and one summary per user, and at most one set aside.
+// folded) and, per user, one summary, at most one summary set aside, and
+// one lock.
 //
 // A file is text, lines of single-space-separated fields, each line ended
 // by '\n', at most kMaxStatsFileBytes in all:
@@ -38,24 +42,34 @@
 // Anything else is not a statistics file, and the parser says which line
 // and why, never quoting it.
 //
-// Folding, under an exclusive flock on the directory (taken without
-// waiting: a fold under way makes another unnecessary; readers hold a
-// shared one): the summary of the folding user is read, each of that
-// user's process files whose process is gone (an earlier boot, or no
-// process of that pid and start time in this pid namespace; a process that
-// cannot be told gone is left alone) is added to it and listed as
-// "absorbed", the new summary is written, flushed to disk, renamed into
-// place and the rename flushed, and only then are the absorbed files
-// removed. A crash between the two leaves
+// Folding, under an exclusive flock on the folding user's lock (taken
+// without waiting: a fold of the user under way makes another
+// unnecessary; readers of its files hold a shared one): the summary of the
+// folding user is read, each of that user's process files whose process
+// is gone (an earlier boot, or no process of that pid and start time in
+// this pid namespace; a process that cannot be told gone is left alone) is
+// added to it and listed as "absorbed", the new summary is written,
+// flushed to disk, renamed into place and the rename flushed, and only
+// then are the absorbed files removed. A crash between the two leaves
 // files that the summary already lists: readers skip them, and the next
 // fold removes them and drops them from the list. So no count is lost or
 // counted twice, whichever step a fold stops at. Only the files of the
 // folding user are folded (a sticky directory lets nobody else remove
 // them), and a summary is trusted only if its owner is the uid it names.
-// Another user's file under the folding user's name is never read; where
-// the user cannot remove it (anyone but root and the directory's owner),
-// no summary of theirs can be put in place, so their processes write no
-// file while it is there (FoldStats says so): the directory stays bounded.
+// Another user's file under the folding user's summary name is never
+// read; it is removed where the user may (root, the directory's owner).
+//
+// Folds of different users share no file, so nothing one user can open or
+// lock keeps another's folds from running: the directory itself is never
+// locked, and a lock is used only if it is a regular file of one link
+// owned by the uid it names, which nobody but that user and root can open
+// (its mode is made 0600 if the user made it otherwise). A lock name
+// holding anything else (another user's file, a symbolic link, a FIFO) is
+// never removed (nothing would keep two folds apart while it was
+// replaced). While it is there, or while another user's file the user
+// cannot remove holds the user's summary name, no fold of that user's can
+// run, so that user's processes write no file (FoldStats says so, naming
+// it): the directory stays bounded.
 // A summary of the folding user that cannot be read or parsed (a FIFO, a
 // hard link, a file cut short) is set aside as STEM.summary.<uid>.bad and
 // folding goes on into a new one, so that it never stops for good.
@@ -150,7 +164,8 @@ enum class StatsName {
   kProcessTemp,
   kSummary,
   kSummaryTemp,
-  kSummaryAside
+  kSummaryAside,
+  kLock
 };
 StatsName ClassifyStatsName(std::string_view stem, std::string_view name,
                             uint64_t *number, std::string_view *suffix);
@@ -163,6 +178,7 @@ enum class StatsOpen {
   kNotRegular,  // refused: a FIFO, device, directory, socket
   kLinked,      // refused: more than one link
   kTooLarge,    // refused: over kMaxStatsFileBytes
+  kNotOwned,    // refused (a lock): not the file of the uid it names
   kError,       // another errno (in *error)
 };
 // Why in words ("is a symbolic link"), for messages; kError: "".
@@ -172,6 +188,16 @@ const char *StatsOpenText(StatsOpen result);
 // that grew); `*length` its size, `*st` what fstat said.
 StatsOpen ReadStatsFileAt(int dirfd, const char *name, char *buffer,
                           size_t *length, struct stat *st, int *error);
+
+// Opens `name` (STEM.lock.<uid>, relative to `dirfd`) for flock(2) by a
+// fold or reader of `uid`'s files; with `create`, makes it (empty, mode
+// 0600) if there is none. Returns a descriptor, or -1 with `*result`:
+// kMissing (there is none, or, with `create`, it cannot be made: errno in
+// `*error`), kSymlink, kNotRegular, kLinked, kNotOwned (`st->st_uid` is
+// its owner) or kError (`*error`). Only a regular file of one link owned
+// by `uid` is opened, and its mode made 0600 if it was not.
+int OpenStatsLockAt(int dirfd, const char *name, uid_t uid, bool create,
+                    StatsOpen *result, struct stat *st, int *error);
 
 // Appends text to a fixed buffer; `overflow` once anything did not fit.
 struct StatsText {
@@ -202,14 +228,18 @@ int ReplaceStatsFile(int dirfd, const char *name, std::string_view text,
 
 // Folds, as above, the files of this user's processes that are gone into
 // STEM.summary.<euid>, leaving the file named STEM.<keep> (this process's,
-// or "") alone. Returns how many files it folded, 0 if the directory was
-// locked by another fold or nothing was gone, -1 with `problem` set
-// ("STEM.summary.0 cannot be read: ..."), or kStatsSummaryTaken with
-// `problem` naming the file when STEM.summary.<euid> is another user's
-// that this user cannot remove: then a process that has written no file
-// must write none (nothing would fold it). `problem` may also be set when
-// it folded: a file left as it is, or a summary set aside ("STEM.summary.0
-// is not a statistics summary (line 3: ...): set aside as ...").
+// or "") alone. Returns how many files it folded, 0 if STEM.lock.<euid>
+// was held by another fold or a reader, if nothing was gone, or if this
+// user can make no lock in the directory (nor any other file), -1 with
+// `problem` set ("STEM.summary.0 cannot be read: ..."), or
+// kStatsSummaryTaken with `problem` naming the file when no fold of this
+// user's can run: STEM.summary.<euid> is another user's that this user
+// cannot remove, or STEM.lock.<euid> cannot be used (another user's, not
+// a regular file of one link, or not to be opened). Then a process that
+// has written no file must write none (nothing would fold it). `problem`
+// may also be set when it folded: a file left as it is, or a summary set
+// aside ("STEM.summary.0 is not a statistics summary (line 3: ...): set
+// aside as ...").
 inline constexpr int kStatsSummaryTaken = -2;
 int FoldStats(int dirfd, std::string_view stem, std::string_view keep,
               char (&problem)[512]);

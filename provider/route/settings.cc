@@ -239,13 +239,14 @@ constexpr SettingKey kSettingKeys[] = {
      "afalg path's hand-offs by reason, and per family whether the afalg "
      "path was on, and why not. The files of processes that have exited are "
      "folded into one `<prefix>.summary.<uid>` per user by the next process "
-     "to write or read them, so the directory holds one file per live "
-     "process and one per user; `aesmux stats` sums them. The directory must "
+     "to write or read them, under a flock of that user's "
+     "`<prefix>.lock.<uid>`, so the directory holds one file per live "
+     "process and two per user; `aesmux stats` sums them. The directory must "
      "exist and be writable by the processes (the package makes "
      "/var/tmp/aesmux, mode 1777; `install -d -m 1777 /var/tmp/aesmux` "
      "elsewhere); if it is not, or if another user's file holds a user's "
-     "summary name (no file of that user's could be folded, so none is "
-     "written), each process says so once on stderr, and `aesmux info` "
+     "summary or lock name (no file of that user's could be folded, so none "
+     "is written), each process says so once on stderr, and `aesmux info` "
      "shows it. A prefix must end in a file name (`DIR/STEM`) "
      "short enough for the names made from it, or it is refused.",
      [](std::string_view value, Family, kernels::CpuFeatures,

@@ -72,20 +72,23 @@ golden() {
 # master with no requests, two workers, a write under way (left out), the
 # summary of five processes that have exited (stats/nginx-summary, put
 # under this user's uid) and a file it already absorbed, which a fold that
-# stopped half-way left behind. Read under a shared lock of the directory
-# (so that no fold runs first), that file must count once, through the
-# summary; read without it, the fold removes it and the totals stay.
+# stopped half-way left behind. Read under a shared lock of this user's
+# lock file (so that no fold runs first), that file must count once,
+# through the summary; read without it, the fold removes it and the totals
+# stay.
 cd "$here"
 mkdir "$work/stats"
 cp stats/nginx.* "$work/stats/"
 cp stats/nginx-summary "$work/stats/nginx.summary.$(id -u)"
 cd "$work"
 mask_uid() { sed "s/nginx\.summary\.$(id -u)/nginx.summary.@UID@/g"; }
-golden stats.txt < <(flock -s stats "${emulator[@]}" "$build/provider/aesmux" \
+# (Made 0600 by umask: a fold makes a lock others could open 0600.)
+folds_off() { (umask 077 && flock -s "stats/nginx.lock.$(id -u)" "$@"); }
+golden stats.txt < <(folds_off "${emulator[@]}" "$build/provider/aesmux" \
   stats stats/nginx)
-golden stats.json < <(flock -s stats "${emulator[@]}" "$build/provider/aesmux" \
+golden stats.json < <(folds_off "${emulator[@]}" "$build/provider/aesmux" \
   stats --json stats/nginx)
-golden stats-per-process.txt < <(flock -s stats "${emulator[@]}" \
+golden stats-per-process.txt < <(folds_off "${emulator[@]}" \
   "$build/provider/aesmux" stats \
   --per-process stats/nginx | mask_uid)
 golden stats-per-process.json < <(aesmux stats --per-process --json \
@@ -211,10 +214,11 @@ else
   for i in 1 2 3; do
     OPENSSL_CONF=$work/own.cnf aesmux stats >"$work/own.txt"
   done
-  if [ "$(ls "$work/own" | wc -l)" -eq 1 ] && [ -e "$work/own/s.summary.$(id -u)" ] &&
+  if [ "$(ls "$work/own" | wc -l)" -eq 2 ] && [ -e "$work/own/s.summary.$(id -u)" ] &&
+     [ -f "$work/own/s.lock.$(id -u)" ] &&
      head -1 "$work/own.txt" | grep -qx '3 processes' &&
      grep -q '^AES-128-CBC  [a-z]*  *[0-9]*  *12288 ' "$work/own.txt"; then
-    pass "three processes folded into one summary; aesmux stats added no file"
+    pass "three processes folded into one summary beside the lock; aesmux stats added no file"
   else
     fail "the directory after aesmux stats: $(ls "$work/own") $(cat "$work/own.txt")"
   fi
@@ -240,6 +244,55 @@ for run in 1 2; do
     pass "run $run: an unreadable summary set aside, named, exit 1; the others shown"
   else
     fail "unreadable summary, run $run (exit $status): $(cat "$work/out" "$work/err")"
+  fi
+done
+
+# 1f. Folds are kept apart by a lock file per user, which nobody else can
+# open: a flock on the directory, which anyone may take and hold, keeps no
+# fold from running and keeps aesmux stats waiting for nothing. Something
+# else under this user's lock name (a FIFO, a symbolic link; another
+# user's file: stats_file_test) keeps this user's folds from running: it
+# is named, never waited on, and the exit status is 1.
+l=$work/locks
+uid=$(id -u)
+mkdir -m 1777 "$l"
+gone() {  # a process file of a process of an earlier boot
+  printf 'aesmux-stats 2\nprocess %s 0 00000000-0000-0000-0000-000000000000 1\n' "$1" >"$l/s.$1.0a0b0c0d0e0f00$1"
+  printf 'AES-128-GCM simd 1 16\n' >>"$l/s.$1.0a0b0c0d0e0f00$1"
+}
+gone 31
+(exec 9<"$l" && flock -s 9 && exec sleep 600) &
+holder=$!
+while flock -n -x "$l" true; do sleep 0.05; done  # until it holds it
+status=0
+timeout 20 "${emulator[@]}" "$build/provider/aesmux" stats "$l/s" \
+  >"$work/out" 2>"$work/err" || status=$?
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+if [ "$status" -eq 0 ] && [ ! -s "$work/err" ] && [ ! -e "$l/s.31.0a0b0c0d0e0f0031" ] &&
+   [ -e "$l/s.summary.$uid" ] && grep -q '^AES-128-GCM  simd  *1  *16 ' "$work/out"; then
+  pass "a flock held on the directory keeps no fold from running"
+else
+  fail "a flock on the directory (exit $status): $(ls "$l") $(cat "$work/out" "$work/err")"
+fi
+for what in fifo symlink; do
+  rm -f "$l"/s.*
+  gone 32
+  case $what in
+    fifo) mkfifo "$l/s.lock.$uid" ;;
+    symlink) ln -s "$work/secret" "$l/s.lock.$uid" ;;
+  esac
+  status=0
+  timeout 20 "${emulator[@]}" "$build/provider/aesmux" stats "$l/s" \
+    >"$work/out" 2>"$work/err" || status=$?
+  why="\(is not a regular file\|is a symbolic link (not followed)\)"
+  if [ "$status" -eq 1 ] &&
+     grep -q "warning: s\.lock\.$uid $why: while it is there, this user's exited processes are not folded" "$work/err" &&
+     grep -q "$l/s\.lock\.$uid: $why: while it is there, uid $uid's exited processes are not folded" "$work/err" &&
+     [ "$(ls "$l" | wc -l)" -eq 2 ] && grep -q '^AES-128-GCM  simd  *1  *16 ' "$work/out"; then
+    pass "a $what under this user's lock name: named, not waited on, exit 1"
+  else
+    fail "a $what under the lock name (exit $status): $(ls "$l") $(cat "$work/out" "$work/err")"
   fi
 done
 cd "$here"

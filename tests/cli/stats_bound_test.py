@@ -14,7 +14,7 @@ folds, as writers do). Checks:
   - the directory never holds more than LIMIT files;
   - at the end the totals are exactly N processes' (processes, requests,
     bytes), and once `aesmux stats` has run the directory holds the
-    summary alone;
+    summary and the lock alone;
   - no process printed anything (no statistics problem).
 
 usage: stats_bound_test.py BUILD_DIR [--processes N] [--parallel P]
@@ -113,7 +113,7 @@ def run(args, aesmux, openssl, build, work):
     failures = []
     readings = []
     max_files = [0]
-    limit = 2 * args.parallel + 2
+    limit = 2 * args.parallel + 3
 
     def sample_files():
         files = len(os.listdir(stats_dir))
@@ -183,7 +183,7 @@ def run(args, aesmux, openssl, build, work):
     if (processes, requests, size) != expected:
         failures.append(f"totals {processes} processes, {requests} requests, "
                         f"{size} bytes; expected {expected}")
-    if after != [f"s.summary.{os.geteuid()}"]:
+    if after != [f"s.lock.{os.geteuid()}", f"s.summary.{os.geteuid()}"]:
         failures.append(f"after aesmux stats the directory holds {after}")
     printed = open(os.path.join(work, "stderr")).read()
     if printed:
@@ -192,7 +192,7 @@ def run(args, aesmux, openssl, build, work):
     print(f"{args.processes} processes ({args.parallel} at a time) in "
           f"{elapsed:.0f} s, {len(readings)} readings meanwhile; at most "
           f"{max_files[0]} files in the directory (limit {limit}), "
-          f"{before} when the last had exited, 1 after aesmux stats; totals "
+          f"{before} when the last had exited, 2 after aesmux stats; totals "
           f"{processes} processes, {requests} requests, {size} bytes")
     for failure in failures[:10]:
         print(f"FAIL: {failure}")

@@ -173,7 +173,8 @@ providers_config() {
 
 # aesmux writes statistics to <stats prefix>.<pid>.<id> when a process that
 # served requests exits, and folds those of exited processes into
-# <stats prefix>.summary.<uid> (every file holds the same counter lines).
+# <stats prefix>.summary.<uid> (every file holds the same counter lines)
+# under a flock of <stats prefix>.lock.<uid> (an empty file).
 # Ciphers named in EXTRA_EXCEPT are left out of default_except too (such as
 # the stitched AES-CBC-HMAC ones, so that libssl runs MAC-then-encrypt
 # suites on aesmux's AES-CBC).
@@ -219,8 +220,9 @@ served() {
             printf "%s %.0f %.0f\n", paths[i], requests[paths[i]], bytes[paths[i]] }'
 }
 
-# Fails unless processes wrote <prefix>.* files, each with a line for
-# ALGORITHM: a missing file must not pass for "aesmux served something".
+# Fails unless processes wrote <prefix>.* files, each (but the locks) with
+# a line for ALGORITHM: a missing file must not pass for "aesmux served
+# something".
 # have_stats LABEL PREFIX ALGORITHM
 have_stats() {
   local label=$1 prefix=$2 algorithm=$3 file
@@ -229,6 +231,7 @@ have_stats() {
     return 1
   fi
   for file in "$prefix".*; do
+    case $file in "$prefix".lock.*) continue ;; esac
     if ! awk -v a="$algorithm" '$1 == a { found = 1 } END { exit !found }' "$file"; then
       fail "$label: $file has no line for $algorithm"
       return 1

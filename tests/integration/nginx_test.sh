@@ -91,11 +91,11 @@ for entry in "${suites[@]}"; do
     fi
   done
   stop_nginx
-  # At most a file per worker and the summary of those that have exited:
-  # the master serves no request, and writes none.
+  # At most a file per worker, the summary of those that have exited and
+  # the lock folds take: the master serves no request, and writes none.
   files=$(compgen -G "$stats.*" | wc -l || true)
-  [ "$files" -le 3 ] ||
-    fail "nginx $name: $files statistics files, expected at most 2 workers' and a summary"
+  [ "$files" -le 4 ] ||
+    fail "nginx $name: $files statistics files, expected at most 2 workers', a summary and a lock"
   if [ "$ok" -eq 1 ]; then
     pass "nginx $name: 2 downloads of 4 MiB, sha256 matches"
   else

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -224,11 +225,16 @@ TEST(StatsFormat, NamesOfTheDirectory) {
   EXPECT_EQ(core::ClassifyStatsName("s", "s.summary.34.bad", &number, nullptr),
             StatsName::kSummaryAside);
   EXPECT_EQ(number, 34u);
+  EXPECT_EQ(core::ClassifyStatsName("s", "s.lock.35", &number, nullptr),
+            StatsName::kLock);
+  EXPECT_EQ(number, 35u);
   for (const char *other :
        {"s.42", "s.42.tmp", "s.42.0123456789ABCDEF", "s.summary.x",
-        "s.summary.01", "t.42.0123456789abcdef", "s", "s.", "s.-1.0123456789abcdef",
-        "s.42.0123456789abcdef.tmp", "ss.42.0123456789abcdef",
-        "s.summary.x.bad", "s.summary.0.bad.01234567.tmp"}) {
+        "s.summary.01", "t.42.0123456789abcdef", "s", "s.",
+        "s.-1.0123456789abcdef", "s.42.0123456789abcdef.tmp",
+        "ss.42.0123456789abcdef", "s.summary.x.bad",
+        "s.summary.0.bad.01234567.tmp", "s.lock.", "s.lock.x", "s.lock.01",
+        "s.lock.0.01234567.tmp"}) {
     EXPECT_EQ(core::ClassifyStatsName("s", other, &number, nullptr),
               StatsName::kOther)
         << other;
@@ -328,6 +334,8 @@ class StatsFold : public testing::Test {
   std::unique_ptr<StatsFileView> Summary() {
     return Parse(ReadText(dir_ / ("s.summary." + std::to_string(geteuid()))));
   }
+  // This user's lock, which its first fold makes.
+  static std::string Lock() { return "s.lock." + std::to_string(geteuid()); }
 
   TempDir dir_;
   int dirfd_ = -1;
@@ -361,7 +369,7 @@ TEST_F(StatsFold, ExitedProcessesAreFoldedAndLiveOnesLeft) {
   ASSERT_EQ(summary->num_notes, 1u);
   EXPECT_EQ(summary->notes[0].processes, 3u);
   const std::string summary_name = "s.summary." + std::to_string(geteuid());
-  std::vector<std::string> expected = {live, d, e, summary_name};
+  std::vector<std::string> expected = {live, d, e, summary_name, Lock()};
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(dir_.Names(), expected);
 
@@ -394,15 +402,99 @@ TEST_F(StatsFold, AFoldInterruptedAfterItsSummaryCountsNothingTwice) {
   EXPECT_EQ(CbcRequests(*Summary()), 1110u);
 }
 
-TEST_F(StatsFold, NoFoldWhileTheDirectoryIsLocked) {
+// A reader of this user's (aesmux stats) holds its lock shared: no fold
+// of this user's runs meanwhile.
+TEST_F(StatsFold, NoFoldWhileItsUsersLockIsHeld) {
   Put(Gone(), 10);
-  const int other = open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY);
-  ASSERT_EQ(flock(other, LOCK_SH), 0);  // a reader
+  EXPECT_EQ(Fold(), 1) << problem_;  // and the lock made
+  const std::string b = Put(Gone(), 100, "bbbbbbbbbbbbbbbb");
+  const int reader = open((dir_ / Lock()).c_str(), O_RDONLY);
+  ASSERT_EQ(flock(reader, LOCK_SH), 0);
   EXPECT_EQ(Fold(), 0);
-  EXPECT_EQ(dir_.Names().size(), 1u);
-  flock(other, LOCK_UN);
-  close(other);
+  EXPECT_TRUE(fs::exists(dir_ / b));
+  close(reader);
   EXPECT_EQ(Fold(), 1);
+  EXPECT_FALSE(fs::exists(dir_ / b));
+}
+
+// Anyone may open the directory and hold a flock on it for good: that
+// keeps no fold from running.
+TEST_F(StatsFold, ALockOnTheDirectoryKeepsNoFoldFromRunning) {
+  for (const int kind : {LOCK_SH, LOCK_EX}) {
+    Put(Gone(), 10);
+    const int other = open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_EQ(flock(other, kind), 0);
+    EXPECT_EQ(Fold(), 1) << problem_;
+    EXPECT_EQ(problem_, "");
+    close(other);
+  }
+  ASSERT_NE(Summary(), nullptr);
+  EXPECT_EQ(Summary()->processes, 2u);
+}
+
+// What is under this user's lock name and is not a regular file of one
+// link of this user's (here this user's own: a symbolic link, a FIFO, a
+// directory, a hard link; another user's in
+// StatsWriter.APlantedLockIsReportedAndAddsNoFile) keeps every fold of
+// this user's from running, is never opened through or waited on, and
+// is named.
+TEST_F(StatsFold, ALockNameHoldingAnythingElseIsNamedAndNotUsed) {
+  const std::string target = dir_.path() + "-target";
+  WriteText(target, "");
+  const struct {
+    const char *kind;
+    std::function<int()> make;
+    const char *why;
+  } cases[] = {
+      {"symlink",
+       [&] { return symlink(target.c_str(), (dir_ / Lock()).c_str()); },
+       "is a symbolic link (not followed)"},
+      {"fifo", [&] { return mkfifo((dir_ / Lock()).c_str(), 0600); },
+       "is not a regular file"},
+      {"directory", [&] { return mkdir((dir_ / Lock()).c_str(), 0700); },
+       "is not a regular file"},
+      {"hard link",
+       [&] { return link(target.c_str(), (dir_ / Lock()).c_str()); },
+       "has more than one link"},
+  };
+  for (const auto &c : cases) {
+    ASSERT_EQ(c.make(), 0) << c.kind;
+    const std::string a = Put(Gone(), 10);
+    EXPECT_EQ(
+        RunInChild([&] { return Fold() == core::kStatsSummaryTaken ? 0 : 1; },
+                   std::chrono::seconds(10)),
+        "")
+        << c.kind;
+    EXPECT_EQ(Fold(), core::kStatsSummaryTaken) << c.kind;
+    EXPECT_NE(problem_.find(Lock() + " " + c.why), std::string::npos)
+        << c.kind << ": " << problem_;
+    EXPECT_NE(problem_.find("its processes write no statistics file"),
+              std::string::npos)
+        << problem_;
+    EXPECT_EQ(dir_.Names(), (std::vector<std::string>{a, Lock()})) << c.kind;
+    fs::remove(dir_ / a);
+    fs::remove(dir_ / Lock());
+  }
+  fs::remove(target);
+  // Once it is gone, folding goes on.
+  const std::string a = Put(Gone(), 10);
+  EXPECT_EQ(Fold(), 1) << problem_;
+  struct stat st;
+  ASSERT_EQ(lstat((dir_ / Lock()).c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
+// A lock this user made readable by others (flock(1) makes it 0644) is
+// made 0600: anyone who could open it could hold it for good.
+TEST_F(StatsFold, ALockOthersCouldOpenIsMadePrivate) {
+  WriteText(dir_ / Lock(), "");
+  ASSERT_EQ(chmod((dir_ / Lock()).c_str(), 0644), 0);
+  Put(Gone(), 10);
+  EXPECT_EQ(Fold(), 1) << problem_;
+  struct stat st;
+  ASSERT_EQ(stat((dir_ / Lock()).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
 
 // A summary that cannot be read or parsed (a crash's empty file, a line
@@ -446,7 +538,7 @@ TEST_F(StatsFold, AnUnreadableSummaryIsSetAsideAndFoldingGoesOn) {
     EXPECT_EQ(Fold(), 1) << c.kind << ": " << problem_;
     EXPECT_EQ(problem_, "");
     EXPECT_EQ(CbcRequests(*Summary()), 110u) << c.kind;
-    std::vector<std::string> expected = {summary, aside};
+    std::vector<std::string> expected = {summary, aside, Lock()};
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(dir_.Names(), expected) << c.kind;
     fs::remove(dir_ / summary);
@@ -828,7 +920,7 @@ TEST(StatsWriter, EachUserFoldsOnlyItsOwnFiles) {
     }
     return files;
   };
-  EXPECT_EQ(files_of(kUserA), 0u);
+  EXPECT_EQ(files_of(kUserA), 1u) << "its lock alone";
   // Root's fold of A's files is not root's business: root folds root's.
   const int dirfd = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
   char problem[512];
@@ -840,13 +932,14 @@ TEST(StatsWriter, EachUserFoldsOnlyItsOwnFiles) {
   const auto a = Parse(ReadText(dir / summary_a));
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->processes, 1u);
-  EXPECT_EQ(files_of(kUserA), 2u) << "the summary and the last process's";
+  EXPECT_EQ(files_of(kUserA), 3u)
+      << "the summary, the lock and the last process's";
 }
 
 // Another user has put a file under this user's summary's name, which this
 // user cannot remove: no fold of this user's can complete, so its
 // processes write no file (else one per process would stay for good),
-// whether or not the directory is locked when they look, and say so once,
+// whether or not the user's lock is held when they look, and say so once,
 // naming the file; `aesmux info` lists it.
 TEST(StatsWriter, AnotherUsersFileUnderItsSummaryNameIsReportedAndAddsNoFile) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to act as two users";
@@ -857,9 +950,11 @@ TEST(StatsWriter, AnotherUsersFileUnderItsSummaryNameIsReportedAndAddsNoFile) {
   const std::string said = summary_a + " belongs to uid " +
                            std::to_string(kUserB) + ", not to uid " +
                            std::to_string(kUserA);
+  const std::string lock_a = "s.lock." + std::to_string(kUserA);
   for (const bool locked : {false, true}) {
     // A reader's lock: the fold cannot run, and looks all the same.
-    const int reader = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
+    const int reader = open((dir / lock_a).c_str(), O_RDONLY | O_CREAT, 0600);
+    ASSERT_EQ(fchown(reader, kUserA, kUserA), 0);
     ASSERT_EQ(flock(reader, locked ? LOCK_SH : LOCK_UN), 0);
     std::string result;
     const std::string printed = StderrOfChild(
@@ -883,7 +978,142 @@ TEST(StatsWriter, AnotherUsersFileUnderItsSummaryNameIsReportedAndAddsNoFile) {
     EXPECT_EQ(result, "") << (locked ? "locked" : "unlocked");
     EXPECT_EQ(Count(printed, "aesmux: stats_file: "), 1u) << printed;
     EXPECT_NE(printed.find(said), std::string::npos) << printed;
-    EXPECT_EQ(dir.Names(), std::vector<std::string>{summary_a});
+    EXPECT_EQ(dir.Names(), (std::vector<std::string>{lock_a, summary_a}));
+  }
+}
+
+// Runs `processes` children as `uid`, one after another, each serving a
+// request with aesmux writing statistics under DIR/s, each within 10 s;
+// returns what they printed on stderr, and "" in `*result` if each
+// succeeded.
+std::string RunWriters(const TempDir &dir, uid_t uid, int processes,
+                       std::string *result) {
+  std::string printed;
+  for (int i = 0; i < processes && result->empty(); ++i) {
+    std::FILE *capture = std::tmpfile();
+    *result = RunInChild(
+        [&] {
+          dup2(fileno(capture), STDERR_FILENO);
+          if (uid != geteuid() && (setgid(uid) != 0 || setuid(uid) != 0)) {
+            return 4;
+          }
+          ProviderEnv env({"kernels = none", "stats_file = " + (dir / "s")},
+                          ProviderEnv::kLeave);
+          return env.loaded() && EncryptCbc(env, 16) ? 0 : 2;
+        },
+        std::chrono::seconds(10));
+    std::rewind(capture);
+    char line[1024];
+    while (std::fgets(line, sizeof(line), capture) != nullptr) printed += line;
+    std::fclose(capture);
+  }
+  return printed;
+}
+
+// Another user (as root) or this one opens the directory and holds a
+// shared flock on it for good: the processes that exit are folded all the
+// same, and the directory holds the summary, the lock and the last
+// process's file, however many come and go.
+TEST(StatsWriter, ALockOnTheDirectoryHeldForeverKeepsNothingUnfolded) {
+  if (core::ThisStatsProcess().boot[0] == '\0') {
+    GTEST_SKIP() << "no /proc/sys/kernel/random/boot_id: no process can be "
+                    "told gone";
+  }
+  const bool root = geteuid() == 0;
+  std::string why;
+  if (root) {
+    ASSERT_TRUE(UseAModuleAnyUserCanLoad(&why)) << why;
+  }
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t holder = fork();
+  if (holder == 0) {
+    if (root && (setgid(kUserB) != 0 || setuid(kUserB) != 0)) _exit(4);
+    const int fd = open(dir.path().c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd < 0 || flock(fd, LOCK_SH) != 0 || write(ready[1], "x", 1) != 1) {
+      _exit(3);
+    }
+    for (;;) pause();
+  }
+  close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1) << "the holder did not lock";
+  constexpr int kProcesses = 6;
+  std::string result;
+  const std::string printed =
+      RunWriters(dir, root ? kUserA : geteuid(), kProcesses, &result);
+  kill(holder, SIGKILL);
+  waitpid(holder, nullptr, 0);
+  close(ready[0]);
+  EXPECT_EQ(result, "");
+  EXPECT_EQ(printed, "");
+  const uid_t uid = root ? kUserA : geteuid();
+  const std::string summary = "s.summary." + std::to_string(uid);
+  size_t process_files = 0;
+  for (const std::string &name : dir.Names()) {
+    uint64_t number = 0;
+    if (core::ClassifyStatsName("s", name, &number, nullptr) ==
+        core::StatsName::kProcess) {
+      ++process_files;
+    }
+  }
+  EXPECT_EQ(process_files, 1u) << "the last process's";
+  EXPECT_EQ(dir.Names().size(), 3u);
+  const auto view = Parse(ReadText(dir / summary));
+  ASSERT_NE(view, nullptr) << summary;
+  EXPECT_EQ(view->processes, static_cast<uint64_t>(kProcesses - 1));
+}
+
+// Another user has put a file under this user's lock name, or a symbolic
+// link or a FIFO is there: no fold of this user's can run, so its
+// processes write no file, say so once each, naming it, and never wait on
+// it.
+TEST(StatsWriter, APlantedLockIsReportedAndAddsNoFile) {
+  const bool root = geteuid() == 0;
+  std::string why;
+  if (root) {
+    ASSERT_TRUE(UseAModuleAnyUserCanLoad(&why)) << why;
+  }
+  const uid_t uid = root ? kUserA : geteuid();
+  const std::string lock = "s.lock." + std::to_string(uid);
+  const struct {
+    const char *kind;
+    std::function<bool(const std::string &)> plant;
+    std::string said;
+  } cases[] = {
+      {"another user's file",
+       [](const std::string &path) {
+         WriteText(path, "");
+         return chown(path.c_str(), kUserB, kUserB) == 0;
+       },
+       lock + " belongs to uid " + std::to_string(kUserB) + ", not to uid " +
+           std::to_string(uid)},
+      {"a symbolic link",
+       [](const std::string &path) {
+         return symlink("/dev/zero", path.c_str()) == 0;
+       },
+       lock + " is a symbolic link (not followed)"},
+      {"a FIFO",
+       [](const std::string &path) { return mkfifo(path.c_str(), 0666) == 0; },
+       lock + " is not a regular file"},
+  };
+  for (const auto &c : cases) {
+    if (!root && std::string(c.kind) == "another user's file") continue;
+    TempDir dir;
+    ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
+    ASSERT_TRUE(c.plant(dir / lock)) << c.kind;
+    std::string result;
+    const std::string printed = RunWriters(dir, uid, 3, &result);
+    EXPECT_EQ(result, "") << c.kind;
+    EXPECT_EQ(Count(printed, "aesmux: stats_file: "), 3u) << printed;
+    const std::string said =
+        c.said +
+        ": while it is there, this user's exited processes are not folded, "
+        "and its processes write no statistics file";
+    EXPECT_EQ(Count(printed, said), 3u) << printed;
+    EXPECT_EQ(dir.Names(), std::vector<std::string>{lock}) << c.kind;
   }
 }
 
