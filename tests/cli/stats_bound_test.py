@@ -11,7 +11,9 @@ folds, as writers do). Checks:
   - every reading is exact for when it ran: its requests lie between what
     the processes reaped before it began served and what those started
     before it ended could have, and count whole processes;
-  - the directory never holds more than LIMIT files;
+  - the directory never holds more than LIMIT files (2P + 4) and those of
+    the processes that exited while readings held the lock (no fold runs
+    then);
   - at the end the totals are exactly N processes' (processes, requests,
     bytes), and once `aesmux stats` has run the directory holds the
     summary and the lock alone;
@@ -113,18 +115,34 @@ def run(args, aesmux, openssl, build, work):
     failures = []
     readings = []
     max_files = [0]
-    limit = 2 * args.parallel + 3
+    # A file per process running (or exited and not yet reaped) and one
+    # being written by each, the summary, its temporary file, the lock,
+    # and the file of the process whose exit made the last fold.
+    limit = 2 * args.parallel + 4
+    # While some reading holds the user's lock (readings overlapping one
+    # another hold it throughout), no fold runs: the files of processes
+    # that exit meanwhile stay until the next fold, and count on top.
+    hold = {"readings": 0, "since": 0}
+    held_over = [0]
 
     def sample_files():
+        with lock:
+            exited = counts["reaped"] - hold["since"]
         files = len(os.listdir(stats_dir))
         max_files[0] = max(max_files[0], files)
-        if files > limit:
-            failures.append(f"{files} files in the directory, more than {limit}")
+        held_over[0] = max(held_over[0], exited)
+        if files > limit + exited:
+            failures.append(
+                f"{files} files in the directory, more than {limit} and the "
+                f"{exited} processes that exited while readings held the lock")
 
     def reader():
         while not done.is_set():
             with lock:
                 low = counts["reaped"]
+                if hold["readings"] == 0:
+                    hold["since"] = low
+                hold["readings"] += 1
             try:
                 processes, requests, size = read_stats(aesmux, prefix)
             except (RuntimeError, OSError, ValueError) as e:
@@ -133,6 +151,8 @@ def run(args, aesmux, openssl, build, work):
                 continue
             finally:
                 sample_files()
+                with lock:
+                    hold["readings"] -= 1
             with lock:
                 high = counts["started"]
             readings.append((low, processes, high))
@@ -191,7 +211,8 @@ def run(args, aesmux, openssl, build, work):
 
     print(f"{args.processes} processes ({args.parallel} at a time) in "
           f"{elapsed:.0f} s, {len(readings)} readings meanwhile; at most "
-          f"{max_files[0]} files in the directory (limit {limit}), "
+          f"{max_files[0]} files in the directory (limit {limit}, and up to "
+          f"{held_over[0]} exited while readings held the lock), "
           f"{before} when the last had exited, 2 after aesmux stats; totals "
           f"{processes} processes, {requests} requests, {size} bytes")
     for failure in failures[:10]:
