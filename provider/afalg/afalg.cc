@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "provider/afalg/bounce.h"
 #include "provider/afalg/fault.h"
 #include "provider/afalg/fd_budget.h"
 #include "provider/afalg/kernel_crypto.h"
@@ -32,8 +33,6 @@ using core::Family;
 using core::Handoff;
 
 namespace {
-
-constexpr size_t kLargestRequest = 64 * 1024;
 
 int64_t NowNs() {
   timespec now;

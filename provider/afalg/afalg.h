@@ -61,6 +61,7 @@
 #include <string>
 #include <vector>
 
+#include "provider/afalg/bounce.h"
 #include "provider/afalg/in_flight.h"
 #include "provider/core/algorithm.h"
 
@@ -228,7 +229,7 @@ class Service {
   std::array<FamilyStatus, core::kNumFamilies> status_{};
   std::string proc_crypto_;  // last read
   bool proc_crypto_read_ = false;
-  std::atomic<size_t> max_request_{64 * 1024};
+  std::atomic<size_t> max_request_{kLargestRequest};
   std::array<std::atomic<bool>, core::kNumFamilies> offload_{};
 
   struct AlgHealth {

@@ -26,8 +26,9 @@ enum class Fault : uint8_t {
                      // output) but reports `error`: EBUSY, EINVAL, …
   kProbeAnswer,      // the probe's known answer for a key size (`only_len`:
                      // its key length) comes out wrong
+  kBounceMap,        // mapping a bounce buffer (bounce.h) fails
 };
-inline constexpr size_t kNumFaults = 6;
+inline constexpr size_t kNumFaults = 7;
 
 // Arms `fault` for `count` passes (-1: until cleared), failing with `error`
 // (-errno); with `only_len` != 0, only requests of that many bytes fail.
