@@ -26,12 +26,15 @@
 //            af_alg_restrict is read, then socket(AF_ALG), bind, accept and
 //            SO_SNDBUF on a probe socket, /proc/crypto again for the driver
 //            bind chose, NETLINK_CRYPTO for its flags (where permitted), and
-//            this thread's io_uring ring with its eventfd is made. Success
-//            arms the process (process.h).
+//            this thread's io_uring ring with its eventfd is made, and its
+//            first bounce buffer (mmap + madvise MADV_DONTFORK, bounce.h)
+//            for the known answers. Success arms the process (process.h).
 // - Later, in an armed process only: per key, on its first request routed
 //   here, socket + bind + ALG_SET_KEY (+ ALG_SET_AEAD_AUTHSIZE), and accept
 //   for op sockets as needed (up to two kept in a pool per key); per
 //   thread, on its first request, io_uring_setup + eventfd + register; per
+//   ring slot, on its first request, mmap + madvise of its bounce buffer
+//   (64 KiB; a synchronous caller uses one slot, ASYNC jobs up to 32); per
 //   request, io_uring_enter (one, or none inside an ASYNC job whose batch
 //   another job submits). Each descriptor is opened within the descriptor
 //   budget (fd_budget.h), after a getrlimit (also made at init). Closing
@@ -186,9 +189,8 @@ class Service {
   // (kDriverGone), and the kernel keys made before are never used or
   // closed again (key.cc: the driver does not survive it). True for CPU
   // drivers, which do not go away, and when /proc/crypto cannot be read
-  // (no verdict: the request waits on and asks again, since one given up
-  // while its driver is there may have its output written later into a
-  // buffer its caller reused). It allocates nothing and uses 1 KiB of
+  // (no verdict: the request waits on and asks again, since a driver still
+  // there may yet complete it). It allocates nothing and uses 1 KiB of
   // stack (ListsDriver): it runs under noexcept dispatch functions and
   // destructors, and on an ASYNC job's stack.
   bool DriverListed(core::Family family) noexcept;

@@ -329,6 +329,8 @@ Outcome RunRequest(Request &request, InFlight &in_flight, size_t expected,
   if (ring == nullptr) return OpenFailure(error);
   const int ret = ring->Run(request, in_flight);
   if (ret == -EAGAIN) return Outcome::Fail(Handoff::kRingFull, ret);
+  // No memory for its bounce buffer (ring.h).
+  if (ret == -ENOMEM) return Outcome::Fail(Handoff::kSetup, ret);
   if (ret == -ECHILD) return Outcome::Fail(Handoff::kForked, ret);
   if (ret == -ENODEV) return Outcome::Fail(Handoff::kDriverGone, ret);
   if (ret < 0) return Outcome::Fail(Handoff::kSubmit, ret);
@@ -473,20 +475,13 @@ Outcome Key::Gcm(Alg alg, std::span<const uint8_t> key, Direction direction,
   if (Outcome opened = Open(alg, key); !opened.ok()) return opened;
   const bool encrypt = direction == Direction::kEncrypt;
 
-  // The kernel writes the AAD back in front of the output.
-  uint8_t aad_small[64];
-  std::unique_ptr<uint8_t[]> aad_large;
-  uint8_t *aad_sink = aad_small;
-  if (aad.size() > sizeof(aad_small)) {
-    aad_large.reset(new (std::nothrow) uint8_t[aad.size()]);
-    if (aad_large == nullptr) return Outcome::Fail(Handoff::kSetup, -ENOMEM);
-    aad_sink = aad_large.get();
-  }
   Request request;
   unsigned tx = 0, rx = 0;
   if (!aad.empty()) {
     request.tx[tx++] = {const_cast<uint8_t *>(aad.data()), aad.size()};
-    request.rx[rx++] = {aad_sink, aad.size()};
+    // The kernel writes the AAD back in front of the output: left in the
+    // bounce buffer (ring.h).
+    request.rx[rx++] = {nullptr, aad.size()};
   }
   if (len != 0) {
     request.tx[tx++] = {const_cast<uint8_t *>(in), len};

@@ -4,14 +4,11 @@
 
 #include <linux/if_alg.h>
 #include <openssl/async.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -62,52 +59,6 @@ void ReleaseRing(void *hold) { delete static_cast<RingHold *>(hold); }
 
 std::atomic<uint64_t> g_enters{0};
 void CountEnter() { g_enters.fetch_add(1, std::memory_order_relaxed); }
-
-// fork() and the kernel's writes. AF_ALG takes the pages of a request's
-// output with a plain page reference, which fork() does not protect: after
-// a fork the parent's next write to such a page gives the parent a copy,
-// and the kernel's output lands in the page the child got (seen as wrong
-// ciphertext in the parent, about once in 100,000 requests under the fork
-// stress). So fork() waits, for up to kForkWait, until the kernel is done
-// with every request of this process, and requests that would start
-// meanwhile are refused as if the ring were full (the CPU serves them). A
-// request whose ASYNC job is paused is only seen done when its thread
-// reaps it: a fork meanwhile waits the whole kForkWait (the kernel has
-// long finished by then) and goes on.
-constexpr auto kForkWait = std::chrono::milliseconds(200);
-constinit std::atomic<int> g_in_kernel{0};  // requests not yet done
-constinit std::atomic<bool> g_forking{false};
-
-void WaitForTheKernelBeforeFork() {
-  g_forking.store(true);
-  const auto deadline = std::chrono::steady_clock::now() + kForkWait;
-  while (g_in_kernel.load() != 0 &&
-         std::chrono::steady_clock::now() < deadline) {
-    sched_yield();
-  }
-}
-
-void WatchForks() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    pthread_atfork(WaitForTheKernelBeforeFork,
-                   [] { g_forking.store(false); },
-                   [] {
-                     g_in_kernel.store(0);  // the parent's requests
-                     g_forking.store(false);
-                   });
-  });
-}
-
-// Counts a request in, unless a fork is under way.
-bool EnterKernel() {
-  g_in_kernel.fetch_add(1);
-  if (!g_forking.load()) return true;
-  g_in_kernel.fetch_sub(1);
-  return false;
-}
-
-void LeaveKernel() { g_in_kernel.fetch_sub(1); }
 
 }  // namespace
 
@@ -189,7 +140,6 @@ Ring *Ring::ForThisThread(int *error) {
 // descriptor budget, as one reservation: Init gives both back on failure,
 // the destructor when it closes them.
 int Ring::Init() {
-  WatchForks();
   if (const int fault = TakeFault(Fault::kRingSetup); fault != 0) return fault;
   if (!ReserveFds(2)) return -EMFILE;
   const int ret = InitReserved();
@@ -233,7 +183,6 @@ int Ring::InitReserved() {
 Ring::~Ring() {
   if (generation_ == 0 || !ours()) return;
   // Closing the ring ends what the kernel still had (a poisoned ring's).
-  for (; in_flight_ != 0; --in_flight_) LeaveKernel();
   io_uring_queue_exit(&ring_);
   close(event_fd_);
   ReturnFds(2);
@@ -331,8 +280,15 @@ int Ring::Queue(Request &request) {
       return -EAGAIN;
     }
   }
-  if (!EnterKernel()) return -EAGAIN;  // a fork is under way
+  size_t rx_len = 0;
+  for (unsigned i = 0; i < request.rx_count; ++i) {
+    rx_len += request.rx[i].iov_len;
+  }
+  if (rx_len > BounceBuffers::kBytes) return -EMSGSIZE;
   const int slot = __builtin_ctz(~used_slots_);
+  int error = 0;
+  uint8_t *const bounce = bounce_.Get(static_cast<unsigned>(slot), &error);
+  if (bounce == nullptr) return error;
   used_slots_ |= uint32_t{1} << slot;
   slots_[slot] = &request;
   request.slot = slot;
@@ -350,8 +306,8 @@ int Ring::Queue(Request &request) {
   // however it is flagged, Linux 6.1: a worker never takes it.)
   if (request.punt) send->flags |= IOSQE_ASYNC;
   io_uring_sqe_set_data64(send, SlotData(slot) | kSendTag);
-  io_uring_prep_readv(read, request.op_fd, request.rx.data(), request.rx_count,
-                      0);
+  request.bounce = {bounce, rx_len};
+  io_uring_prep_readv(read, request.op_fd, &request.bounce, 1, 0);
   io_uring_sqe_set_data64(read, SlotData(slot));
   queued_ += 2;
   ++in_flight_;
@@ -418,7 +374,6 @@ void Ring::Finish(Request &request) {
   slots_[request.slot] = nullptr;
   used_slots_ &= ~(uint32_t{1} << request.slot);
   --in_flight_;
-  LeaveKernel();
 }
 
 void Ring::Complete(const io_uring_cqe &cqe) {
@@ -445,7 +400,23 @@ void Ring::Complete(const io_uring_cqe &cqe) {
     if (request->result >= 0) request->result = cqe.res;
   }
   // Both CQEs in: the kernel is done with the request's buffers.
-  if (request->read_seen && request->send_seen) Finish(*request);
+  if (request->read_seen && request->send_seen) {
+    if (request->result >= 0 &&
+        static_cast<size_t>(request->result) == request->bounce.iov_len) {
+      CopyOut(*request);
+    }
+    Finish(*request);
+  }
+}
+
+void Ring::CopyOut(const Request &request) {
+  const auto *from = static_cast<const uint8_t *>(request.bounce.iov_base);
+  for (unsigned i = 0; i < request.rx_count; ++i) {
+    if (request.rx[i].iov_base != nullptr) {
+      std::memcpy(request.rx[i].iov_base, from, request.rx[i].iov_len);
+    }
+    from += request.rx[i].iov_len;
+  }
 }
 
 void Ring::Reap() {
@@ -479,7 +450,6 @@ bool Ring::GiveUpIfLost(Request &request) {
       slots_[slot] = nullptr;
       if (owed_[slot] == 0) used_slots_ &= ~(uint32_t{1} << slot);
       --in_flight_;
-      LeaveKernel();
       return true;
     }
     request.waiting_since_ns = NowNs();

@@ -6,6 +6,17 @@
 // operation, IV and AAD length; no MSG_MORE, so the request is complete)
 // then readv of the result; it is over when both have completed.
 //
+// The kernel copies the sendmsg's data, IV and AAD length when it runs it,
+// and references no page of the caller's afterwards. The result is read
+// into the bounce buffer of the request's slot (bounce.h), which a forked
+// child does not get, and copied to the request's `rx` when the request
+// completes with all of it read: an AF_ALG read holds plain references to
+// the pages it writes until the request is done, and were they the
+// caller's, a fork() meanwhile would leave them shared with the child and
+// the output in the child's copy. A request that does not complete whole
+// (failed, short, cancelled, given up) writes nothing into `rx`, so its
+// input is intact even where `rx` overlaps it.
+//
 // Waiting:
 // - a synchronous caller submits everything queued and waits for its own
 //   completion in the same io_uring_enter (one syscall per request when the
@@ -36,8 +47,10 @@
 // stays taken until the kernel posts what it owes, which may be never.
 //
 // A ring belongs to the process that made it; in a forked child the
-// parent's ring is ignored (never touched, never unmapped) and a new one is
-// made if the child is armed (process.h).
+// parent's ring is ignored (never touched, never unmapped; its bounce
+// buffers are not even there) and a new one is made if the child is armed
+// (process.h). fork() does not wait for the kernel: what it writes after
+// the fork is in bounce buffers, which stay the parent's alone.
 //
 // Errors: -errno. A request that failed before its read has the sendmsg's
 // error (or -ECANCELED) as its result.
@@ -59,6 +72,7 @@
 #include <memory>
 #include <mutex>
 
+#include "provider/afalg/bounce.h"
 #include "provider/afalg/in_flight.h"
 
 namespace aesmux::afalg {
@@ -73,6 +87,8 @@ struct alignas(8) Request {
   int op_fd = -1;
   msghdr msg{};
   std::array<iovec, 4> tx{};
+  // Where the result goes, in order: at most BounceBuffers::kBytes in all;
+  // the bytes of a piece whose base is null are not copied anywhere.
   std::array<iovec, 4> rx{};
   unsigned rx_count = 0;
   alignas(cmsghdr) unsigned char control[kControlSize] = {};
@@ -93,6 +109,7 @@ struct alignas(8) Request {
   bool done = false;
   int slot = -1;
   int64_t waiting_since_ns = 0;  // with punt
+  iovec bounce{};  // what the read fills: in the slot's bounce buffer
 };
 
 // How long a request on an offload driver waits before the ring asks
@@ -116,12 +133,13 @@ class Ring : public std::enable_shared_from_this<Ring> {
   static Ring *ForThisThread(int *error);
 
   // Runs one request and waits for it (see above). Returns 0 when the
-  // request completed (its outcome in request.result: bytes read or
-  // -errno); -EAGAIN if the ring had no room and -EIO if it is unusable,
-  // nothing having been queued; -ECHILD if its ASYNC job paused before a
-  // fork() and was resumed in the child (the request stays in the parent's
-  // ring); -ENODEV if its driver went away with it (given up, above);
-  // another -errno if the ring failed while waiting.
+  // request completed (its outcome in request.result: bytes read, copied
+  // to rx if they are all of rx, or -errno); -EAGAIN if the ring had no room,
+  // -ENOMEM if its bounce buffer could not be mapped, -EMSGSIZE if rx is longer
+  // than one, and -EIO if it is unusable, nothing having been queued; -ECHILD
+  // if its ASYNC job paused before a fork() and was resumed in the child (the
+  // request stays in the parent's ring); -ENODEV if its driver went away with
+  // it (given up, above); another -errno if the ring failed while waiting.
   // While its ASYNC job is paused, `in_flight` holds the request, so that
   // its key can cancel it (in_flight.h).
   int Run(Request &request, InFlight &in_flight);
@@ -153,6 +171,8 @@ class Ring : public std::enable_shared_from_this<Ring> {
   void Complete(const io_uring_cqe &cqe);
   // The request is over: its slot is free (it is owed no CQE).
   void Finish(Request &request);
+  // Copies the request's result from its bounce buffer to its rx.
+  static void CopyOut(const Request &request);
   // Queues the timeout that bounds waits while offload requests are out.
   void ArmTimeout();
   // After a wait: if `request` (not done) has waited kPatienceNs and its
@@ -184,6 +204,9 @@ class Ring : public std::enable_shared_from_this<Ring> {
   std::array<Request *, kSlots> slots_{};
   std::array<uint8_t, kSlots> owed_{};
   uint32_t used_slots_ = 0;
+  // One per slot: a slot's buffer is the kernel's until the slot is free.
+  BounceBuffers bounce_;
+  static_assert(kSlots == BounceBuffers::kCount);
   bool timeout_armed_ = false;
   __kernel_timespec patience_{};
 };

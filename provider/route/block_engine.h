@@ -12,10 +12,11 @@
 // A request the afalg path fails is run again, whole, on the CPU's path,
 // from its original input: an in-place request (an output overlapping an
 // input) is first copied to a staging buffer that the kernel only reads,
-// so the caller's buffer may be overwritten by a failed kernel request
-// without losing the input. The copy costs a memcpy of the request
-// (BENCHMARKS.md measures it); if there is no memory for it, the request
-// goes to the CPU's path instead (a `setup` hand-off).
+// so the caller's buffer may be overwritten by a run that fails part-way
+// (a run longer than one kernel request takes several, and each request's
+// output is written when it completes) without losing the input. The copy costs
+// a memcpy of the request (BENCHMARKS.md measures it); if there is no memory
+// for it, the request goes to the CPU's path instead (a `setup` hand-off).
 #ifndef AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
 #define AESMUX_PROVIDER_ROUTE_BLOCK_ENGINE_H_
 

@@ -275,11 +275,11 @@ bool GcmEngine::CryptAfalg(uint8_t *out, const uint8_t *in, size_t len) {
     late.value.afalg_ran = true;
     return true;
   }
-  // Replayed on a CPU path, from the copy if the kernel had it (it may have
-  // written over an in-place input): for a rejected tag (EBADMSG) too,
-  // since the caller gets the plaintext before final, as from the default
-  // provider, and since the message may go on (then the kernel checked the
-  // tag against its first part only). That path's Finish gives the verdict.
+  // Replayed on a CPU path, from the copy if the kernel had it: for a
+  // rejected tag (EBADMSG) too, since the caller gets the plaintext before
+  // final, as from the default provider, and since the message may go on
+  // (then the kernel checked the tag against its first part only). That
+  // path's Finish gives the verdict.
   if (!StartCpu(value_.router->HandedOff(value_.alg, outcome.reason, total))) {
     return false;
   }
@@ -405,8 +405,7 @@ bool GcmEngine::RecordAfalg(std::span<const uint8_t> iv,
   } else if (!afalg::Service::Get().GcmFits(aad.size(), len)) {
     outcome = afalg::Outcome::Fail(Handoff::kTooLong, -EMSGSIZE);
   } else if (!late.afalg_input.Append({in, len})) {
-    // Copied so that an in-place record keeps its input if the kernel
-    // fails it after writing.
+    // Copied: Key::Gcm takes no input that overlaps its output.
     outcome = afalg::Outcome::Fail(Handoff::kSetup, -ENOMEM);
   } else {
     if (!encrypt) std::memcpy(late.value.afalg_tag.data(), tag, 16);

@@ -2,11 +2,12 @@
 // Copyright 2026 The aesmux Authors
 // Fault injection on the afalg path, at the engines (linked in, so faults
 // can be armed): whatever fails — the op socket closed mid-request, a full
-// ring, EBUSY, the driver refusing a length, socket or ring set-up — the
-// request is served again on the CPU's path from its original input, in
-// place too (the kernel has already written the output over it when the
-// failure is reported), the hand-off is counted with its reason, and the
-// path rests for that algorithm after a failure that says it is broken.
+// ring, EBUSY, the driver refusing a length, socket or ring set-up, no
+// memory for a bounce buffer — the request is served again on the CPU's
+// path from its original input, in place too (the output has already been
+// written over it when the failure is reported), the hand-off is counted
+// with its reason, and the path rests for that algorithm after a failure
+// that says it is broken.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
@@ -217,6 +218,16 @@ TEST_F(AfalgFaultTest, RingSetupFailureInANewThread) {
   });
   thread.join();
   EXPECT_EQ(Count(Alg::kAes128Cbc, Handoff::kSetup), setup + 1);
+}
+
+// A thread's ring maps its bounce buffers on first use (ring.h): in a new
+// thread, no memory for one (mmap or madvise failing) hands the request to
+// the CPU, and the path rests as for any set-up failure.
+TEST_F(AfalgFaultTest, NoMemoryForABounceBufferInANewThread) {
+  std::thread thread([&] {
+    ExpectHandedOn(Fault::kBounceMap, -ENOMEM, Handoff::kSetup, true);
+  });
+  thread.join();
 }
 
 TEST_F(AfalgFaultTest, GcmFailureInPlaceLosesNothing) {
