@@ -15,7 +15,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,12 +26,6 @@ namespace aesmux::test {
 namespace {
 
 using afalg::BounceBuffers;
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;  // their shadow memory needs terabytes
-#else
-constexpr bool kSanitized = false;
-#endif
 
 // Whether any page of [address, address + len) is mapped in this process.
 bool Mapped(const void *address, size_t len) {
@@ -129,23 +122,13 @@ TEST(BounceBuffers, AFailedMappingHoldsNothing) {
   EXPECT_EQ(buffers.mapped(), 1u);
 }
 
-// The process's address space now, in bytes (VmSize).
-uint64_t AddressSpace() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.starts_with("VmSize:")) {
-      return std::stoull(line.substr(7)) * 1024;
-    }
-  }
-  return 0;
-}
-
 TEST(BounceBuffers, NoAddressSpaceLeftIsAnError) {
-  if (kSanitized) GTEST_SKIP() << "sanitizers need an unlimited address space";
+  if (kShadowMemory) {
+    GTEST_SKIP() << "sanitizers need an unlimited address space";
+  }
   const std::string result = RunInChild([] {
     BounceBuffers buffers;
-    const rlimit tight{AddressSpace() + BounceBuffers::kBytes / 2,
+    const rlimit tight{AddressSpaceBytes() + BounceBuffers::kBytes / 2,
                        RLIM_INFINITY};
     if (setrlimit(RLIMIT_AS, &tight) != 0) return 2;
     int error = 0;

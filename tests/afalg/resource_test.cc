@@ -16,36 +16,18 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "tests/afalg/afalg_support.h"
+#include "tests/support/child.h"
 
 namespace aesmux::test {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;  // their shadow memory needs terabytes
-#else
-constexpr bool kSanitized = false;
-#endif
-
-// The process's address space now, in bytes (VmSize).
-uint64_t AddressSpace() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.starts_with("VmSize:")) {
-      return std::stoull(line.substr(7)) * 1024;
-    }
-  }
-  return 0;
-}
-
 bool LimitAddressSpace(uint64_t extra) {
-  const rlimit limit{AddressSpace() + extra, RLIM_INFINITY};
+  const rlimit limit{AddressSpaceBytes() + extra, RLIM_INFINITY};
   return setrlimit(RLIMIT_AS, &limit) == 0;
 }
 
@@ -101,7 +83,9 @@ class GcmAadTest
 // through a dispatch function and abort. (Sizes are kept small for the
 // qemu guest, which emulates every instruction.)
 TEST_P(GcmAadTest, HugeAadUnderAnAddressSpaceLimit) {
-  if (kSanitized) GTEST_SKIP() << "sanitizers need an unlimited address space";
+  if (kShadowMemory) {
+    GTEST_SKIP() << "sanitizers need an unlimited address space";
+  }
   const std::vector<std::string> settings = GetParam();
   const std::string result = RunInChild([&] {
     auto env = LoadAfalgEnv(settings);
@@ -128,7 +112,7 @@ TEST_P(GcmAadTest, HugeAadUnderAnAddressSpaceLimit) {
 // The buffer goes back once the message is routed: a large AAD leaves no
 // memory behind in a context that lives on.
 TEST_P(GcmAadTest, AadBufferIsReleased) {
-  if (kSanitized) GTEST_SKIP() << "malloc statistics are the sanitizer's";
+  if (kShadowMemory) GTEST_SKIP() << "malloc statistics are the sanitizer's";
   const std::vector<std::string> settings = GetParam();
   const std::string result = RunInChild([&] {
     auto env = LoadAfalgEnv(settings);
@@ -179,7 +163,9 @@ INSTANTIATE_TEST_SUITE_P(Routed, GcmAadTest,
 // address-space limit the copy fails and the request runs on the CPU.
 TEST(ResourceLimits, InPlaceRequestUnderAnAddressSpaceLimit) {
   SKIP_WITHOUT_AFALG();
-  if (kSanitized) GTEST_SKIP() << "sanitizers need an unlimited address space";
+  if (kShadowMemory) {
+    GTEST_SKIP() << "sanitizers need an unlimited address space";
+  }
   const std::string result = RunInChild([] {
     auto env = LoadAfalgEnv({"afalg = force"});
     if (!env->loaded()) return 2;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -187,6 +188,17 @@ int ThreadsInAChild(int wanted) {
 #else
   return wanted;
 #endif
+}
+
+uint64_t AddressSpaceBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmSize:")) {
+      return std::stoull(line.substr(7)) * 1024;
+    }
+  }
+  return 0;
 }
 
 }  // namespace aesmux::test

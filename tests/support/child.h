@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -35,6 +36,18 @@ inline constexpr bool kForkWhileAllocatingHangs = true;
 #else
 inline constexpr bool kForkWhileAllocatingHangs = false;
 #endif
+
+// Whether the sanitizers' shadow memory, terabytes of address space, is in
+// this build: a process's address space cannot be limited then.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kShadowMemory = true;
+#else
+inline constexpr bool kShadowMemory = false;
+#endif
+
+// This process's address space now, in bytes (VmSize in /proc/self/status;
+// 0 if it cannot be read): what RLIMIT_AS is set against.
+uint64_t AddressSpaceBytes();
 
 // Worker threads that a test forks beside. Where a fork while a thread
 // allocates can hang (kForkWhileAllocatingHangs), Fork() parks them
