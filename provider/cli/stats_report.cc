@@ -343,19 +343,14 @@ Reading ReadOnce(int dirfd, const std::string &stem,
   for (const auto &[uid, name] : listing.locks) {
     struct stat st;
     if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    std::string why;
-    if (S_ISLNK(st.st_mode)) {
-      why = core::StatsOpenText(core::StatsOpen::kSymlink);
-    } else if (!S_ISREG(st.st_mode)) {
-      why = core::StatsOpenText(core::StatsOpen::kNotRegular);
-    } else if (static_cast<long>(st.st_uid) != uid) {
-      why = "belongs to uid " + std::to_string(st.st_uid) + ", not to uid " +
-            std::to_string(uid);
-    } else if (st.st_nlink != 1) {
-      why = core::StatsOpenText(core::StatsOpen::kLinked);
-    } else {
-      continue;
-    }
+    const core::StatsOpen state =
+        core::StatsLockState(st, static_cast<uid_t>(uid));
+    if (state == core::StatsOpen::kOk) continue;
+    const std::string why = state == core::StatsOpen::kNotOwned
+                                ? "belongs to uid " +
+                                      std::to_string(st.st_uid) +
+                                      ", not to uid " + std::to_string(uid)
+                                : core::StatsOpenText(state);
     const std::string user = "uid " + std::to_string(uid) + "'s";
     report(Printable(shown_dir + name) + ": " + why + ": while it is there, " +
            user +

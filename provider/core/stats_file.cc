@@ -415,6 +415,14 @@ StatsOpen ReadStatsFileAt(int dirfd, const char *name, char *buffer,
   return result;
 }
 
+StatsOpen StatsLockState(const struct stat &st, uid_t uid) {
+  if (S_ISLNK(st.st_mode)) return StatsOpen::kSymlink;
+  if (!S_ISREG(st.st_mode)) return StatsOpen::kNotRegular;
+  if (st.st_uid != uid) return StatsOpen::kNotOwned;
+  if (st.st_nlink != 1) return StatsOpen::kLinked;
+  return StatsOpen::kOk;
+}
+
 int OpenStatsLockAt(int dirfd, const char *name, uid_t uid, bool create,
                     StatsOpen *result, struct stat *st, int *error) {
   *error = 0;
@@ -426,18 +434,8 @@ int OpenStatsLockAt(int dirfd, const char *name, uid_t uid, bool create,
   // Twice at most: a fold of the same user may make it between the two.
   for (int attempt = 0; attempt < 2 && fd < 0; ++attempt) {
     if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0) {
-      if (S_ISLNK(st->st_mode)) {
-        *result = StatsOpen::kSymlink;
-        return -1;
-      }
-      if (!S_ISREG(st->st_mode)) {
-        *result = StatsOpen::kNotRegular;
-        return -1;
-      }
-      if (st->st_uid != uid) {
-        *result = StatsOpen::kNotOwned;
-        return -1;
-      }
+      *result = StatsLockState(*st, uid);
+      if (*result != StatsOpen::kOk) return -1;
       fd = openat(dirfd, name, kFlags);
     } else if (errno == ENOENT && create) {
       fd = openat(dirfd, name, kFlags | O_CREAT | O_EXCL, 0600);
@@ -462,21 +460,18 @@ int OpenStatsLockAt(int dirfd, const char *name, uid_t uid, bool create,
     *result = StatsOpen::kError;
     return -1;
   }
-  *result = StatsOpen::kOk;
   if (fstat(fd, st) != 0) {
     *error = errno;
     *result = StatsOpen::kError;
-  } else if (!S_ISREG(st->st_mode)) {
-    *result = StatsOpen::kNotRegular;
-  } else if (st->st_uid != uid) {
-    *result = StatsOpen::kNotOwned;
-  } else if (st->st_nlink != 1) {
-    *result = StatsOpen::kLinked;
-  } else if ((st->st_mode & 077) != 0 && fchmod(fd, 0600) != 0) {
+  } else {
+    *result = StatsLockState(*st, uid);
     // Anyone who could open it could hold it, and keep the user's folds
     // from running.
-    *error = errno;
-    *result = StatsOpen::kError;
+    if (*result == StatsOpen::kOk && (st->st_mode & 077) != 0 &&
+        fchmod(fd, 0600) != 0) {
+      *error = errno;
+      *result = StatsOpen::kError;
+    }
   }
   if (*result != StatsOpen::kOk) {
     close(fd);

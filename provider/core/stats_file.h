@@ -189,6 +189,11 @@ const char *StatsOpenText(StatsOpen result);
 StatsOpen ReadStatsFileAt(int dirfd, const char *name, char *buffer,
                           size_t *length, struct stat *st, int *error);
 
+// What keeps a lock file, as fstatat(AT_SYMLINK_NOFOLLOW) or fstat saw it,
+// from being `uid`'s lock: kSymlink, kNotRegular, kNotOwned or kLinked;
+// kOk if nothing does.
+StatsOpen StatsLockState(const struct stat &st, uid_t uid);
+
 // Opens `name` (STEM.lock.<uid>, relative to `dirfd`) for flock(2) by a
 // fold or reader of `uid`'s files; with `create`, makes it (empty, mode
 // 0600) if there is none. Returns a descriptor, or -1 with `*result`:
