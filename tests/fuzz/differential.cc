@@ -1152,19 +1152,28 @@ class Harness {
     ModelParamsSet(pair, arrays[kDefault], ret[kDefault] == 1, iv_len_before);
   }
 
-  // CTR's num: OpenSSL 3.0.20+ refuses every value but 0 (it compares num
-  // with the block size, 1 for a stream mode); aesmux accepts the offsets
-  // 0..15 into the keystream block, as OpenSSL 3.0.19 did
-  // (docs/differences.md).
+  // num, where the installed default provider's version decides
+  // (docs/differences.md): aesmux takes 0..15 in every mode. For CTR,
+  // OpenSSL 3.0.20+ refuses every value but 0 (it compares num with the
+  // block size, 1 for a stream mode), while aesmux takes the offsets into
+  // the keystream block, as 3.0.19 did. For ECB and CBC, which do not use
+  // num, 3.0.19 takes any value, while aesmux refuses 16 and more, as 3.0.20+
+  // do.
   bool AcceptedNumDifference(Pair &pair, const ParamArray &params,
                              const int ret[2], const ErrorCodes errors[2]) {
+    const ErrorCodes refused{{ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER}};
     unsigned int num;
-    return pair.family() == Family::kCtr && ret[kAesmux] == 1 &&
-           ret[kDefault] == 0 &&
-           ReadUint(Find(&params.at(0), OSSL_CIPHER_PARAM_NUM), &num) &&
-           num >= 1 && num < 16 && errors[kAesmux].empty() &&
-           errors[kDefault] ==
-               ErrorCodes{{ERR_LIB_PROV, PROV_R_FAILED_TO_GET_PARAMETER}};
+    if (!ReadUint(Find(&params.at(0), OSSL_CIPHER_PARAM_NUM), &num)) {
+      return false;
+    }
+    const MaybeFamily family = pair.family();
+    if (family == Family::kCtr) {
+      return ret[kAesmux] == 1 && ret[kDefault] == 0 && num >= 1 && num < 16 &&
+             errors[kAesmux].empty() && errors[kDefault] == refused;
+    }
+    return (family == Family::kEcb || family == Family::kCbc) &&
+           ret[kAesmux] == 0 && ret[kDefault] == 1 && num >= 16 &&
+           errors[kAesmux] == refused && errors[kDefault].empty();
   }
 
   void GetParams(Pair &pair, size_t count, bool natural) {

@@ -93,8 +93,9 @@ struct Model {
   // held bytes and the chaining value may differ until the next init.
   bool block_diverged = false;
 
-  // num set to a value the installed default provider refuses and aesmux
-  // accepts (CTR, 1..15 on OpenSSL 3.0.20+): until an init with an IV.
+  // num set to a value one side refuses and the other takes (CTR 1..15 on
+  // OpenSSL 3.0.20+, ECB and CBC 16 and more on 3.0.19): until an init with
+  // an IV.
   bool num_diverged = false;
 
   // The harness cannot tell the default provider's state (an init whose

@@ -309,6 +309,46 @@ TEST_P(ContractTest, CtrNumIsAnOffsetIntoTheKeystreamBlock) {
   EXPECT_EQ(EVP_CIPHER_CTX_get_num(ctx.get()), 0);
 }
 
+// ECB and CBC do not use num, but keep what is set in 0..15 and give it
+// back, as every OpenSSL 3 default provider does. 16 and more is refused,
+// as OpenSSL 3.0.20 and later refuse it (the block size is the bound);
+// 3.0.19 takes any value. Either way the data is unchanged.
+TEST_P(ContractTest, EcbAndCbcNumIsKeptBelowTheBlockSize) {
+  for (const char *name : {"AES-128-ECB", "AES-256-CBC"}) {
+    SCOPED_TRACE(name);
+    CipherPtr ciphers[2] = {Fetch(name), env_->Default(name)};
+    const Bytes key = RandomBytes(rng_, 32), iv = RandomBytes(rng_, 16);
+    const Bytes plain = RandomBytes(rng_, 64);
+    Bytes out[2] = {Bytes(64), Bytes(64)};
+    for (int side = 0; side < 2; ++side) {
+      auto ctx = NewCipherCtx();
+      ASSERT_TRUE(EVP_EncryptInit_ex2(ctx.get(), ciphers[side].get(),
+                                      key.data(), iv.data(), nullptr));
+      int len = 0;
+      ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), out[side].data(), &len,
+                                    plain.data(), 16));
+      for (int num : {0, 1, 15}) {
+        ASSERT_TRUE(EVP_CIPHER_CTX_set_num(ctx.get(), num)) << side << num;
+        EXPECT_EQ(EVP_CIPHER_CTX_get_num(ctx.get()), num) << side;
+      }
+      for (int num : {16, 17, 255, 1 << 20, -1}) {
+        const int accepted = EVP_CIPHER_CTX_set_num(ctx.get(), num);
+        if (side == 0) {
+          EXPECT_FALSE(accepted) << "aesmux took num " << num;
+          EXPECT_EQ(LastErrorReason(), PROV_R_FAILED_TO_GET_PARAMETER);
+          EXPECT_EQ(EVP_CIPHER_CTX_get_num(ctx.get()), 15);
+        } else if (!accepted) {  // OpenSSL 3.0.20 and later
+          EXPECT_EQ(LastErrorReason(), PROV_R_FAILED_TO_GET_PARAMETER);
+        }
+        ERR_clear_error();
+      }
+      ASSERT_TRUE(EVP_EncryptUpdate(ctx.get(), out[side].data() + 16, &len,
+                                    plain.data() + 16, 48));
+    }
+    EXPECT_EQ(ToHex(out[0]), ToHex(out[1]));
+  }
+}
+
 // The reason codes on the error queue, oldest first; the queue is emptied.
 std::vector<int> TakeReasons() {
   std::vector<int> reasons;
