@@ -41,6 +41,9 @@ struct Model {
   bool gcm_key = false;
   bool gcm_tag_set = false;  // a tag length (so decrypting can finish)
   bool tls_aad_pending = false;
+  // The TLS AAD came in a set that failed after a tag or IV length before
+  // it: the default provider may have stopped there, without the AAD.
+  bool tls_aad_unsure = false;
   // A key was set in the middle of a message: aesmux ends the message (a
   // new IV is required), the default provider goes on from a zeroed GCM
   // state (docs/differences.md). Until a new IV: no comparison of GCM data.
@@ -156,6 +159,7 @@ struct Model {
     if (tls_aad_pending) {
       // A TLS record, whatever its outcome, ends with the IV finished.
       tls_aad_pending = false;
+      tls_aad_unsure = false;
       GcmNewIv(GcmIv::kFinished);
       return;
     }
