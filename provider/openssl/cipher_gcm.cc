@@ -422,9 +422,9 @@ bool SetIvLen(GcmCtx *ctx, const OSSL_PARAM *p) {
   }
   if (iv_len != ctx->iv_len) {
     // An IV already set (or drawn) no longer matches: require a new one.
-    if (ctx->iv_state == IvState::kBuffered ||
-        ctx->iv_state == IvState::kStarted ||
-        ctx->iv_state == IvState::kCopied) {
+    // A message a key interrupted ends too, as in the default provider,
+    // whose final then makes no tag.
+    if (ctx->iv_state != IvState::kUninitialised) {
       ctx->iv_state = IvState::kFinished;
     }
     ctx->iv_len = iv_len;

@@ -298,6 +298,45 @@ TEST_P(ReinitTest, GcmTagLengthAfterARefusedFinalOfAnInterruptedMessage) {
   EXPECT_EQ(tag_len[1], 16);
 }
 
+// An IV length changed after a key ended a message (as after any IV) leaves
+// no message: the default provider's final then fails and makes no tag, and
+// so must aesmux's, which otherwise answered as for the ended message (a
+// tag length of 16, a tag to get). (The sequence fuzzer's finding.)
+TEST_P(ReinitTest, GcmIvLengthAfterAnInterruptedMessageLeavesNoTag) {
+  CipherPtr ciphers[2] = {env_->Aesmux("AES-128-GCM"),
+                          env_->Default("AES-128-GCM")};
+  SetKeys(ciphers[0].get());
+  for (int enc : {1, 0}) {
+    SCOPED_TRACE(enc);
+    int final_ok[2], tag_len[2], got_tag[2];
+    for (int side = 0; side < 2; ++side) {
+      auto ctx = NewCipherCtx();
+      int len = 0;
+      Bytes out(40), tag(16);
+      ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), ciphers[side].get(),
+                                     key_[0].data(), iv_[0].data(), enc,
+                                     nullptr));
+      ASSERT_TRUE(
+          EVP_CipherUpdate(ctx.get(), out.data(), &len, plain_.data(), 37));
+      ASSERT_TRUE(EVP_CipherInit_ex2(ctx.get(), nullptr, key_[1].data(),
+                                     nullptr, -1, nullptr));
+      ASSERT_TRUE(
+          EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN, 16, nullptr));
+      ASSERT_TRUE(
+          EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr, nullptr, 1, nullptr));
+      final_ok[side] = EVP_CipherFinal_ex(ctx.get(), out.data(), &len);
+      tag_len[side] = EVP_CIPHER_CTX_get_tag_length(ctx.get());
+      got_tag[side] =
+          EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, 16, tag.data());
+      ERR_clear_error();
+    }
+    EXPECT_EQ(final_ok[1], 0);
+    EXPECT_EQ(final_ok[0], final_ok[1]);
+    EXPECT_EQ(tag_len[0], tag_len[1]);
+    EXPECT_EQ(got_tag[0], got_tag[1]);
+  }
+}
+
 // A GCM decryption whose final found the tag wrong may go on with more
 // data, as in the default provider, but no later final of that message
 // succeeds in aesmux: the default provider's failed finish has folded the
