@@ -1042,6 +1042,7 @@ class Harness {
           ++applied;
           if (ok) {
             m.gcm_tag_set = true;
+            m.gcm_tag_unsure = false;
             m.gcm_tag_differs = false;
           }
         }

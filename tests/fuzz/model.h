@@ -60,6 +60,11 @@ struct Model {
   // A decryption's final checked tags that differ: which message state
   // each provider is in depends on it, until a new IV.
   bool gcm_unsynced = false;
+  // A TLS record failed after, or before, the default provider set the tag
+  // length (its one-shot sets it ahead of the tag check): whether a
+  // decryption's final checks a tag is not known, until a tag is set or an
+  // encryption finishes.
+  bool gcm_tag_unsure = false;
   // IV bytes drawn at random (encrypting without an IV, tlsivfixed's
   // invocation field): the two providers drew different ones.
   bool gcm_random_iv = false;
@@ -142,6 +147,10 @@ struct Model {
       if (aesmux_ok) Fail("aesmux finished an interrupted GCM message");
       return false;
     }
+    if (!enc && gcm_tag_unsure && gcm_iv != GcmIv::kFinished) {
+      gcm_unsynced = true;
+      return false;
+    }
     if (!enc && (gcm_tag_differs || gcm_aad_split) && gcm_key && gcm_tag_set &&
         gcm_iv != GcmIv::kFinished) {
       gcm_unsynced = true;
@@ -157,9 +166,16 @@ struct Model {
   void GcmCalled(GcmCall call, bool enc, bool ok, size_t iv_len,
                  size_t len = 0) {
     if (tls_aad_pending) {
-      // A TLS record, whatever its outcome, ends with the IV finished.
+      // A TLS record, whatever its outcome, ends with the IV finished. One
+      // that succeeded set the tag length.
       tls_aad_pending = false;
       tls_aad_unsure = false;
+      if (ok) {
+        gcm_tag_set = true;
+        gcm_tag_unsure = false;
+      } else if (!gcm_tag_set) {
+        gcm_tag_unsure = true;
+      }
       GcmNewIv(GcmIv::kFinished);
       return;
     }
@@ -187,7 +203,10 @@ struct Model {
     if (ok) {
       gcm_tag_differs = gcm_interrupted || gcm_tag_failed || gcm_random_iv ||
                         gcm_aad_split;
-      if (enc) gcm_tag_set = true;
+      if (enc) {
+        gcm_tag_set = true;
+        gcm_tag_unsure = false;
+      }
       gcm_iv = GcmIv::kFinished;
       gcm_interrupted = false;
       gcm_tag_failed = false;
