@@ -1041,8 +1041,7 @@ class Harness {
         if (Find(p, OSSL_CIPHER_PARAM_AEAD_TAG)) {
           ++applied;
           if (ok) {
-            m.gcm_tag_set = true;
-            m.gcm_tag_unsure = false;
+            m.gcm_tag_len = Model::GcmTagLen::kSet;
             m.gcm_tag_differs = false;
           }
         }

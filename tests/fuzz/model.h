@@ -39,7 +39,13 @@ struct Model {
   enum class GcmIv { kUninitialised, kBuffered, kCopied, kFinished };
   GcmIv gcm_iv = GcmIv::kUninitialised;
   bool gcm_key = false;
-  bool gcm_tag_set = false;  // a tag length (so decrypting can finish)
+  // The default provider's tag length (without one decrypting cannot
+  // finish): unset, set, or maybe set, after a failed TLS record (its
+  // one-shot sets the length ahead of the tag check). Maybe: whether a
+  // decryption's final checks a tag is not known, until a tag is set or an
+  // encryption finishes.
+  enum class GcmTagLen { kUnset, kMaybe, kSet };
+  GcmTagLen gcm_tag_len = GcmTagLen::kUnset;
   bool tls_aad_pending = false;
   // The TLS AAD came in a set that failed after a tag or IV length before
   // it: the default provider may have stopped there, without the AAD.
@@ -60,11 +66,6 @@ struct Model {
   // A decryption's final checked tags that differ: which message state
   // each provider is in depends on it, until a new IV.
   bool gcm_unsynced = false;
-  // A TLS record failed after, or before, the default provider set the tag
-  // length (its one-shot sets it ahead of the tag check): whether a
-  // decryption's final checks a tag is not known, until a tag is set or an
-  // encryption finishes.
-  bool gcm_tag_unsure = false;
   // IV bytes drawn at random (encrypting without an IV, tlsivfixed's
   // invocation field): the two providers drew different ones.
   bool gcm_random_iv = false;
@@ -147,12 +148,10 @@ struct Model {
       if (aesmux_ok) Fail("aesmux finished an interrupted GCM message");
       return false;
     }
-    if (!enc && gcm_tag_unsure && gcm_iv != GcmIv::kFinished) {
-      gcm_unsynced = true;
-      return false;
-    }
-    if (!enc && (gcm_tag_differs || gcm_aad_split) && gcm_key && gcm_tag_set &&
-        gcm_iv != GcmIv::kFinished) {
+    const bool tags_differ = (gcm_tag_differs || gcm_aad_split) && gcm_key &&
+                             gcm_tag_len == GcmTagLen::kSet;
+    if (!enc && gcm_iv != GcmIv::kFinished &&
+        (tags_differ || gcm_tag_len == GcmTagLen::kMaybe)) {
       gcm_unsynced = true;
       return false;
     }
@@ -171,10 +170,9 @@ struct Model {
       tls_aad_pending = false;
       tls_aad_unsure = false;
       if (ok) {
-        gcm_tag_set = true;
-        gcm_tag_unsure = false;
-      } else if (!gcm_tag_set) {
-        gcm_tag_unsure = true;
+        gcm_tag_len = GcmTagLen::kSet;
+      } else if (gcm_tag_len == GcmTagLen::kUnset) {
+        gcm_tag_len = GcmTagLen::kMaybe;
       }
       GcmNewIv(GcmIv::kFinished);
       return;
@@ -199,14 +197,13 @@ struct Model {
       }
       gcm_payload = gcm_payload || len != 0;
     }
-    if (call != GcmCall::kFinish || (!enc && !gcm_tag_set)) return;
+    if (call != GcmCall::kFinish || (!enc && gcm_tag_len != GcmTagLen::kSet)) {
+      return;
+    }
     if (ok) {
       gcm_tag_differs = gcm_interrupted || gcm_tag_failed || gcm_random_iv ||
                         gcm_aad_split;
-      if (enc) {
-        gcm_tag_set = true;
-        gcm_tag_unsure = false;
-      }
+      if (enc) gcm_tag_len = GcmTagLen::kSet;
       gcm_iv = GcmIv::kFinished;
       gcm_interrupted = false;
       gcm_tag_failed = false;
