@@ -391,7 +391,7 @@ constexpr std::string_view kOpensslProviderKeys[] = {"module", "activate",
 // scripts/test.sh).
 constexpr std::string_view kOtherVariables[] = {
     "AESMUX_TRACE", "AESMUX_HUNG_CHILD_STACKS", "AESMUX_STRESS_SECONDS",
-    "AESMUX_ROOT"};
+    "AESMUX_ROOT", "AESMUX_OPENSSL_CACHE"};
 constexpr std::string_view kTestPrefixes[] = {"AESMUX_TEST_", "AESMUX_FUZZ_"};
 
 // The index into kNameTexts of the openssl.cnf key (or, with

@@ -20,7 +20,10 @@ BUILD_DIR/docs/settings_reference prints their reference. Checked:
 - every AESMUX_* variable and per-family key the user documentation names
   is a setting (or one of the few other variables aesmux reads);
 - aesmux(7)'s differences from the default provider are docs/differences.md's,
-  one for one and in its order (each item starts as the document's does).
+  one for one and in its order (each item starts as the document's does);
+- every AESMUX_* variable the scripts take from the environment, but the
+  settings, is one aesmux accepts without a warning: `aesmux info` with
+  them set loads aesmux quietly.
 """
 import os
 import re
@@ -213,6 +216,33 @@ def check_differences():
               "differences, in order")
 
 
+def check_script_variables(build, names):
+    """aesmux warns of no variable the scripts read from the environment
+    (but the settings, whose values it checks)."""
+    variables = set()
+    for folder in ("scripts", "bench", ".ci"):
+        for name in sorted(os.listdir(os.path.join(SOURCE, folder))):
+            path = os.path.join(folder, name)
+            if os.path.isfile(os.path.join(SOURCE, path)):
+                variables |= set(re.findall(r"\$\{(AESMUX_[A-Z0-9_]+):?[-=]",
+                                            read(path)))
+    variables -= {"AESMUX_" + name for name in names}
+    env = dict(os.environ, OPENSSL_CONF="/dev/null",
+               OPENSSL_MODULES=os.path.join(build, "provider"))
+    env.update({variable: "1" for variable in variables})
+    listing = subprocess.run([os.path.join(build, "provider", "aesmux"), "info"],
+                             env=env, capture_output=True, text=True)
+    refused = sorted(v for v in variables if f"'{v}' is not a variable"
+                     in listing.stdout + listing.stderr)
+    if listing.returncode != 0 or refused or not variables:
+        fail(f"aesmux info with the scripts' variables set "
+             f"({', '.join(sorted(variables))}): exit status "
+             f"{listing.returncode}, warned of {', '.join(refused) or 'none'}")
+    else:
+        print(f"ok: aesmux accepts the {len(variables)} variables the "
+              "scripts read")
+
+
 def main():
     if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and
                                        sys.argv[2] != "--update"):
@@ -229,6 +259,7 @@ def main():
     check_engine(build, names)
     check_names(names, keys)
     check_differences()
+    check_script_variables(build, names)
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1

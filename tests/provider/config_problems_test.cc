@@ -95,6 +95,7 @@ TEST(CheckEnvironment, NamesEachVariableAesmuxDoesNotRead) {
                               "AESMUX_FUZZ_TRACE=1",
                               "AESMUX_HUNG_CHILD_STACKS=1",
                               "AESMUX_STRESS_SECONDS=1",
+                              "AESMUX_OPENSSL_CACHE=/x",
                               // Empty is unset, as for a setting.
                               "AESMUX_NOTHING=",
                               "AESMUX_TRAC=\x1b[2J",
