@@ -67,7 +67,7 @@ install_arm64_deps() {
 
 # Configures (once) and builds the arm64 cross build.
 build_arm64() {
-  build_in "$AESMUX_ARM64_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  build_in "$AESMUX_ARM64_BUILD" "${AESMUX_TEST_BUILD_FLAGS[@]}" \
     -DCMAKE_TOOLCHAIN_FILE="$AESMUX_ROOT/cmake/aarch64-linux-gnu.cmake" "$@"
 }
 
@@ -80,6 +80,15 @@ use_compiler_cache() {
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
   export CCACHE_BASEDIR=$AESMUX_ROOT CCACHE_NOHASHDIR=1
 }
+
+# The cmake options of the builds made only to run tests (all but
+# $AESMUX_BUILD and the benchmarks' builds): optimised like the main build,
+# with line tables instead of full debug information (-g1). A backtrace
+# still names functions, files and lines, and the test programs' C++
+# compiles in about two thirds of the time.
+AESMUX_TEST_BUILD_FLAGS=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 
 # Configures (once) and builds into $AESMUX_BUILD.
 build() {

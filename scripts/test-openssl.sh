@@ -60,7 +60,7 @@ for step in "${steps[@]}"; do
         rm -rf "$build_dir"
         log "configuring $build_dir against $dir/prefix"
         cmake -S "$AESMUX_ROOT" -B "$build_dir" -G Ninja \
-          -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          "${AESMUX_TEST_BUILD_FLAGS[@]}" \
           -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
           -DOPENSSL_ROOT_DIR:PATH="$dir/prefix" | grep 'aesmux:'
       fi

@@ -160,7 +160,7 @@ noengine_suites() {
   if [ ! -f "$noengine_build/build.ninja" ]; then
     mkdir -p "$noengine_build"
     cmake -S "$AESMUX_ROOT" -B "$noengine_build" -G Ninja \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
+      "${AESMUX_TEST_BUILD_FLAGS[@]}" -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
       -DCMAKE_C_FLAGS=-DOPENSSL_NO_ENGINE -DCMAKE_CXX_FLAGS=-DOPENSSL_NO_ENGINE |
       tee "$noengine_build/configure.log"
     grep -q 'building the provider alone' "$noengine_build/configure.log"
@@ -202,9 +202,11 @@ stage "afalg suite on Debian's kernel under qemu" \
 stage "arm64 build under qemu" "$(dirname "$0")/test-arm64.sh"
 
 sanitize_build=${AESMUX_SANITIZE_BUILD:-$AESMUX_ROOT/build-sanitize}
-# The instrumented builds link without LTO: it would only cost time.
+# The instrumented builds link without LTO: it would only cost time. Line
+# tables (-g1) are all that the sanitizers' reports use.
 stage "sanitizer build" \
   build_in "$sanitize_build" -DCMAKE_BUILD_TYPE=Debug -DAESMUX_SANITIZE=ON \
+  -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
   -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF
 # A test that fails here runs once more: a fork while another thread is in
 # malloc can leave ASan's own allocator lock held in the child (GCC 12's
@@ -222,7 +224,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 # without a compiler cache saves compiling the rest of the tree again.
 tsan_build=${AESMUX_TSAN_BUILD:-$AESMUX_ROOT/build-tsan}
 stage "ThreadSanitizer build" \
-  build_in "$tsan_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_TSAN=ON \
+  build_in "$tsan_build" "${AESMUX_TEST_BUILD_FLAGS[@]}" -DAESMUX_TSAN=ON \
   -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF -- aesmux batch_test combiner_test \
   routing_test fork_test abandoned_job_test
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
