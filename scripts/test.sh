@@ -11,8 +11,8 @@
 # suite), the unit and EVP suites again under AddressSanitizer and UBSan,
 # the threaded suites under ThreadSanitizer, and the fuzzers for a bounded
 # time.
-# Ends by printing how long each stage took and which kernel tiers the
-# suites tested (and which they skipped because this CPU lacks them); fails
+# Ends by printing how long each stage took, the system's OpenSSL release
+# and which kernel tiers the suites tested (and which they skipped because this CPU lacks them); fails
 # if a tier this CPU runs was not tested (unless ctest options given as
 # arguments chose the tests).
 set -euo pipefail
@@ -130,6 +130,9 @@ report() {
   log "stage durations"
   printf '%s\n' "${stage_times[@]}"
   printf '%6d s  in all\n' "$SECONDS"
+  # Releases of one series differ in places (docs/differences.md).
+  log "the system's OpenSSL, which every stage but 3.5's and 3.6's ran on"
+  openssl version
   if [ ${#junit_files[@]} -ne 0 ]; then
     log "kernel tiers tested (test results by tier parameter)"
     if ! tier_summary && [ "$filtered" = 0 ]; then status=1; fi
