@@ -239,10 +239,11 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 # parsers), built with clang in a directory of their own: the seed corpus,
 # then each target for AESMUX_FUZZ_SECONDS (default 60).
 # scripts/fuzz.sh runs them for longer. Only the fuzzers and what they
-# load are built.
+# load are built. Each target runs in one process, so as many run at once
+# as there are CPUs.
 fuzz_build=${AESMUX_FUZZ_BUILD:-$AESMUX_ROOT/build-fuzz}
 CC=clang-14 CXX=clang++-14 stage "fuzz build (clang)" \
   build_in "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAESMUX_FUZZ=ON \
   -- fuzzers
 stage "fuzzers: the seed corpus, then each for ${AESMUX_FUZZ_SECONDS:-60} s" \
-  ctest --test-dir "$fuzz_build" --output-on-failure -L fuzz
+  ctest --test-dir "$fuzz_build" --output-on-failure -L fuzz -j "$(nproc)"
