@@ -141,16 +141,26 @@ def check_engine(build, names):
              f"{' '.join(commands)} (expected {' '.join(names)} DUMP_STATS)")
 
 
+def source_files(entries):
+    """The checkout's files ENTRIES names: files, and the files directly in
+    folders."""
+    files = []
+    for entry in entries:
+        path = os.path.join(SOURCE, entry)
+        if os.path.isdir(path):
+            files += [os.path.join(entry, f) for f in sorted(os.listdir(path))
+                      if os.path.isfile(os.path.join(path, f))]
+        else:
+            files.append(entry)
+    return files
+
+
 def check_names(names, keys):
     """Names of settings in the user documentation exist."""
     variables = {"AESMUX_" + name for name in names} | OTHER_VARIABLES
     others = set()
-    for entry in BUILD_FILES:
-        path = os.path.join(SOURCE, entry)
-        files = ([os.path.join(entry, f) for f in sorted(os.listdir(path))]
-                 if os.path.isdir(path) else [entry])
-        for name in files:
-            others |= set(re.findall(r"\bAESMUX_[A-Z0-9_]+", read(name)))
+    for name in source_files(BUILD_FILES):
+        others |= set(re.findall(r"\bAESMUX_[A-Z0-9_]+", read(name)))
     families = ("ecb", "cbc", "ctr", "xts", "gcm")
     for path in USER_DOCS:
         if not os.path.exists(os.path.join(SOURCE, path)):
@@ -220,12 +230,9 @@ def check_script_variables(build, names):
     """aesmux warns of no variable the scripts read from the environment
     (but the settings, whose values it checks)."""
     variables = set()
-    for folder in ("scripts", "bench", ".ci"):
-        for name in sorted(os.listdir(os.path.join(SOURCE, folder))):
-            path = os.path.join(folder, name)
-            if os.path.isfile(os.path.join(SOURCE, path)):
-                variables |= set(re.findall(r"\$\{(AESMUX_[A-Z0-9_]+):?[-=]",
-                                            read(path)))
+    for name in source_files(["scripts", "bench", ".ci"]):
+        variables |= set(re.findall(r"\$\{(AESMUX_[A-Z0-9_]+):?[-=]",
+                                    read(name)))
     variables -= {"AESMUX_" + name for name in names}
     env = dict(os.environ, OPENSSL_CONF="/dev/null",
                OPENSSL_MODULES=os.path.join(build, "provider"))
