@@ -51,28 +51,6 @@ void ZeroPad(uint8_t out[16], const uint8_t in[16], size_t len) {
   std::memcpy(out, &block, 16);
 }
 
-// Copies `len` (< 16) bytes without a call into libc: two overlapping
-// loads and stores of 8, 4 or 1 bytes. `len` is a length, never secret.
-void CopyShort(uint8_t *out, const uint8_t *in, size_t len) {
-  if (len >= 8) {
-    uint64_t head, tail;
-    std::memcpy(&head, in, 8);
-    std::memcpy(&tail, in + len - 8, 8);
-    std::memcpy(out, &head, 8);
-    std::memcpy(out + len - 8, &tail, 8);
-  } else if (len >= 4) {
-    uint32_t head, tail;
-    std::memcpy(&head, in, 4);
-    std::memcpy(&tail, in + len - 4, 4);
-    std::memcpy(out, &head, 4);
-    std::memcpy(out + len - 4, &tail, 4);
-  } else if (len != 0) {
-    out[0] = in[0];
-    out[len / 2] = in[len / 2];
-    out[len - 1] = in[len - 1];
-  }
-}
-
 // GCM's inc32: the last four bytes are a big-endian counter modulo 2^32.
 void IncrementCounter32(uint8_t block[16]) {
   uint64_t low, high;
@@ -213,26 +191,24 @@ void SimdGcm::BeginJ0(std::span<const uint8_t> iv) {
   }
 }
 
-SimdGcm::Status SimdGcm::Aad(std::span<const uint8_t> aad) {
-  if (msg_.data_len != 0) return Status::kAadAfterData;
-  const size_t pending = msg_.aad_len & 15;
-  msg_.aad_len += aad.size();
-
-  const uint8_t *in = aad.data();
-  size_t len = aad.size();
-  if (pending != 0) {
-    const size_t take = std::min(len, 16 - pending);
-    CopyShort(msg_.pending + pending, in, take);
-    if (pending + take < 16) return Status::kOk;
-    tier_->ops.ghash(gkey_.get(), msg_.xi, msg_.pending, 16);
-    in += take;
-    len -= take;
+void SimdGcm::CopyShort(uint8_t *out, const uint8_t *in, size_t len) {
+  if (len >= 8) {
+    uint64_t head, tail;
+    std::memcpy(&head, in, 8);
+    std::memcpy(&tail, in + len - 8, 8);
+    std::memcpy(out, &head, 8);
+    std::memcpy(out + len - 8, &tail, 8);
+  } else if (len >= 4) {
+    uint32_t head, tail;
+    std::memcpy(&head, in, 4);
+    std::memcpy(&tail, in + len - 4, 4);
+    std::memcpy(out, &head, 4);
+    std::memcpy(out + len - 4, &tail, 4);
+  } else if (len != 0) {
+    out[0] = in[0];
+    out[len / 2] = in[len / 2];
+    out[len - 1] = in[len - 1];
   }
-  // A TLS record's 13 bytes of AAD make no whole block: no kernel call.
-  const size_t whole = len & ~size_t{15};
-  if (whole != 0) tier_->ops.ghash(gkey_.get(), msg_.xi, in, whole);
-  CopyShort(msg_.pending, in + whole, len - whole);
-  return Status::kOk;
 }
 
 // XORs `len` bytes with the keystream in msg_.pending[offset..] and puts

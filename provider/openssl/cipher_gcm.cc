@@ -250,9 +250,10 @@ int GcmUpdate(void *vctx, unsigned char *out, size_t *outl, size_t outsize,
   if (UnderWay(ctx) && in != nullptr && inl != 0 && outsize >= inl)
       [[likely]] {
     ctx->iv_state = IvState::kCopied;
+    // Set before the call, so that nothing is kept across it for after.
+    *outl = inl;
     if (out == nullptr ? ctx->engine.Aad({in, inl})
                        : ctx->engine.Crypt(out, in, inl)) [[likely]] {
-      *outl = inl;
       return 1;
     }
     *outl = 0;

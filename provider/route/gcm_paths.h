@@ -113,7 +113,10 @@ class SimdGcmPath final : public CpuGcm {
   }
   // SimdGcm's state serves both directions.
   bool SwitchDirection(core::Direction) override { return true; }
-  bool Aad(std::span<const uint8_t> aad) override {
+  // Inlined into GcmEngine::Aad, as SimdGcm::Aad is here: a record's AAD
+  // makes no call but the copy of its bytes (BENCHMARKS.md, "Instructions
+  // per record").
+  [[gnu::always_inline]] bool Aad(std::span<const uint8_t> aad) override {
     return gcm_.Aad(aad) == kernels::SimdGcm::Status::kOk;
   }
   bool Crypt(core::Direction direction, uint8_t *out, const uint8_t *in,
