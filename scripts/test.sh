@@ -18,12 +18,6 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-install_deps "${AESMUX_TEST_PACKAGES[@]}"
-use_compiler_cache
-# A forked test child that hangs has its threads' stacks printed (through
-# gdb) before it is killed, so that a rare hang can be read from the log.
-export AESMUX_HUNG_CHILD_STACKS=1
-
 # Each stage's wall-clock time, printed at the end (also when a stage
 # fails), so that CI time can be watched.
 stage_times=()
@@ -141,6 +135,12 @@ report() {
 }
 trap report EXIT
 filtered=$(( $# > 0 ))
+
+stage "packages (what is missing)" install_deps "${AESMUX_TEST_PACKAGES[@]}"
+use_compiler_cache
+# A forked test child that hangs has its threads' stacks printed (through
+# gdb) before it is killed, so that a rare hang can be read from the log.
+export AESMUX_HUNG_CHILD_STACKS=1
 
 stage "build" build
 
