@@ -143,7 +143,7 @@ vm_add_binaries() {
 # /tmp/stats/afalg_test, the device's request counts taken before and
 # after), prints what the aesmux command CLI (if given) sums of those
 # statistics, then runs the shell commands EXTRA (may be empty), and powers
-# off. AESMUX_HUNG_CHILD_STACKS and AESMUX_STRESS_SECONDS reach the guest.
+# off. AESMUX_TEST_HUNG_CHILD_STACKS and AESMUX_TEST_STRESS_SECONDS reach the guest.
 vm_write_init() {
   local afalg_test=$1 filter=$2 extra=$3 cli=${4:-} tests=
   if [ -n "$afalg_test" ]; then
@@ -194,8 +194,8 @@ vm_count() {
 cd /tmp
 mkdir -p /tmp/stats
 export HOME=/tmp OPENSSL_CONF=/dev/null
-${AESMUX_HUNG_CHILD_STACKS:+export AESMUX_HUNG_CHILD_STACKS=$AESMUX_HUNG_CHILD_STACKS}
-${AESMUX_STRESS_SECONDS:+export AESMUX_STRESS_SECONDS=$AESMUX_STRESS_SECONDS}
+${AESMUX_TEST_HUNG_CHILD_STACKS:+export AESMUX_TEST_HUNG_CHILD_STACKS=$AESMUX_TEST_HUNG_CHILD_STACKS}
+${AESMUX_TEST_STRESS_SECONDS:+export AESMUX_TEST_STRESS_SECONDS=$AESMUX_TEST_STRESS_SECONDS}
 $tests
 $extra
 vm_count end

@@ -237,7 +237,7 @@ bench_header() {
 AESMUX_OPENSSL_SERIES=(3.5 3.6)
 declare -A AESMUX_OPENSSL_PIN=([3.5]=3.5.7-1~deb13u2 [3.6]=3.6.3-1)
 # (~ is the home directory from the user database where HOME is unset.)
-AESMUX_OPENSSL_CACHE=${AESMUX_OPENSSL_CACHE:-${XDG_CACHE_HOME:-~/.cache}/aesmux}
+AESMUX_TEST_OPENSSL_CACHE=${AESMUX_TEST_OPENSSL_CACHE:-${XDG_CACHE_HOME:-~/.cache}/aesmux}
 
 # apt-get and apt-cache on a private list of Debian source suites (in the
 # cache, not in /etc/apt: the system's package lists stay as they are).
@@ -248,7 +248,7 @@ AESMUX_OPENSSL_CACHE=${AESMUX_OPENSSL_CACHE:-${XDG_CACHE_HOME:-~/.cache}/aesmux}
 # which it still checks against that signed index. Only test builds come
 # from these sources.
 openssl_apt() {
-  local tool=$1 dir=$AESMUX_OPENSSL_CACHE/apt
+  local tool=$1 dir=$AESMUX_TEST_OPENSSL_CACHE/apt
   shift
   "$tool" -o Dir::Etc::SourceList="$dir/sources.sources" \
     -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists="$dir/lists" \
@@ -258,7 +258,7 @@ openssl_apt() {
 
 # Writes the private source list and fetches its indexes (once a day).
 openssl_apt_update() {
-  local dir=$AESMUX_OPENSSL_CACHE/apt suite uri
+  local dir=$AESMUX_TEST_OPENSSL_CACHE/apt suite uri
   mkdir -p "$dir/lists/partial" "$dir/cache"
   {
     for suite in "trixie trixie-updates|debian" "trixie-security|debian-security" \
@@ -288,7 +288,7 @@ openssl_apt_update() {
 # built source tree, its test programs in src/test/) and prefix/ (headers,
 # libraries and pkg-config files, for aesmux's build). Its file `complete`
 # holds the recipe it was built with (openssl_recipe).
-openssl_dir() { echo "$AESMUX_OPENSSL_CACHE/openssl-$1"; }
+openssl_dir() { echo "$AESMUX_TEST_OPENSSL_CACHE/openssl-$1"; }
 openssl_built() {
   [ "$(cat "$(openssl_dir "$1")/complete" 2>/dev/null)" = "$(openssl_recipe)" ]
 }
@@ -316,7 +316,7 @@ openssl_pick_version() {
 # Downloads the source package VERSION into the cache (apt checks it
 # against the signed index); fails if the mirror does not serve all of it.
 openssl_fetch() {
-  local version=$1 dir=$AESMUX_OPENSSL_CACHE/sources/$1
+  local version=$1 dir=$AESMUX_TEST_OPENSSL_CACHE/sources/$1
   [ -f "$dir/fetched" ] && return 0
   mkdir -p "$dir"
   (cd "$dir" && openssl_apt apt-get -q source --download-only \
@@ -360,7 +360,7 @@ openssl_build_tree() {
     rm -rf "$dir"
     mkdir -p "$dir"
     log "building OpenSSL $version in $dir" >&2
-    dpkg-source --no-check -x "$AESMUX_OPENSSL_CACHE/sources/$version"/openssl_*.dsc \
+    dpkg-source --no-check -x "$AESMUX_TEST_OPENSSL_CACHE/sources/$version"/openssl_*.dsc \
       "$dir/src" >/dev/null || return 1
   else
     log "building what is missing of OpenSSL $version in $dir" >&2
@@ -416,8 +416,8 @@ openssl_reuse_shared_objects() {
 # same machine share the cache); prints its directory.
 openssl_build() {
   local series=$1 version dir lock
-  mkdir -p "$AESMUX_OPENSSL_CACHE"
-  exec {lock}>"$AESMUX_OPENSSL_CACHE/openssl-$series.lock"
+  mkdir -p "$AESMUX_TEST_OPENSSL_CACHE"
+  exec {lock}>"$AESMUX_TEST_OPENSSL_CACHE/openssl-$series.lock"
   flock "$lock"
   version=$(openssl_pick_version "$series") &&
     { openssl_built "$version" || openssl_build_tree "$version" >&2; } &&

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright 2026 The aesmux Authors
 # Builds OpenSSL from Debian's source packages, once per machine, into
-# $AESMUX_OPENSSL_CACHE (default ~/.cache/aesmux; common.sh says which
+# $AESMUX_TEST_OPENSSL_CACHE (default ~/.cache/aesmux; common.sh says which
 # package version each series is): libcrypto, libssl, the openssl command and
 # the test programs scripts/test-openssl.sh runs. Prints each build's
 # directory; a series already built is only looked up.

@@ -140,7 +140,7 @@ stage "packages (what is missing)" install_deps "${AESMUX_TEST_PACKAGES[@]}"
 use_compiler_cache
 # A forked test child that hangs has its threads' stacks printed (through
 # gdb) before it is killed, so that a rare hang can be read from the log.
-export AESMUX_HUNG_CHILD_STACKS=1
+export AESMUX_TEST_HUNG_CHILD_STACKS=1
 
 stage "build" build
 

@@ -384,14 +384,11 @@ constexpr std::string_view kOpensslProviderKeys[] = {"module", "activate",
                                                      "identity", "soft_load"};
 
 // Variables that are not settings but are read: by aesmux, its trace
-// (provider/core/trace.cc, first: the one a misspelling may be near); by
-// its test suites (tests/) and scripts (scripts/), which a process under
-// test has in its environment. Beside them, every name starting with one
-// of kTestPrefixes or ending in "_BUILD" (a build directory of
-// scripts/test.sh).
-constexpr std::string_view kOtherVariables[] = {
-    "AESMUX_TRACE", "AESMUX_HUNG_CHILD_STACKS", "AESMUX_STRESS_SECONDS",
-    "AESMUX_ROOT", "AESMUX_OPENSSL_CACHE"};
+// (provider/core/trace.cc); by its test suites (tests/) and scripts
+// (scripts/), which a process under test has in its environment, every
+// name starting with one of kTestPrefixes or ending in "_BUILD" (a build
+// directory of scripts/test.sh).
+constexpr std::string_view kOtherVariables[] = {"AESMUX_TRACE"};
 constexpr std::string_view kTestPrefixes[] = {"AESMUX_TEST_", "AESMUX_FUZZ_"};
 
 // The index into kNameTexts of the openssl.cnf key (or, with

@@ -247,7 +247,7 @@ int RunJobUpdate(void *arg) {
 // queued deep on the driver (virtio-crypto's in the VM suites runs them one
 // at a time); a little later the process forks, and the parent writes beside
 // every output, in its first and last pages, then resumes the jobs: every
-// output is the default provider's. AESMUX_STRESS_SECONDS makes it run
+// output is the default provider's. AESMUX_TEST_STRESS_SECONDS makes it run
 // longer.
 TEST(AfalgFork, ParentWritesBesideQueuedJobsOutputsAtAFork) {
   SKIP_WITHOUT_AFALG();
@@ -354,7 +354,7 @@ TEST(AfalgFork, ParentWritesBesideQueuedJobsOutputsAtAFork) {
 // after each fork, while their requests are in the kernel: every output is
 // still the default provider's (had the kernel written into those pages,
 // the parent's write would have given it copies, and the output would have
-// landed in the child's). AESMUX_STRESS_SECONDS makes it run longer.
+// landed in the child's). AESMUX_TEST_STRESS_SECONDS makes it run longer.
 TEST(AfalgFork, ParentWritesBesideOutputsInTheKernelAtAFork) {
   SKIP_WITHOUT_AFALG();
   auto env = LoadAfalgEnv({"afalg = force"});
@@ -460,7 +460,7 @@ TEST(AfalgFork, ParentWritesBesideOutputsInTheKernelAtAFork) {
 // Threads of every algorithm, random lengths and updates on the afalg path,
 // and forks while they run (with afalg_fork = rebuild the children use the
 // path too, each on its own sockets and rings); parent, children and
-// grandchildren all agree with the default provider. AESMUX_STRESS_SECONDS
+// grandchildren all agree with the default provider. AESMUX_TEST_STRESS_SECONDS
 // makes it run longer.
 TEST(AfalgFork, ThreadsAndForksStress) {
   SKIP_WITHOUT_AFALG();

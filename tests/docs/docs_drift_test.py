@@ -51,6 +51,10 @@ USER_DOCS = ["README.md", "openssl.cnf.example", "docs/aesmux.1.in",
 # Variables aesmux reads that are not settings; the scripts' own variables
 # and the build's options (found in these files) are not settings either.
 OTHER_VARIABLES = {"AESMUX_TRACE"}
+# The prefixes of the test scripts' variables, which aesmux passes
+# (kTestPrefixes, provider/route/settings.cc): named as prefixes in the
+# user documentation, not as settings.
+TEST_PREFIXES = ("AESMUX_TEST_", "AESMUX_FUZZ_")
 BUILD_FILES = ["CMakeLists.txt", "scripts"]
 
 failures = []
@@ -167,6 +171,8 @@ def check_names(names, keys):
             continue
         text = read(path).replace("\\-", "-").replace("\\fI", "").replace(
             "\\fB", "").replace("\\fR", "")
+        for prefix in TEST_PREFIXES:
+            text = re.sub(rf"\b{prefix}(?![A-Z0-9<])", "", text)
         unknown = set()
         for variable in re.findall(r"\bAESMUX_[A-Z0-9_<>]*[A-Z0-9>]", text):
             if "<FAMILY>" in variable:

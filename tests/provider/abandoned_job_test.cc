@@ -286,7 +286,7 @@ std::string RunStressThread(const ProviderEnv &env, const CipherSet &ciphers,
 // Jobs paused and resumed in random order on three threads at once, some
 // abandoned with their contexts freed (by their thread or another one):
 // every finished job agrees with the default provider and no reused buffer
-// of an abandoned one is written. AESMUX_STRESS_SECONDS makes it run
+// of an abandoned one is written. AESMUX_TEST_STRESS_SECONDS makes it run
 // longer.
 TEST_P(AbandonedJobTest, ManyJobsInRandomOrderSomeAbandoned) {
   const CipherSet ciphers(*env_);

@@ -84,22 +84,15 @@ TEST(CheckConfigKeys, NamesAtMostSixteenAndQuotesLongKeysShort) {
 }
 
 TEST(CheckEnvironment, NamesEachVariableAesmuxDoesNotRead) {
-  const char *const envp[] = {"PATH=/usr/bin",
-                              "AESMUX_KERNAL=aesni",
-                              "AESMUX_KERNELS=aesni",
-                              "AESMUX_CBC_FALLBACK_MAX_LNE=64",
-                              "AESMUX_TRACE=1",
-                              "AESMUX_DISABLE=0",
-                              // The test suites' own.
-                              "AESMUX_TEST_MODULE=/x",
-                              "AESMUX_FUZZ_TRACE=1",
-                              "AESMUX_HUNG_CHILD_STACKS=1",
-                              "AESMUX_STRESS_SECONDS=1",
-                              "AESMUX_OPENSSL_CACHE=/x",
-                              // Empty is unset, as for a setting.
-                              "AESMUX_NOTHING=",
-                              "AESMUX_TRAC=\x1b[2J",
-                              nullptr};
+  const char *const envp[] = {
+      "PATH=/usr/bin", "AESMUX_KERNAL=aesni", "AESMUX_KERNELS=aesni",
+      "AESMUX_CBC_FALLBACK_MAX_LNE=64", "AESMUX_TRACE=1", "AESMUX_DISABLE=0",
+      // The test suites' own.
+      "AESMUX_TEST_MODULE=/x", "AESMUX_FUZZ_TRACE=1",
+      "AESMUX_TEST_HUNG_CHILD_STACKS=1", "AESMUX_TEST_STRESS_SECONDS=1",
+      "AESMUX_TEST_OPENSSL_CACHE=/x",
+      // Empty is unset, as for a setting.
+      "AESMUX_NOTHING=", "AESMUX_TRAC=\x1b[2J", nullptr};
   Problems problems;
   route::CheckEnvironment(envp, &problems);
   EXPECT_EQ(problems.warnings,

@@ -151,7 +151,7 @@ TEST_P(ForkTest, AChildOfEncryptingThreadsFinishesAndAgrees) {
 // Threads of every algorithm, random lengths and updates (CBC encryptions
 // batched among them), and forks while they run; parent, children and
 // grandchildren all keep working and agree with the default provider.
-// AESMUX_STRESS_SECONDS makes it run longer.
+// AESMUX_TEST_STRESS_SECONDS makes it run longer.
 TEST_P(ForkTest, ThreadsAndForksStress) {
   const CipherSet ciphers(*env_);
   ASSERT_TRUE(ciphers.complete());

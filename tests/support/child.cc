@@ -22,19 +22,22 @@
 namespace aesmux::test {
 namespace {
 
-// With AESMUX_HUNG_CHILD_STACKS set, the stacks of every thread of a hung
+// With AESMUX_TEST_HUNG_CHILD_STACKS set, the stacks of every thread of a hung
 // child are printed to stderr before it is killed, so that a hang that
 // shows up once in many runs can be read from the log of that run: by gdb
 // where it is installed, else by the child itself (a VM's initramfs has no
 // gdb): SIGQUIT makes it print each thread's backtrace, as addresses in
 // their modules (addr2line turns them into lines).
 
-bool WantStacks() { return std::getenv("AESMUX_HUNG_CHILD_STACKS") != nullptr; }
+bool WantStacks() {
+  return std::getenv("AESMUX_TEST_HUNG_CHILD_STACKS") != nullptr;
+}
 
-// AESMUX_HUNG_CHILD_STACKS=self: the child's own printing even where gdb
+// AESMUX_TEST_HUNG_CHILD_STACKS=self: the child's own printing even where gdb
 // is installed (under qemu-aarch64, gdb would show the emulator's stacks).
 bool HaveGdb() {
-  return std::string_view(std::getenv("AESMUX_HUNG_CHILD_STACKS")) != "self" &&
+  return std::string_view(std::getenv("AESMUX_TEST_HUNG_CHILD_STACKS")) !=
+             "self" &&
          access("/usr/bin/gdb", X_OK) == 0;
 }
 

@@ -178,7 +178,7 @@ std::string CheckRandomMessage(const CipherSet &ciphers, std::mt19937_64 &rng,
 }
 
 std::chrono::milliseconds StressDuration(std::chrono::milliseconds ci) {
-  if (const char *text = std::getenv("AESMUX_STRESS_SECONDS")) {
+  if (const char *text = std::getenv("AESMUX_TEST_STRESS_SECONDS")) {
     return std::chrono::milliseconds(
         static_cast<int64_t>(std::strtod(text, nullptr) * 1000));
   }

@@ -49,7 +49,7 @@ class CipherSet {
 std::string CheckRandomMessage(const CipherSet &ciphers, std::mt19937_64 &rng,
                                size_t max_len);
 
-// How long a stress test runs: AESMUX_STRESS_SECONDS if set (for long runs
+// How long a stress test runs: AESMUX_TEST_STRESS_SECONDS if set (for long runs
 // by hand), else `ci`.
 std::chrono::milliseconds StressDuration(std::chrono::milliseconds ci);
 
