@@ -16,7 +16,10 @@
 #              version's openssl and libcrypto, with aesmux built against
 #              its headers in build-bench-ossl<series>/), AESMUX_KERNELS
 #              etc. as usual (a tier below the CPU's best is matched in
-#              libcrypto: bench_match_tier, scripts/common.sh).
+#              libcrypto: bench_match_tier, scripts/common.sh);
+#              BENCH_SELF=1 measures the default provider against itself
+#              (an A/A run: what the protocol's noise alone reads; no
+#              update_bench table).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
 
@@ -28,13 +31,15 @@ sizes=${BENCH_SIZES:-"16 64 256 1024 8192 16384"}
 
 install_deps dpkg-dev perl
 bench_match_tier
+second=aesmux
+if [ -n "${BENCH_SELF:-}" ]; then second=default; fi
 
 for series in ${BENCH_SERIES:-3.0}; do
   bench_build "$series" bench -- aesmux aesmux-cli update_bench
   bench_header
-  echo "# openssl speed -evp, ${seconds}s per run, median of $runs alternating runs"
+  echo "# openssl speed -evp, ${seconds}s per run, median of $runs alternating runs${BENCH_SELF:+; A/A: the default provider in both columns}"
   echo
-  printf '| algorithm | bytes | default MB/s | aesmux MB/s | ratio |\n'
+  printf '| algorithm | bytes | default MB/s | %s MB/s | ratio |\n' "$second"
   printf '|---|---:|---:|---:|---:|\n'
   for spec in $algs; do
     speed_spec "$spec"
@@ -42,7 +47,7 @@ for series in ${BENCH_SERIES:-3.0}; do
       base=() ours=()
       for ((r = 0; r < runs; r++)); do
         base+=("$(speed_bps default "$alg" "$bytes" "$seconds" "${flags[@]}")")
-        ours+=("$(speed_bps aesmux "$alg" "$bytes" "$seconds" "${flags[@]}")")
+        ours+=("$(speed_bps "$second" "$alg" "$bytes" "$seconds" "${flags[@]}")")
       done
       b=$(printf '%s\n' "${base[@]}" | median)
       o=$(printf '%s\n' "${ours[@]}" | median)
@@ -52,7 +57,7 @@ for series in ${BENCH_SERIES:-3.0}; do
   done
   echo
   update_algs=$(printf '%s\n' $algs | grep -v gcm | paste -sd, -)
-  if [ -n "$update_algs" ]; then
+  if [ -n "$update_algs" ] && [ -z "${BENCH_SELF:-}" ]; then
     "$bench_dir/bench/provider/update_bench" --algs "$update_algs" \
       --sizes "$(printf '%s\n' $sizes | paste -sd, -)" \
       ${AESMUX_KERNELS:+--kernels "$AESMUX_KERNELS"}
