@@ -435,7 +435,7 @@ std::string_view Nearest(std::string_view name, bool environment) {
     consider(environment ? TextOf(text.env_name) : TextOf(text.key));
   }
   if (environment) {
-    consider(kOtherVariables[0]);
+    for (std::string_view other : kOtherVariables) consider(other);
   } else {
     for (std::string_view key : kOpensslProviderKeys) consider(key);
   }

@@ -84,15 +84,27 @@ TEST(CheckConfigKeys, NamesAtMostSixteenAndQuotesLongKeysShort) {
 }
 
 TEST(CheckEnvironment, NamesEachVariableAesmuxDoesNotRead) {
-  const char *const envp[] = {
-      "PATH=/usr/bin", "AESMUX_KERNAL=aesni", "AESMUX_KERNELS=aesni",
-      "AESMUX_CBC_FALLBACK_MAX_LNE=64", "AESMUX_TRACE=1", "AESMUX_DISABLE=0",
-      // The test suites' own.
-      "AESMUX_TEST_MODULE=/x", "AESMUX_FUZZ_TRACE=1",
-      "AESMUX_TEST_HUNG_CHILD_STACKS=1", "AESMUX_TEST_STRESS_SECONDS=1",
-      "AESMUX_TEST_OPENSSL_CACHE=/x",
-      // Empty is unset, as for a setting.
-      "AESMUX_NOTHING=", "AESMUX_TRAC=\x1b[2J", nullptr};
+  // clang-format off
+  const char *const envp[] = {"PATH=/usr/bin",
+                              "AESMUX_KERNAL=aesni",
+                              "AESMUX_KERNELS=aesni",
+                              "AESMUX_CBC_FALLBACK_MAX_LNE=64",
+                              "AESMUX_TRACE=1",
+                              "AESMUX_DISABLE=0",
+                              // The test suites' own.
+                              "AESMUX_TEST_MODULE=/x",
+                              "AESMUX_FUZZ_TRACE=1",
+                              "AESMUX_TEST_HUNG_CHILD_STACKS=1",
+                              "AESMUX_TEST_STRESS_SECONDS=1",
+                              "AESMUX_TEST_OPENSSL_CACHE=/x",
+                              // A shell variable of the scripts, never
+                              // exported: not aesmux's.
+                              "AESMUX_ROOT=/x",
+                              // Empty is unset, as for a setting.
+                              "AESMUX_NOTHING=",
+                              "AESMUX_TRAC=\x1b[2J",
+                              nullptr};
+  // clang-format on
   Problems problems;
   route::CheckEnvironment(envp, &problems);
   EXPECT_EQ(problems.warnings,
@@ -102,6 +114,8 @@ TEST(CheckEnvironment, NamesEachVariableAesmuxDoesNotRead) {
                 "environment: 'AESMUX_CBC_FALLBACK_MAX_LNE' is not a variable "
                 "aesmux reads (did you mean 'AESMUX_CBC_FALLBACK_MAX_LEN'?): "
                 "ignored",
+                "environment: 'AESMUX_ROOT' is not a variable aesmux reads "
+                "(did you mean 'AESMUX_TRACE'?): ignored",
                 "environment: 'AESMUX_TRAC' is not a variable aesmux reads "
                 "(did you mean 'AESMUX_TRACE'?): ignored"}));
   Problems none;
