@@ -143,7 +143,8 @@ vm_add_binaries() {
 # /tmp/stats/afalg_test, the device's request counts taken before and
 # after), prints what the aesmux command CLI (if given) sums of those
 # statistics, then runs the shell commands EXTRA (may be empty), and powers
-# off. AESMUX_TEST_HUNG_CHILD_STACKS and AESMUX_TEST_STRESS_SECONDS reach the guest.
+# off. AESMUX_TEST_HUNG_CHILD_STACKS and AESMUX_TEST_STRESS_SECONDS reach
+# the guest.
 vm_write_init() {
   local afalg_test=$1 filter=$2 extra=$3 cli=${4:-} tests=
   if [ -n "$afalg_test" ]; then

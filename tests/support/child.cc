@@ -29,15 +29,16 @@ namespace {
 // gdb): SIGQUIT makes it print each thread's backtrace, as addresses in
 // their modules (addr2line turns them into lines).
 
-bool WantStacks() {
-  return std::getenv("AESMUX_TEST_HUNG_CHILD_STACKS") != nullptr;
+const char *StacksSetting() {
+  return std::getenv("AESMUX_TEST_HUNG_CHILD_STACKS");
 }
+
+bool WantStacks() { return StacksSetting() != nullptr; }
 
 // AESMUX_TEST_HUNG_CHILD_STACKS=self: the child's own printing even where gdb
 // is installed (under qemu-aarch64, gdb would show the emulator's stacks).
 bool HaveGdb() {
-  return std::string_view(std::getenv("AESMUX_TEST_HUNG_CHILD_STACKS")) !=
-             "self" &&
+  return std::string_view(StacksSetting()) != "self" &&
          access("/usr/bin/gdb", X_OK) == 0;
 }
 
